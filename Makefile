@@ -1,0 +1,66 @@
+# One command per habit. `make run` serves the app; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+PORT   ?= 8501
+ADDRESS ?= 127.0.0.1
+
+.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy validate-gpu clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.runtime-installed: requirements.txt | $(VENV)/bin/python
+	$(PIP) install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.runtime-installed
+	$(PIP) install --quiet -r requirements-dev.txt
+	touch $@
+
+## run: start the Streamlit app on http://localhost:$(PORT) with the embedded catalog
+run: $(VENV)/.runtime-installed
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
+
+## chromium: Debian's Chromium for browser tests and static chart export (root only, when missing)
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian chromium"; \
+	  (apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || \
+	   (apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium >/dev/null)); \
+	else echo "chromium missing and not root: browser tests will be skipped"; fi
+
+## test: the whole suite (unit, app, CLI, browser)
+test: $(VENV)/.dev-installed chromium
+	$(PY) -m pytest -n 2 --dist loadfile
+
+## test-fast: the core tests only
+test-fast: $(VENV)/.dev-installed
+	$(PY) -m pytest tests/core tests/cli -q
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+## bench: every benchmark (prints, never asserts)
+bench: bench-accuracy bench-speed-accuracy
+
+bench-accuracy: $(VENV)/.runtime-installed
+	$(PY) -m bench.memory_accuracy
+
+bench-speed-accuracy: $(VENV)/.runtime-installed
+	$(PY) -m bench.speed_accuracy
+
+## validate-gpu: the prepared GPU validation (one NVIDIA GPU of >= 80 GB)
+validate-gpu: $(VENV)/.runtime-installed
+	$(PY) -m bench.validate_gpu
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

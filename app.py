@@ -1,0 +1,15 @@
+"""Speculative Decoding Capacity Planner: the Streamlit entry point (`make run`).
+
+Pages live in pages/ and are registered here explicitly; each page gathers inputs into the core's
+pydantic models, calls the core once and renders what it returns.
+"""
+
+import streamlit as st
+
+st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon="🧮", layout="wide")
+
+PAGES = [
+    st.Page("pages/catalog.py", title="Catalog", icon="📚", url_path="catalog", default=True),
+]
+
+st.navigation(PAGES).run()

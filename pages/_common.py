@@ -1,0 +1,43 @@
+"""UI-only helpers shared by the pages: cached wrappers around core calls and error display.
+
+Nothing here computes a formula; it calls planner/ and caches the result per session inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from planner import catalog
+from planner.errors import PlannerError
+from planner.model_facts import model_facts
+from planner.tables import gpus_table, models_table, nodes_table
+
+T = TypeVar("T")
+
+
+@st.cache_data(show_spinner=False)
+def catalog_models_table() -> pd.DataFrame:
+    return models_table(model_facts(spec) for spec in catalog.list_models())
+
+
+@st.cache_data(show_spinner=False)
+def catalog_gpus_table() -> pd.DataFrame:
+    return gpus_table()
+
+
+@st.cache_data(show_spinner=False)
+def catalog_nodes_table() -> pd.DataFrame:
+    return nodes_table()
+
+
+def guarded(action: Callable[[], T]) -> T | None:
+    """Run a core call; show a planner error as a message instead of a traceback."""
+    try:
+        return action()
+    except PlannerError as exc:
+        st.error(str(exc), icon="⚠️")
+        return None

@@ -1,0 +1,67 @@
+"""Catalog: every model with its exact parameter count, weights per precision and KV per token;
+every GPU with the memory software sees; and an import of a custom config.json."""
+
+import streamlit as st
+
+from pages._common import catalog_gpus_table, catalog_models_table, catalog_nodes_table, guarded
+from planner.config_import import model_from_config
+from planner.model_facts import model_facts
+from planner.tables import models_table
+
+st.title("Catalog")
+st.caption(
+    "Parameter counts are exact (closed-form per architecture, checked against transformers). "
+    "GB = 10^9 bytes, GiB = 2^30 bytes, KiB = 2^10 bytes."
+)
+
+models_tab, gpus_tab, nodes_tab, import_tab = st.tabs(["Models", "GPUs", "Node types", "Import config.json"])
+
+with models_tab:
+    query = st.text_input("Search models", placeholder="e.g. llama, qwen3, moe, gemma", key="catalog_query")
+    table = catalog_models_table()
+    if query:
+        mask = table.apply(lambda row: query.lower() in " ".join(map(str, row.values)).lower(), axis=1)
+        table = table[mask]
+    st.dataframe(
+        table,
+        hide_index=True,
+        column_config={
+            "params (B)": st.column_config.NumberColumn(format="%.3f"),
+            "active params (B)": st.column_config.NumberColumn(format="%.3f"),
+            "KV/token bf16 (KiB)": st.column_config.NumberColumn(format="%.1f"),
+            "KV/token fp8 (KiB)": st.column_config.NumberColumn(format="%.1f"),
+            **{
+                c: st.column_config.NumberColumn(format="%.2f")
+                for c in table.columns
+                if c.startswith("weights")
+            },
+        },
+    )
+    st.caption(f"{len(table)} of {len(catalog_models_table())} models.")
+
+with gpus_tab:
+    st.dataframe(catalog_gpus_table(), hide_index=True)
+    st.caption(
+        "Reported memory is what CUDA reports as total, the figure engines budget against; "
+        "'estimated' rows derive it from the catalog (see data/gpus.json)."
+    )
+
+with nodes_tab:
+    st.dataframe(catalog_nodes_table(), hide_index=True)
+
+with import_tab:
+    st.write(
+        "Upload a Hugging Face `config.json` to see the same numbers for a custom model. "
+        "Only the config is read: no weights, no remote code."
+    )
+    upload = st.file_uploader("config.json", type=["json"], key="catalog_upload")
+    if upload is not None:
+        spec = guarded(lambda: model_from_config(upload.getvalue(), model_id=upload.name))
+        facts = guarded(lambda: model_facts(spec)) if spec else None
+        if facts:
+            st.success(
+                f"{facts.architecture.model_type}: {facts.params.total_params:,} parameters "
+                f"({facts.params.method})"
+            )
+            st.dataframe(models_table([facts]), hide_index=True)
+            st.json(facts.params.components, expanded=False)

@@ -1,0 +1,57 @@
+"""``python -m planner``: the command-line face of the core.
+
+Every command prints a readable summary, or with ``--json`` one JSON object on stdout. Bad input
+exits with code 2 and one line on stderr naming the field; nothing else is printed.
+Each command lives in its own module and registers itself in :data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+
+from planner.errors import PlannerError
+
+#: Modules under planner.cli that each define ``register(subparsers)``.
+COMMANDS = ("params_cmd", "kv_cmd", "catalog_cmd")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit code 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        sys.stderr.write(f"error: {message} (see `{self.prog} --help`)\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import importlib
+
+    parser = OneLineParser(prog="python -m planner", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    for name in COMMANDS:
+        importlib.import_module(f"planner.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return int(args.handler(args) or 0)
+        except PlannerError as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            return 2
+        except KeyboardInterrupt:
+            sys.stderr.write("error: interrupted\n")
+            return 130
+        except Exception as exc:
+            if os.environ.get("PLANNER_DEBUG"):
+                raise
+            sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with PLANNER_DEBUG=1)\n")
+            return 1

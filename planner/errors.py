@@ -1,0 +1,53 @@
+"""One exception root with messages a person can act on.
+
+Every error names the offending field and the allowed values, so the app can show it as a message
+and the CLI can print it as one line (exit code 2).
+
+>>> err = InputError("tp", 3, "a divisor of the 64 attention heads, e.g. 1, 2, 4 or 8")
+>>> str(err)
+'tp = 3 is not allowed: expected a divisor of the 64 attention heads, e.g. 1, 2, 4 or 8'
+>>> isinstance(err, ValueError)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class PlannerError(ValueError):
+    """Root of every error the planner raises on purpose."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class InputError(PlannerError):
+    """A user-supplied value is outside what the planner accepts."""
+
+    def __init__(self, field: str, value: Any, allowed: str) -> None:
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{field} = {value!r} is not allowed: expected {allowed}", field=field)
+
+
+class ConfigError(PlannerError):
+    """A Hugging Face ``config.json`` (or dict) cannot be turned into an architecture."""
+
+
+class CatalogError(PlannerError):
+    """An id is not in the catalog, or a catalog file is malformed."""
+
+
+def first_pydantic_error(exc: Exception, prefix: str = "") -> PlannerError:
+    """Turn a pydantic ``ValidationError`` into a one-line ``PlannerError`` naming the field."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return PlannerError(str(exc))
+    first = errors()[0]
+    loc = ".".join(str(part) for part in first.get("loc", ()) if part != "__root__")
+    field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or None
+    value = first.get("input")
+    shown = "" if isinstance(value, dict) else f" = {value!r}"
+    return PlannerError(f"{field}{shown}: {first.get('msg', 'invalid value')}", field=field)

@@ -1,0 +1,53 @@
+"""Catalog page behaviour: search filters, computed numbers shown, custom config.json import."""
+
+from __future__ import annotations
+
+import json
+
+from tests.app.conftest import page
+
+
+def test_models_table_shows_exact_counts_and_filters():
+    at = page("catalog.py").run()
+    table = at.dataframe[0].value
+    row = table[table["model"] == "meta-llama/Llama-3.1-70B"].iloc[0]
+    assert abs(row["params (B)"] - 70.553706496) < 1e-9
+    assert abs(row["weights bf16 (GB)"] - 141.107412992) < 1e-9
+    assert row["KV/token bf16 (KiB)"] == 320
+    at.text_input(key="catalog_query").input("gemma").run()
+    filtered = at.dataframe[0].value
+    assert len(filtered) == 3 and all("gemma" in m for m in filtered["model"])
+
+
+def test_gpu_table_lists_reported_memory():
+    at = page("catalog.py").run()
+    gpus = at.dataframe[1].value
+    assert "h100-sxm-80gb" in set(gpus["gpu"])
+    assert (gpus["reported memory (GiB)"] < gpus["marketed memory (GB)"] * 1.0).all()
+
+
+def test_uploaded_config_shows_the_same_numbers():
+    at = page("catalog.py").run()
+    cfg = {
+        "model_type": "falcon",
+        "num_hidden_layers": 2,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "vocab_size": 500,
+    }
+    at.file_uploader(key="catalog_upload").set_value(
+        ("config.json", json.dumps(cfg).encode(), "application/json")
+    )
+    at.run()
+    assert not at.exception
+    assert "meta-device" in at.success[0].value
+    imported = at.dataframe[-1].value
+    assert imported.iloc[0]["type"] == "falcon"
+
+
+def test_bad_upload_is_a_message_not_a_traceback():
+    at = page("catalog.py").run()
+    at.file_uploader(key="catalog_upload").set_value(("config.json", b"{broken", "application/json"))
+    at.run()
+    assert not at.exception
+    assert "not JSON" in at.error[0].value

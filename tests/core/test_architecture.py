@@ -1,0 +1,102 @@
+"""Resolving config.json into an Architecture: the rules match transformers; bad input names its field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from planner.architecture import architecture_from_config
+from planner.catalog import list_models
+from planner.config_import import load_config, model_from_config
+from planner.errors import ConfigError, PlannerError
+from planner.meta_count import transformers_config
+
+
+@pytest.mark.parametrize("spec", list_models(), ids=lambda s: s.id)
+def test_resolution_matches_transformers_config(spec):
+    arch = spec.architecture
+    config = transformers_config(spec.config)
+    layer_types = getattr(config, "layer_types", None)
+    if layer_types is not None:
+        assert arch.layer_types == tuple(layer_types)
+    head_dim = getattr(config, "head_dim", None)
+    if head_dim is not None and arch.mla is None:
+        assert arch.head_dim == head_dim
+    assert arch.num_kv_heads == getattr(config, "num_key_value_heads", config.num_attention_heads)
+    assert arch.tie_word_embeddings == bool(config.tie_word_embeddings)
+
+
+def test_qwen2_sliding_window_only_when_enabled():
+    base = {
+        "model_type": "qwen2",
+        "num_hidden_layers": 4,
+        "hidden_size": 64,
+        "intermediate_size": 64,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 100,
+        "sliding_window": 16,
+        "max_window_layers": 2,
+    }
+    assert architecture_from_config(base).sliding_window is None
+    enabled = architecture_from_config({**base, "use_sliding_window": True})
+    assert enabled.layer_types == ("full_attention",) * 2 + ("sliding_attention",) * 2
+    assert tuple(transformers_config({**base, "use_sliding_window": True}).layer_types) == enabled.layer_types
+
+
+GOOD = {
+    "model_type": "llama",
+    "num_hidden_layers": 2,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 100,
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"num_hidden_layers": None}, "num_hidden_layers"),
+        ({"hidden_size": -64}, "hidden_size"),
+        ({"num_key_value_heads": 3}, "num_key_value_heads"),
+        ({"vocab_size": "many"}, "vocab_size"),
+        ({"model_type": None}, "model_type"),
+        ({"model_type": "definitely_not_a_model"}, "model_type"),
+        ({"hidden_size": 66}, "head_dim"),
+    ],
+)
+def test_bad_configs_name_the_field(change, field):
+    cfg = {k: v for k, v in {**GOOD, **change}.items() if v is not None}
+    with pytest.raises(ConfigError) as info:
+        architecture_from_config(cfg)
+    assert info.value.field == field
+    assert field in str(info.value)
+    assert isinstance(info.value, ValueError)  # one exception root, a ValueError
+
+
+def test_import_from_file_folder_bytes_and_errors(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(GOOD))
+    assert model_from_config(tmp_path).id == tmp_path.name
+    assert model_from_config(tmp_path / "config.json").architecture.num_layers == 2
+    assert model_from_config(json.dumps(GOOD).encode()).origin == "imported"
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="not JSON"):
+        load_config(tmp_path / "bad.json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="JSON object"):
+        load_config(tmp_path / "list.json")
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.json")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PlannerError, match=r"folder without a config\.json"):
+        load_config(tmp_path / "empty")
+
+
+def test_remote_code_is_never_used(tmp_path):
+    cfg = {**GOOD, "model_type": "my_custom_arch", "auto_map": {"AutoModelForCausalLM": "modeling.MyModel"}}
+    (tmp_path / "modeling.py").write_text("raise SystemExit('remote code ran')\n")
+    with pytest.raises(ConfigError, match="model_type"):
+        architecture_from_config(cfg)

@@ -1,0 +1,145 @@
+"""The catalog in data/: valid, sourced, complete, and looked up the way users type ids."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from planner import catalog
+from planner.errors import CatalogError
+from planner.hardware import device_total_bytes
+
+REQUIRED_GPUS = [
+    "a100-sxm-40gb",
+    "a100-sxm-80gb",
+    "h100-sxm-80gb",
+    "h100-pcie-80gb",
+    "h100-nvl-94gb",
+    "h200-sxm-141gb",
+    "b200-180gb",
+    "gb200-186gb",
+    "l40s-48gb",
+    "l4-24gb",
+    "a10g-24gb",
+    "a10-24gb",
+    "mi300x-192gb",
+    "mi325x-256gb",
+    "rtx-3090-24gb",
+    "rtx-4090-24gb",
+    "t4-16gb",
+]
+REQUIRED_NODES = [
+    "8x-h100-sxm-80gb",
+    "8x-h200-sxm-141gb",
+    "8x-b200-180gb",
+    "8x-a100-sxm-80gb",
+    "8x-mi300x-192gb",
+    "4x-l40s-48gb",
+    "1x-h100-sxm-80gb",
+    "1x-l40s-48gb",
+    "1x-l4-24gb",
+]
+
+
+def test_all_39_reference_models_are_in_the_catalog(repo):
+    reference = (
+        json.loads((repo.parent / "shared/reference/model-configs.json").read_text())
+        if (repo.parent / "shared/reference/model-configs.json").exists()
+        else None
+    )
+    ids = {m.id for m in catalog.list_models()}
+    assert len(ids) == 39
+    if reference is not None:
+        assert ids == {m["model"] for m in reference}
+
+
+def test_every_entry_has_a_source_and_no_computed_numbers(repo):
+    raw = json.loads((repo / "data/models.json").read_text())
+    for entry in raw["models"]:
+        assert entry["source"], entry["id"]
+        assert not any(k.startswith("computed") for k in entry), entry["id"]
+        assert not any(k.startswith("computed") for k in entry["config"]), entry["id"]
+    for loader in (
+        catalog.list_gpus,
+        catalog.list_nodes,
+        catalog.list_tokenizers,
+        catalog.list_weight_formats,
+    ):
+        for item in loader():
+            assert item.source, item.id
+    for price in catalog.list_prices():
+        for obs in price.observations:
+            assert obs.source and obs.date
+
+
+def test_required_gpus_and_nodes_exist():
+    assert set(REQUIRED_GPUS) <= {g.id for g in catalog.list_gpus()}
+    assert set(REQUIRED_NODES) <= {n.id for n in catalog.list_nodes()}
+    for node in catalog.list_nodes():
+        assert catalog.get_gpu(node.gpu)
+
+
+def test_each_model_names_a_known_tokenizer_and_lineage():
+    known = {t.id for t in catalog.list_tokenizers()}
+    for model in catalog.list_models():
+        assert model.tokenizer in known, model.id
+        assert model.lineage.family, model.id
+        assert model.size_label, model.id
+
+
+@pytest.mark.parametrize(
+    "typed", ["meta-llama/Llama-3.1-70B", "META-LLAMA/llama-3.1-70b", "Llama-3.1-70B", " llama-3.1-70b "]
+)
+def test_model_lookup_is_case_insensitive_with_or_without_org(typed):
+    assert catalog.get_model(typed).id == "meta-llama/Llama-3.1-70B"
+
+
+def test_unknown_ids_suggest_close_matches():
+    with pytest.raises(CatalogError, match="did you mean") as info:
+        catalog.get_model("Llama-3.1-7B")
+    assert info.value.field == "model"
+    with pytest.raises(CatalogError, match="catalog gpus"):
+        catalog.get_gpu("h1000")
+
+
+def test_device_totals_use_logged_values_or_a_labelled_estimate():
+    h100 = device_total_bytes(catalog.get_gpu("h100-sxm-80gb"))
+    assert not h100.estimated and h100.bytes == round(79.19 * 2**30)
+    l4 = device_total_bytes(catalog.get_gpu("l4-24gb"))
+    assert l4.estimated and 21.5 * 2**30 < l4.bytes < 22.5 * 2**30
+    pcie = device_total_bytes(catalog.get_gpu("h100-pcie-80gb"))
+    assert pcie.estimated and 78 * 2**30 < pcie.bytes < 80 * 2**30
+
+
+def test_prices_are_dated_medians():
+    h100 = catalog.get_price("h100-sxm-80gb")
+    assert h100.default_usd_per_gpu_hour == pytest.approx((2.95 + 2.99) / 2)
+    assert h100.latest_date == "2026-05-22"
+    assert catalog.get_price("t4-16gb") is None
+
+
+def test_malformed_catalog_files_fail_clearly(tmp_path, monkeypatch):
+    for name in (
+        "models.json",
+        "gpus.json",
+        "nodes.json",
+        "prices.json",
+        "tokenizers.json",
+        "precisions.json",
+    ):
+        (tmp_path / name).write_text((catalog.REPO_ROOT / "data" / name).read_text())
+    gpus = json.loads((tmp_path / "gpus.json").read_text())
+    del gpus["gpus"][0]["source"]
+    (tmp_path / "gpus.json").write_text(json.dumps(gpus))
+    monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path))
+    catalog.clear_caches()
+    try:
+        with pytest.raises(CatalogError, match="source"):
+            catalog.list_gpus()
+        (tmp_path / "nodes.json").write_text("{oops")
+        with pytest.raises(CatalogError, match="not valid JSON"):
+            catalog.list_nodes()
+    finally:
+        monkeypatch.delenv("PLANNER_DATA_DIR")
+        catalog.clear_caches()

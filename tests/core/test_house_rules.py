@@ -1,0 +1,43 @@
+"""House rules a test can see: the core imports fast and light; doctests (worked examples) hold."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import planner
+
+CORE_MODULES = sorted(
+    name
+    for _, name, _ in pkgutil.walk_packages(planner.__path__, "planner.")
+    if not name.startswith("planner.measure") and name != "planner.__main__"
+)
+
+
+def test_core_imports_without_torch_transformers_or_streamlit(repo):
+    code = (
+        "import sys, importlib\n"
+        f"for m in {CORE_MODULES!r}: importlib.import_module(m)\n"
+        "heavy = [m for m in ('torch', 'transformers', 'streamlit', 'pynvml') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_no_core_module_imports_streamlit(repo):
+    for path in (repo / "planner").rglob("*.py"):
+        text = path.read_text()
+        assert "import streamlit" not in text and "from streamlit" not in text, path
+
+
+@pytest.mark.parametrize("name", CORE_MODULES)
+def test_worked_examples_in_docstrings(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0

@@ -1,0 +1,158 @@
+"""Exact parameter counts: every catalog model equals transformers on the meta device."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.architecture import architecture_from_config
+from planner.catalog import get_model, list_models
+from planner.meta_count import count_on_meta_device
+from planner.param_count import count_parameters
+
+CATALOG_IDS = [m.id for m in list_models()]
+
+
+@pytest.mark.parametrize("model_id", CATALOG_IDS)
+def test_catalog_count_equals_meta_device(model_id):
+    spec = get_model(model_id)
+    ours = count_parameters(spec.architecture)
+    reference = count_on_meta_device(spec.config)
+    assert ours.method == "formula"
+    assert ours.total_params == reference.total_params
+    assert ours.persistent_buffers == reference.persistent_buffer_elements
+    assert sum(ours.components.values()) == ours.total_params
+
+
+def test_llama_31_70b_is_70_553_706_496():
+    # Golden figure named in the Foundation issue (equals the meta-device count above).
+    counts = count_parameters(get_model("meta-llama/Llama-3.1-70B").architecture)
+    assert counts.total_params == 70_553_706_496
+    assert counts.components["embedding"] == counts.components["lm_head"] == 128256 * 8192
+
+
+def test_moe_active_parameters_match_model_cards():
+    # Model cards: Mixtral-8x7B ~12.9B active, 8x22B 39B, Qwen3-235B-A22B 22B, DeepSeek-V3 37B.
+    expected = {
+        "Mixtral-8x7B-v0.1": 12.9e9,
+        "Mixtral-8x22B-v0.1": 39e9,
+        "Qwen3-235B-A22B": 22e9,
+        "DeepSeek-V3": 37e9,
+    }
+    for name, active in expected.items():
+        counts = count_parameters(get_model(name).architecture)
+        assert counts.active_params < counts.total_params
+        assert abs(counts.active_params - active) / active < 0.03, name
+
+
+def test_deepseek_v3_router_bias_is_a_persistent_buffer_not_a_parameter():
+    counts = count_parameters(get_model("DeepSeek-V3").architecture)
+    assert counts.persistent_buffers == 58 * 256  # 61 layers, first 3 dense, 256 experts
+    assert counts.total_params == 671_026_404_352
+    assert {"experts", "shared_experts", "router"} <= counts.components.keys()
+
+
+def test_tied_embeddings_have_no_lm_head():
+    counts = count_parameters(get_model("Llama-3.2-1B").architecture)
+    assert "lm_head" not in counts.components
+    assert counts.total_params == 1_235_814_400
+
+
+# Random small configs of every formula family, compared with transformers on the meta device.
+dims = st.sampled_from([16, 32, 64])
+
+
+@st.composite
+def family_config(draw):
+    family = draw(
+        st.sampled_from(
+            ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "phi3", "deepseek_v3"]
+        )
+    )
+    heads = draw(st.sampled_from([2, 4, 8]))
+    kv = draw(st.sampled_from([h for h in (1, 2, 4, 8) if heads % h == 0]))
+    head_dim = draw(dims)
+    cfg = {
+        "model_type": family,
+        "num_hidden_layers": draw(st.integers(1, 4)),
+        "hidden_size": draw(st.sampled_from([32, 64, 96])),
+        "intermediate_size": draw(st.sampled_from([48, 64, 128])),
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "vocab_size": draw(st.integers(50, 300)),
+        "tie_word_embeddings": draw(st.booleans()),
+        "pad_token_id": 0,
+        "bos_token_id": 1,
+        "eos_token_id": 2,
+    }
+    if family in ("llama", "qwen3", "qwen3_moe", "gemma2", "mistral"):
+        cfg["head_dim"] = head_dim
+    elif cfg["hidden_size"] % heads:
+        cfg["hidden_size"] = heads * 16
+    if family in ("llama", "qwen3", "gemma2"):
+        cfg["attention_bias"] = draw(st.booleans())
+    if family == "llama":
+        cfg["mlp_bias"] = draw(st.booleans())
+    if family in ("qwen3_moe", "mixtral"):
+        cfg["num_local_experts" if family == "mixtral" else "num_experts"] = draw(st.integers(2, 6))
+        cfg["num_experts_per_tok"] = 2
+        cfg["moe_intermediate_size"] = draw(st.sampled_from([16, 32]))
+        if family == "qwen3_moe":
+            cfg["decoder_sparse_step"] = draw(st.integers(1, 2))
+            cfg["mlp_only_layers"] = draw(st.sampled_from([[], [0]]))
+    if family == "deepseek_v3":
+        cfg |= {
+            "n_routed_experts": 4,
+            "num_experts_per_tok": 2,
+            "n_group": 2,
+            "topk_group": 1,
+            "moe_intermediate_size": 16,
+            "n_shared_experts": draw(st.integers(0, 2)),
+            "first_k_dense_replace": draw(st.integers(0, 2)),
+            "kv_lora_rank": 16,
+            "q_lora_rank": draw(st.sampled_from([None, 24])),
+            "qk_rope_head_dim": 8,
+            "qk_nope_head_dim": 16,
+            "v_head_dim": 16,
+            "num_key_value_heads": heads,
+        }
+    return cfg
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(family_config())
+def test_random_configs_of_every_family_match_meta_device(cfg):
+    ours = count_parameters(architecture_from_config(cfg))
+    reference = count_on_meta_device(cfg)
+    assert ours.total_params == reference.total_params, cfg
+    assert ours.persistent_buffers == reference.persistent_buffer_elements
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {
+            "model_type": "falcon",
+            "num_hidden_layers": 2,
+            "hidden_size": 64,
+            "num_attention_heads": 4,
+            "vocab_size": 500,
+        },
+        {
+            "model_type": "gpt_neox",
+            "num_hidden_layers": 2,
+            "hidden_size": 64,
+            "num_attention_heads": 4,
+            "intermediate_size": 256,
+            "vocab_size": 1000,
+        },
+        {"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 500},
+    ],
+)
+def test_unknown_families_are_counted_on_the_meta_device(cfg):
+    arch = architecture_from_config(cfg)
+    counts = count_parameters(arch, cfg)
+    assert arch.formula_family is None
+    assert counts.method == "meta-device"
+    assert counts.total_params == count_on_meta_device(cfg).total_params

@@ -1,0 +1,97 @@
+"""Weight bytes per precision, whole model and per GPU, against seed figures and engine logs."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.architecture import architecture_from_config
+from planner.catalog import get_model, get_weight_format, list_weight_formats
+from planner.errors import InputError
+from planner.param_count import count_parameters
+from planner.units import GB, GIB
+from planner.weight_bytes import pp_stage_layers, stage_weight_bytes, weight_bytes, weight_bytes_per_gpu
+
+
+def test_seed_figures():
+    # The seed's worked example: Llama-3.1-70B bf16 ~141 GB (131.4 GiB); Llama-3.2-3B ~6.4 GB.
+    big = weight_bytes(get_model("Llama-3.1-70B").architecture, get_weight_format("bf16")).total_bytes
+    assert big == 2 * 70_553_706_496
+    assert round(big / GB) == 141 and round(big / GIB, 1) == 131.4
+    small = weight_bytes(get_model("Llama-3.2-3B").architecture, get_weight_format("bf16")).total_bytes
+    assert round(small / GB, 1) == 6.4
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "bf16", "fp16"])
+def test_unquantized_formats_are_params_times_bytes(fmt):
+    arch = get_model("Qwen2.5-7B").architecture
+    per = {"fp32": 4, "bf16": 2, "fp16": 2}[fmt]
+    assert weight_bytes(arch, get_weight_format(fmt)).total_bytes == per * count_parameters(arch).total_params
+
+
+def test_quantized_linear_layouts_match_vllm_tensor_shapes():
+    # One 4096 x 4096 linear (plus nothing else): shapes from vLLM awq.py / gptq.py create_weights.
+    cfg = {
+        "model_type": "llama",
+        "num_hidden_layers": 1,
+        "hidden_size": 4096,
+        "intermediate_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "vocab_size": 8,
+    }
+    arch = architecture_from_config(cfg)
+    linears = 7 * 4096 * 4096  # q, k, v, o, gate, up, down
+    unquant = (2 * 8 * 4096 + 3 * 4096) * 2  # embedding + lm_head + 3 norms, fp16
+    awq = 4096 * 4096 // 2 + (4096 // 128) * 4096 * 2 + (4096 // 128) * (4096 // 8) * 4
+    assert weight_bytes(arch, get_weight_format("int4-awq")).total_bytes == 7 * awq + unquant
+    gptq = awq + 4096 * 4  # + g_idx int32 [in]
+    assert weight_bytes(arch, get_weight_format("int4-gptq")).total_bytes == 7 * gptq + unquant
+    bits = weight_bytes(arch, get_weight_format("int4-gptq")).bits_per_quantized_weight
+    assert bits == pytest.approx(4 + 16 / 128 + 4 / 128 + 32 / 4096)  # ~4.16 bits (reference §3.6)
+    nvfp4 = weight_bytes(arch, get_weight_format("nvfp4")).bits_per_quantized_weight
+    assert nvfp4 == pytest.approx(4.5, abs=0.001)
+    assert weight_bytes(arch, get_weight_format("mxfp4")).bits_per_quantized_weight == pytest.approx(4.25)
+    fp8 = weight_bytes(arch, get_weight_format("fp8"))
+    assert fp8.total_bytes == linears + 7 * 4096 * 4 + (2 * 8 * 4096 + 3 * 4096) * 2
+    assert "lm_head" in fp8.unquantized and "embeddings" in fp8.unquantized
+
+
+def test_runtime_fp8_matches_the_vllm_log():
+    # llmd-llama31-8b-runtime-fp8 (vllm-kv-cases.csv): --quantization fp8 logged 8.49 GiB of weights.
+    n = weight_bytes(get_model("Llama-3.1-8B").architecture, get_weight_format("fp8")).total_bytes
+    assert n / GIB == pytest.approx(8.49, rel=0.01)
+
+
+def test_every_format_orders_sensibly():
+    arch = get_model("Llama-3.1-8B").architecture
+    sizes = {f.id: weight_bytes(arch, f).total_bytes for f in list_weight_formats()}
+    assert sizes["fp32"] > sizes["bf16"] == sizes["fp16"] > sizes["fp8"] > sizes["nvfp4"] > sizes["int4-awq"]
+
+
+def test_tensor_parallel_shards_and_replicates():
+    arch = get_model("Llama-3.1-70B").architecture
+    bf16 = get_weight_format("bf16")
+    total = weight_bytes(arch, bf16).total_bytes
+    per_gpu = weight_bytes_per_gpu(arch, bf16, tp=8)
+    # Only norms are replicated, so a rank holds 1/8 of everything else.
+    norms = count_parameters(arch).components["norms"] * 2
+    assert per_gpu == (total - norms) // 8 + norms
+    # Qwen2.5-7B has 4 KV heads: at TP 4 k/v are split, beyond that they would be replicated.
+    qwen = get_model("Qwen2.5-0.5B").architecture  # 2 KV heads, 14 query heads
+    assert weight_bytes_per_gpu(qwen, bf16, tp=2) < weight_bytes(qwen, bf16).total_bytes
+
+
+def test_pipeline_stages_follow_vllm_split():
+    assert [len(r) for r in pp_stage_layers(80, 4)] == [20, 20, 20, 20]
+    assert [len(r) for r in pp_stage_layers(10, 4)] == [2, 3, 3, 2]
+    with pytest.raises(InputError):
+        pp_stage_layers(4, 5)
+    arch = get_model("Llama-3.1-8B").architecture
+    bf16 = get_weight_format("bf16")
+    stages = stage_weight_bytes(arch, bf16, pp=2)
+    assert sum(stages) == weight_bytes(arch, bf16).total_bytes  # untied: every tensor on one stage
+    # llmd-llama31-8b-pp2 logged 7.51 GiB on rank 0 (embedding + 16 layers).
+    assert stages[0] / GIB == pytest.approx(7.51, rel=0.01)
+    tied = get_model("Llama-3.2-1B").architecture
+    tied_stages = stage_weight_bytes(tied, bf16, pp=2)
+    assert sum(tied_stages) > weight_bytes(tied, bf16).total_bytes  # tied embedding on both ends

@@ -1,0 +1,32 @@
+"""Browser journey: open the app, search the catalog, import a config.json."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.mark.e2e
+def test_catalog_search_and_import(page, app_url, tmp_path):
+    page.goto(app_url)
+    page.get_by_role("heading", name="Catalog").wait_for()
+    page.get_by_label("Search models").fill("qwen3")
+    page.keyboard.press("Enter")
+    page.get_by_text("6 of 39 models.").wait_for()
+    page.get_by_role("tab", name="Import config.json").click()
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "model_type": "gpt_neox",
+                "num_hidden_layers": 2,
+                "hidden_size": 64,
+                "num_attention_heads": 4,
+                "intermediate_size": 256,
+                "vocab_size": 1000,
+            }
+        )
+    )
+    page.locator("input[type=file]").set_input_files(str(cfg))
+    page.get_by_text("228,096 parameters").wait_for()
