@@ -41,11 +41,17 @@ class CatalogError(PlannerError):
 
 
 def first_pydantic_error(exc: Exception, prefix: str = "") -> PlannerError:
-    """Turn a pydantic ``ValidationError`` into a one-line ``PlannerError`` naming the field."""
+    """Turn a pydantic ``ValidationError`` into a one-line ``PlannerError`` naming the field.
+
+    A ``PlannerError`` raised inside a validator comes back as itself.
+    """
     errors = getattr(exc, "errors", None)
     if not callable(errors):
         return PlannerError(str(exc))
     first = errors()[0]
+    original = (first.get("ctx") or {}).get("error")
+    if isinstance(original, PlannerError):
+        return original
     loc = ".".join(str(part) for part in first.get("loc", ()) if part != "__root__")
     field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or None
     value = first.get("input")

@@ -1,0 +1,124 @@
+"""The deployment options shared by ``size``, ``speedup``, ``matrix`` and later commands."""
+
+from __future__ import annotations
+
+import argparse
+
+from planner.catalog import get_gpu, get_node
+from planner.cli.common import positive_int
+from planner.deployment import ENGINES, Deployment
+from planner.errors import InputError
+from planner.model_source import resolve_model
+from planner.units import gib_to_bytes
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{value} must be in (0, 1]")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} must be > 0")
+    return value
+
+
+def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) -> None:
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--target", metavar="ID", help="target model (catalog id)")
+    target.add_argument("--target-config", metavar="PATH", help="target config.json or model folder")
+    if draft:
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--draft", metavar="ID", help="draft model (catalog id)")
+        group.add_argument("--draft-config", metavar="PATH", help="draft config.json or model folder")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--node", metavar="NODE", help="node type, e.g. 8x-h100-sxm-80gb")
+    where.add_argument("--gpu", metavar="GPU", help="GPU id, e.g. h100-sxm-80gb")
+    parser.add_argument("--gpus", type=positive_int, help="GPUs with --gpu (default tp x pp)")
+    parser.add_argument("--gpu-memory-gib", type=positive_float, help="override the device total (GiB)")
+    parser.add_argument("--tp", type=positive_int, default=1, help="target tensor parallel size")
+    parser.add_argument("--pp", type=positive_int, default=1, help="target pipeline parallel size")
+    if draft:
+        parser.add_argument("--draft-tp", type=positive_int, help="draft tensor parallel size: 1 or --tp")
+        parser.add_argument("--draft-dtype", help="draft weight format (default: --dtype)")
+    parser.add_argument(
+        "--dtype",
+        help="target weight format: fp32, bf16, fp16, fp8, int8, int4-awq, "
+        "int4-gptq, nvfp4, mxfp4 (default: the checkpoint's)",
+    )
+    parser.add_argument("--kv-dtype", default="auto", help="auto, bf16, fp16, fp8 or fp32")
+    parser.add_argument("--engine", default="vllm", choices=ENGINES)
+    parser.add_argument("--engine-version", help="engine release, e.g. 0.19.0 (default: the newest profiled)")
+    parser.add_argument(
+        "--gpu-memory-utilization",
+        "--memory-fraction",
+        dest="memory_fraction",
+        type=fraction,
+        help="the engine's memory knob (vLLM gpu_memory_utilization, SGLang mem_fraction_static, "
+        "TensorRT-LLM free_gpu_memory_fraction)",
+    )
+    parser.add_argument("--max-model-len", type=positive_int)
+    parser.add_argument("--max-num-batched-tokens", type=positive_int)
+    parser.add_argument("--max-num-seqs", type=positive_int)
+    parser.add_argument(
+        "--num-speculative-tokens",
+        "--k",
+        dest="k",
+        type=positive_int,
+        default=None,
+        help="draft length K (default 5)",
+    )
+    parser.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs")
+    parser.add_argument(
+        "--hf-batch-size",
+        type=positive_int,
+        default=1,
+        help="engine hf: sequences of max-model-len tokens to hold",
+    )
+
+
+def deployment_from_args(args: argparse.Namespace) -> Deployment:
+    target = resolve_model(args.target, args.target_config, field="target")
+    draft_id, draft_config = getattr(args, "draft", None), getattr(args, "draft_config", None)
+    draft = resolve_model(draft_id, draft_config, field="draft") if (draft_id or draft_config) else None
+    if args.node:
+        node = get_node(args.node)
+        if args.gpus:
+            raise InputError("gpus", args.gpus, "no value with --node (the node fixes the GPU count)")
+        gpu, count, node_id = get_gpu(node.gpu), node.gpu_count, node.id
+    else:
+        gpu, count, node_id = get_gpu(args.gpu), args.gpus or args.tp * args.pp, None
+    fields = {
+        "target": target,
+        "draft": draft,
+        "gpu": gpu,
+        "gpu_count": count,
+        "node_id": node_id,
+        "gpu_memory_bytes": gib_to_bytes(args.gpu_memory_gib) if args.gpu_memory_gib else None,
+        "tp": args.tp,
+        "pp": args.pp,
+        "draft_tp": getattr(args, "draft_tp", None),
+        "dtype": args.dtype,
+        "draft_dtype": getattr(args, "draft_dtype", None),
+        "kv_dtype": args.kv_dtype,
+        "engine": args.engine,
+        "engine_version": args.engine_version,
+        "memory_fraction": args.memory_fraction,
+        "max_model_len": args.max_model_len,
+        "max_num_batched_tokens": args.max_num_batched_tokens,
+        "max_num_seqs": args.max_num_seqs,
+        "enforce_eager": args.enforce_eager,
+        "hf_batch_size": args.hf_batch_size,
+    }
+    if args.k is not None:
+        fields["num_speculative_tokens"] = args.k
+    return Deployment.build(**fields)

@@ -1,0 +1,184 @@
+"""A deployment: which models, in which precision, on which GPUs, served by which engine.
+
+``Deployment`` is the one input the memory plan, the speed model, the selection matrix and the
+fleet sizing all take. It validates what is structurally impossible (a TP that does not divide the
+heads, more GPUs than the node has, a memory fraction outside (0, 1]) when it is built, with an
+error naming the field; what an engine merely rejects (a draft with another vocabulary) becomes a
+``problems`` entry of the plan instead.
+
+>>> from planner.catalog import get_model, get_node
+>>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8,
+...                          draft=get_model("Llama-3.2-3B"))
+>>> dep.target_format.id, dep.resolved_draft_tp, dep.gpus_per_replica, dep.replicas_per_node
+('bf16', 8, 8, 1)
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from planner.catalog import get_kv_dtype, get_weight_format
+from planner.errors import InputError, first_pydantic_error
+from planner.parallelism import tp_problem, valid_tp_degrees
+from planner.specs import GpuSpec, KvDtype, ModelSpec, NodeType, WeightFormat
+
+Engine = Literal["vllm", "vllm-v0", "sglang", "trtllm", "hf"]
+ENGINES: tuple[str, ...] = ("vllm", "vllm-v0", "sglang", "trtllm", "hf")
+
+_DTYPE_FORMATS = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+_QUANT_FORMATS = {
+    "fp8": "fp8",
+    "awq": "int4-awq",
+    "gptq": "int4-gptq",
+    "nvfp4": "nvfp4",
+    "mxfp4": "mxfp4",
+    "modelopt_fp4": "nvfp4",
+}
+
+
+def default_weight_format(spec: ModelSpec) -> str:
+    """The format a checkpoint ships in: its ``quantization_config``, else its ``torch_dtype``."""
+    quant = spec.config.get("quantization_config") or {}
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+    if method in _QUANT_FORMATS:
+        return _QUANT_FORMATS[method]
+    return _DTYPE_FORMATS.get(spec.architecture.torch_dtype, "bf16")
+
+
+class Deployment(BaseModel):
+    """Target (+ optional draft) on ``gpu_count`` GPUs of one node type, served by ``engine``.
+
+    ``None`` for a knob means the engine's documented default (see planner/engines.py).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: ModelSpec
+    draft: ModelSpec | None = None
+    gpu: GpuSpec
+    gpu_count: int = Field(default=1, ge=1, le=1024)
+    node_id: str | None = None
+    #: Overrides the device total (GiB as a log prints it, stored in bytes), e.g. to replay a log.
+    gpu_memory_bytes: int | None = Field(default=None, gt=0)
+    tp: int = Field(default=1, ge=1)
+    pp: int = Field(default=1, ge=1)
+    draft_tp: int | None = Field(default=None, ge=1)
+    dtype: str | None = None
+    draft_dtype: str | None = None
+    kv_dtype: str = "auto"
+    engine: Engine = "vllm"
+    engine_version: str | None = None
+    memory_fraction: float | None = Field(default=None, gt=0, le=1)
+    max_model_len: int | None = Field(default=None, ge=16)
+    max_num_batched_tokens: int | None = Field(default=None, ge=16)
+    max_num_seqs: int | None = Field(default=None, ge=1)
+    num_speculative_tokens: int = Field(default=5, ge=1, le=64)
+    enforce_eager: bool = False
+    #: Plain transformers has no pool: memory for this many sequences of max_model_len tokens.
+    hf_batch_size: int = Field(default=1, ge=1)
+
+    @classmethod
+    def build(cls, **fields) -> Deployment:
+        """Validate ``fields``; any problem is one ``PlannerError`` naming its field."""
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            raise first_pydantic_error(exc) from None
+
+    @classmethod
+    def on_node(cls, target: ModelSpec, node: NodeType, **fields) -> Deployment:
+        from planner.catalog import get_gpu
+
+        return cls.build(
+            target=target, gpu=get_gpu(node.gpu), gpu_count=node.gpu_count, node_id=node.id, **fields
+        )
+
+    @model_validator(mode="after")
+    def _check(self) -> Deployment:
+        arch = self.target.architecture
+        problem = tp_problem(arch, self.tp)
+        if problem:
+            options = ", ".join(map(str, valid_tp_degrees(arch, self.gpu_count)))
+            raise InputError("tp", self.tp, f"one of {options} ({problem})")
+        if self.tp * self.pp > self.gpu_count:
+            raise InputError(
+                "tp", self.tp, f"tp x pp <= the {self.gpu_count} GPUs available (tp {self.tp} x pp {self.pp})"
+            )
+        if self.pp > arch.num_layers:
+            raise InputError("pp", self.pp, f"at most the target's {arch.num_layers} layers")
+        if self.draft is not None:
+            draft_tp = self.draft_tp or self.tp
+            if draft_tp not in (1, self.tp):
+                raise InputError("draft_tp", draft_tp, f"1 or the target's tp ({self.tp})")
+            problem = tp_problem(self.draft.architecture, draft_tp)
+            if problem:
+                raise InputError(
+                    "draft_tp", draft_tp, f"1, since the draft cannot run at tp {draft_tp} ({problem})"
+                )
+        elif self.draft_tp is not None or self.draft_dtype is not None:
+            raise InputError("draft", None, "a draft model when draft_tp or draft_dtype is given")
+        for field, value in (("dtype", self.dtype), ("draft_dtype", self.draft_dtype)):
+            if value is not None:
+                _format(value, field)
+        _kv(self.kv_dtype)
+        return self
+
+    # ----- resolved views -------------------------------------------------------------------
+
+    @property
+    def target_format(self) -> WeightFormat:
+        return _format(self.dtype or default_weight_format(self.target), "dtype")
+
+    @property
+    def draft_format(self) -> WeightFormat | None:
+        if self.draft is None:
+            return None
+        return _format(self.draft_dtype or self.dtype or default_weight_format(self.draft), "draft_dtype")
+
+    @property
+    def kv(self) -> KvDtype:
+        return _kv(self.kv_dtype)
+
+    @property
+    def resolved_draft_tp(self) -> int | None:
+        return None if self.draft is None else (self.draft_tp or self.tp)
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def replicas_per_node(self) -> int:
+        """Independent copies of the deployment that fit on the node's GPUs (data parallel)."""
+        return self.gpu_count // self.gpus_per_replica
+
+    @property
+    def resolved_max_model_len(self) -> int:
+        """``max_model_len`` or the target's context window (what vLLM derives by default)."""
+        if self.max_model_len is not None:
+            return self.max_model_len
+        return self.target.architecture.max_position_embeddings or 4096
+
+
+def _format(value: str, field: str) -> WeightFormat:
+    from planner.catalog import list_weight_formats
+    from planner.errors import CatalogError
+
+    try:
+        return get_weight_format(value)
+    except CatalogError:
+        allowed = ", ".join(f.id for f in list_weight_formats())
+        raise InputError(field, value, f"one of {allowed}") from None
+
+
+def _kv(value: str) -> KvDtype:
+    from planner.catalog import list_kv_dtypes
+    from planner.errors import CatalogError
+
+    try:
+        return get_kv_dtype(value)
+    except CatalogError:
+        allowed = ", ".join(k.id for k in list_kv_dtypes())
+        raise InputError("kv_dtype", value, f"one of {allowed}") from None
