@@ -97,7 +97,8 @@ def scenario_inputs() -> dict[str, Any]:
             1.00,
             step=0.01,
             key=key,
-            help="vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction",
+            help="vLLM gpu_memory_utilization, SGLang mem_fraction_static, "
+            "TensorRT-LLM free_gpu_memory_fraction",
         ),
     )
     _widget(
