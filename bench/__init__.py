@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that measure and print (never tests). Run them with `make bench...`."""
