@@ -39,7 +39,8 @@ def data_dir() -> Path:
     return Path(os.environ.get("PLANNER_DATA_DIR", REPO_ROOT / "data"))
 
 
-def _read_json(name: str) -> dict[str, Any]:
+def read_data_file(name: str) -> dict[str, Any]:
+    """Parse one JSON file of the data folder (errors name the file)."""
     path = data_dir() / name
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -50,7 +51,7 @@ def _read_json(name: str) -> dict[str, Any]:
 
 
 def _load(name: str, key: str, model: type[T]) -> tuple[T, ...]:
-    raw = _read_json(name)
+    raw = read_data_file(name)
     entries = raw.get(key)
     if not isinstance(entries, list):
         raise CatalogError(f"catalog file {name} must hold a list under {key!r}")

@@ -109,11 +109,11 @@ class Deployment(BaseModel):
         if self.pp > arch.num_layers:
             raise InputError("pp", self.pp, f"at most the target's {arch.num_layers} layers")
         if self.draft is not None:
-            draft_tp = self.draft_tp or self.tp
+            draft_tp = self.resolved_draft_tp
             if draft_tp not in (1, self.tp):
                 raise InputError("draft_tp", draft_tp, f"1 or the target's tp ({self.tp})")
             problem = tp_problem(self.draft.architecture, draft_tp)
-            if problem:
+            if problem and self.draft_tp is not None:
                 raise InputError(
                     "draft_tp", draft_tp, f"1, since the draft cannot run at tp {draft_tp} ({problem})"
                 )
@@ -143,7 +143,12 @@ class Deployment(BaseModel):
 
     @property
     def resolved_draft_tp(self) -> int | None:
-        return None if self.draft is None else (self.draft_tp or self.tp)
+        """The draft's TP: as given, else the target's (vLLM's default) when the draft admits it, else 1."""
+        if self.draft is None:
+            return None
+        if self.draft_tp is not None:
+            return self.draft_tp
+        return self.tp if tp_problem(self.draft.architecture, self.tp) is None else 1
 
     @property
     def gpus_per_replica(self) -> int:

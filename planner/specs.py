@@ -89,6 +89,10 @@ class GpuSpec(_Fact):
     scale_up_bandwidth_gb_s: float = Field(ge=0)
     date: str | None = None
     notes: str = ""
+    #: Regular expressions (lower case) matching the names drivers and logs print for this GPU.
+    name_patterns: list[str] = []
+    #: Lower is tried first (an "H100 NVL" must match before plain "H100").
+    match_priority: int = 100
 
     @property
     def supports_bf16(self) -> bool:

@@ -64,7 +64,7 @@ def test_custom_config_outside_the_catalog_counts_exactly(tmp_path, cfg, expecte
 
 def test_catalog_lists_ids():
     models = json.loads(run_cli("catalog", "models", "--json", check=True).stdout)["models"]
-    assert "meta-llama/Llama-3.1-70B" in models and len(models) == 39
+    assert "meta-llama/Llama-3.1-70B" in models and len(models) >= 39
     gpus = run_cli("catalog", "gpus", check=True).stdout.split()
     assert "h100-sxm-80gb" in gpus
     nodes = json.loads(run_cli("catalog", "nodes", "--json", check=True).stdout)["nodes"]

@@ -49,9 +49,9 @@ def test_all_39_reference_models_are_in_the_catalog(repo):
         else None
     )
     ids = {m.id for m in catalog.list_models()}
-    assert len(ids) == 39
+    assert len(ids) >= 39
     if reference is not None:
-        assert ids == {m["model"] for m in reference}
+        assert {m["model"] for m in reference} <= ids
 
 
 def test_every_entry_has_a_source_and_no_computed_numbers(repo):

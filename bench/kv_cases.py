@@ -1,0 +1,197 @@
+"""Real start-up log cases (data/calibration/*.csv) translated into planner deployments.
+
+Each row's text (model name, GPU name, flags) is parsed generically into a Deployment; a row the
+planner cannot express comes back with the reason instead of being dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from planner.catalog import REPO_ROOT, list_gpus
+from planner.deployment import Deployment
+from planner.errors import PlannerError
+from planner.name_matching import match_gpu, match_model
+from planner.units import GIB
+
+CASE_FILES = ("vllm-kv-cases.csv", "vllm_v0190_llmd_logs.csv")
+
+
+class Logged(BaseModel):
+    kv_cache_bytes: int | None = None
+    kv_cache_tokens: int | None = None
+    weights_bytes: int | None = None
+    activation_bytes: int | None = None
+    non_torch_bytes: int | None = None
+    cudagraph_bytes: int | None = None
+    max_concurrency: float | None = None
+
+
+class Case(BaseModel):
+    case_id: str
+    source: str
+    engine_version: str | None
+    deployment: Deployment | None
+    reason: str | None
+    logged: Logged
+    note: str = ""
+
+
+def _first_float(text: str | None) -> float | None:
+    match = re.search(r"\d+(?:\.\d+)?", text or "")
+    return float(match.group()) if match else None
+
+
+def _first_int(text: str | None) -> int | None:
+    match = re.search(r"\d[\d,]*", text or "")
+    return int(match.group().replace(",", "")) if match else None
+
+
+def _gib(text: str | None) -> int | None:
+    value = _first_float(text)
+    return round(value * GIB) if value is not None else None
+
+
+def _flag(text: str, name: str) -> int | None:
+    match = re.search(rf"{name}[\s=:]+(\d+)", text or "")
+    return int(match.group(1)) if match else None
+
+
+def _engine(row: dict) -> tuple[str | None, str | None]:
+    engine, version = row.get("engine", ""), (row.get("engine_version") or "").strip() or None
+    if engine.startswith("SGLang"):
+        return "sglang", version
+    if engine.startswith("vLLM"):
+        if "2023" in engine:
+            return "vllm-2023", version
+        if "V0" in engine:
+            return "vllm-v0", version
+        return "vllm", version
+    return None, version
+
+
+def _weight_format(row: dict, fallback: str | None) -> str | None:
+    quant = (row.get("quantization") or "").lower()
+    for key, value in (
+        ("awq", "int4-awq"),
+        ("gptq", "int4-gptq"),
+        ("fp8", "fp8"),
+        ("w8a8", "int8"),
+        ("compressed-tensors", fallback),
+    ):
+        if key in quant:
+            return value
+    dtype = (row.get("dtype") or "").lower()
+    if "float32" in dtype:
+        return "fp32"
+    if dtype.startswith("float16"):
+        return "fp16"
+    return fallback
+
+
+def _stand_in_gpu(total_gib: float):
+    """A catalog GPU of similar size, when the logged device is not in the catalog but its total is."""
+    return min(list_gpus(), key=lambda g: abs(g.marketed_memory_gb - total_gib))
+
+
+def case_from_row(row: dict, source_file: str) -> Case:
+    case_id = row.get("case_id", "?")
+    logged = Logged(
+        kv_cache_bytes=_gib(row.get("kv_cache_gib") or row.get("available_kv_gib")),
+        kv_cache_tokens=_first_int(row.get("kv_cache_tokens")),
+        weights_bytes=_gib(row.get("weights_gib")),
+        activation_bytes=_gib(row.get("activation_peak_gib")),
+        non_torch_bytes=_gib(row.get("non_torch_gib")),
+        cudagraph_bytes=_gib(row.get("cudagraph_gib") or row.get("cudagraph_estimate_gib")),
+        max_concurrency=_first_float(row.get("max_concurrency_x")),
+    )
+    other = " ".join(row.get(k) or "" for k in ("other_logged", "notes"))
+    if logged.kv_cache_bytes is None:
+        sizes = re.findall(r"[KV] size: (\d+(?:\.\d+)?) GB", other)
+        if len(sizes) == 2:
+            logged.kv_cache_bytes = round(sum(float(s) for s in sizes) * GIB)
+    if logged.kv_cache_tokens is None and row.get("num_gpu_blocks"):
+        logged.kv_cache_tokens = _first_int(row["num_gpu_blocks"]) * int(
+            _first_int(row.get("block_size")) or 16
+        )
+    engine, version = _engine(row)
+    base = {
+        "case_id": case_id,
+        "source": row.get("source_url") or source_file,
+        "engine_version": version,
+        "logged": logged,
+    }
+
+    def skip(reason: str) -> Case:
+        return Case(deployment=None, reason=reason, **base)
+
+    if engine is None:
+        return skip(f"engine {row.get('engine')!r} is not profiled")
+    if engine == "vllm-2023":
+        return skip("2023 vLLM builds (before the profiling fix of PR #2031) are outside the V0 profile")
+    if "eagle" in (row.get("speculative_config") or "").lower() or "EAGLE" in row.get("model", ""):
+        return skip("EAGLE/EAGLE-3 draft heads are not catalog models")
+    names = [row.get("model", ""), row.get("model_config_ref", "")]
+    if any(tag in n.lower() for n in names for tag in ("vision", "-vl-", "vl-")):
+        return skip("multimodal encoder profiling is not modelled")
+    candidates = [n.split(" (")[0].strip("'\" ") for n in names if n]
+    match = next((m for m in (match_model(n) for n in candidates if n and not n[0].isdigit()) if m), None)
+    if match is None:
+        return skip(f"model {row.get('model')!r} is not identified in the catalog")
+    gpu_text = row.get("gpu_type") or row.get("gpu") or ""
+    gpu = match_gpu(gpu_text) or next((g for g in list_gpus() if g.id == gpu_text), None)
+    total_gib = _first_float(row.get("gpu_total_mem_logged_gib") or row.get("total_memory_gib"))
+    note = ""
+    if gpu is None:
+        if total_gib is None:
+            return skip(f"GPU {gpu_text or '(not stated)'!r} is not in the catalog and no total is logged")
+        gpu = _stand_in_gpu(total_gib)
+        note = f"stand-in GPU {gpu.id} with the logged {total_gib} GiB total"
+    tp = _first_int(row.get("tensor_parallel_size") or row.get("tp")) or 1
+    pp = _first_int(row.get("pipeline_parallel_size") or row.get("pp")) or 1
+    kv_dtype = "fp8" if "fp8" in (row.get("kv_cache_dtype") or "") else "auto"
+    fields = dict(
+        target=match.model,
+        gpu=gpu,
+        gpu_count=max(tp * pp, _first_int(row.get("num_gpus")) or 1),
+        gpu_memory_bytes=round(total_gib * GIB) if total_gib else None,
+        tp=tp,
+        pp=pp,
+        dtype=_weight_format(row, match.weight_format),
+        kv_dtype=kv_dtype,
+        engine=engine,
+        engine_version=version if version and re.match(r"\d", version) else None,
+        memory_fraction=_first_float(row.get("gpu_memory_utilization")),
+        max_model_len=_first_int(row.get("max_model_len")),
+        max_num_batched_tokens=_first_int(row.get("max_num_batched_tokens"))
+        or _flag(other, "max-num-batched-tokens")
+        or _flag(other, "max_num_batched_tokens"),
+        max_num_seqs=_first_int(row.get("max_num_seqs")) or _flag(other, "max-num-seqs"),
+        enforce_eager=(row.get("enforce_eager") or "").strip().lower() == "true",
+    )
+    try:
+        dep = Deployment.build(**fields)
+    except PlannerError as exc:
+        return skip(f"cannot build the deployment: {exc}")
+    return Case(deployment=dep, reason=None, note=note, **base)
+
+
+def load_cases(folder: Path | None = None) -> list[Case]:
+    folder = folder or REPO_ROOT / "data" / "calibration"
+    cases, seen_sources = [], set()
+    for name in CASE_FILES:
+        path = folder / name
+        if not path.exists():
+            continue
+        with path.open(newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                source = (row.get("source_url") or "").split(" ")[0]
+                if source.endswith(".log") and source in seen_sources:
+                    continue  # the same log read twice (reference csv and our own reading)
+                seen_sources.add(source)
+                cases.append(case_from_row(row, name))
+    return cases

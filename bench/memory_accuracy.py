@@ -1,0 +1,130 @@
+"""`make bench-accuracy`: the memory plan against real serving-engine start-up logs.
+
+Prints, for every case it can express, logged and predicted KV GiB and KV tokens with the % error,
+the implied KV bytes per token per GPU against the planner's exact figure, and the planner's own
+weights / activation / non-torch / CUDA-graph figures where the log states them; then the median
+and worst errors, and every case it cannot express with the reason. It measures; it never asserts.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+from bench.kv_cases import Case, load_cases
+from planner.errors import PlannerError
+from planner.memory import MemoryPlan, plan_memory
+from planner.units import GIB
+
+
+def _pct(predicted: float, logged: float | None) -> float | None:
+    return None if not logged else 100 * (predicted - logged) / logged
+
+
+def _fmt(value: float | None, width: int = 7, digits: int = 1) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+
+def evaluate(case: Case) -> dict | None:
+    try:
+        plan: MemoryPlan = plan_memory(case.deployment, with_suggestions=False)
+    except PlannerError as exc:
+        case.reason = f"planner error: {exc}"
+        return None
+    logged, gpu = case.logged, plan.per_gpu
+    first = plan.stages[0]  # logs print rank 0, the first pipeline stage
+    implied = (
+        logged.kv_cache_bytes / logged.kv_cache_tokens
+        if logged.kv_cache_bytes and logged.kv_cache_tokens
+        else None
+    )
+    comp = {
+        "weights": (first.target_weights_bytes + first.draft_weights_bytes, logged.weights_bytes),
+        "activation": (first.activation_bytes, logged.activation_bytes),
+        "non_torch": (first.non_torch_bytes, logged.non_torch_bytes),
+        "cudagraph": (first.cudagraph_bytes, logged.cudagraph_bytes),
+    }
+    return {
+        "case": case,
+        "plan": plan,
+        "kv_gib": (gpu.kv_cache_bytes / GIB, logged.kv_cache_bytes / GIB if logged.kv_cache_bytes else None),
+        "tokens": (plan.kv_cache_tokens, logged.kv_cache_tokens),
+        "bpt": (plan.kv_bytes_per_token_per_gpu, implied),
+        "components": comp,
+    }
+
+
+def main() -> int:
+    cases = load_cases()
+    results, skipped = [], []
+    for case in cases:
+        if case.deployment is None:
+            skipped.append(case)
+            continue
+        result = evaluate(case)
+        (results if result else skipped).append(result or case)
+    print("Memory plan vs real start-up logs (GiB = 2^30 bytes; error = (predicted - logged) / logged)\n")
+    header = (
+        f"{'case':<44} {'engine':<14} {'KV GiB log':>10} {'pred':>7} {'err%':>6} {'tokens log':>11} "
+        f"{'pred':>10} {'err%':>6} {'B/tok implied':>13} {'planner':>8} {'err%':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    token_errors_known, token_errors_all, bpt_errors, gib_errors = [], [], [], []
+    for r in results:
+        case, plan = r["case"], r["plan"]
+        kv_pred, kv_log = r["kv_gib"]
+        tok_pred, tok_log = r["tokens"]
+        bpt_pred, bpt_log = r["bpt"]
+        kv_err, tok_err, bpt_err = _pct(kv_pred, kv_log), _pct(tok_pred, tok_log), _pct(bpt_pred, bpt_log)
+        if tok_err is not None:
+            token_errors_all.append(abs(tok_err))
+            if case.engine_version:
+                token_errors_known.append(abs(tok_err))
+        if kv_err is not None:
+            gib_errors.append(abs(kv_err))
+        if bpt_err is not None:
+            bpt_errors.append((abs(bpt_err), case.case_id))
+        engine = f"{plan.engine} {case.engine_version or '?'}"[:14]
+        print(
+            f"{case.case_id[:44]:<44} {engine:<14} {_fmt(kv_log, 10, 2)} {_fmt(kv_pred, 7, 2)} {_fmt(kv_err, 6)} "
+            f"{tok_log if tok_log else '-':>11} {tok_pred:>10} {_fmt(tok_err, 6)} "
+            f"{_fmt(bpt_log, 13, 0)} {bpt_pred:>8} {_fmt(bpt_err, 6, 2)}"
+        )
+        if case.note:
+            print(f"{'':<44}   note: {case.note}")
+    print("\nComponents where the log states them (GiB: logged / planner / err%)")
+    for r in results:
+        parts = [
+            f"{name} {logged / GIB:.2f}/{pred / GIB:.2f}/{_pct(pred, logged):+.0f}%"
+            for name, (pred, logged) in r["components"].items()
+            if logged
+        ]
+        if parts:
+            print(f"  {r['case'].case_id[:44]:<44} " + "; ".join(parts))
+
+    def summary(label: str, errors: list[float]) -> None:
+        if errors:
+            print(
+                f"{label:<58} median {statistics.median(errors):5.2f}%   worst {max(errors):6.2f}%   n={len(errors)}"
+            )
+
+    print()
+    summary("KV tokens, cases with a known engine version (goal <=3% / <=10%)", token_errors_known)
+    summary("KV tokens, all cases with logged tokens", token_errors_all)
+    summary("KV GiB, all cases with logged GiB", gib_errors)
+    if bpt_errors:
+        worst, worst_case = max(bpt_errors)
+        within = sum(e <= 0.5 for e, _ in bpt_errors)
+        print(
+            f"{'implied KV bytes/token/GPU (goal exact, +-0.5%)':<58} {within}/{len(bpt_errors)} within 0.5%; "
+            f"worst {worst:.2f}% ({worst_case})"
+        )
+    print(f"\nCases the planner cannot express ({len(skipped)}):")
+    for case in skipped:
+        print(f"  {case.case_id:<44} {case.reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""``python -m planner size``: the per-GPU memory plan of a target (+ draft) on a node."""
+
+from __future__ import annotations
+
+import argparse
+
+from planner.cli.common import add_json_flag, emit
+from planner.cli.deployment_args import add_deployment_args, deployment_from_args
+from planner.memory import plan_memory
+from planner.units import fmt_gib
+
+COMPONENTS = (
+    "target_weights_bytes",
+    "draft_weights_bytes",
+    "activation_bytes",
+    "non_torch_bytes",
+    "cudagraph_bytes",
+    "kv_cache_bytes",
+    "free_bytes",
+)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("size", help="per-GPU memory plan, KV tokens and concurrency")
+    add_deployment_args(parser)
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    dep = deployment_from_args(args)
+    plan = plan_memory(dep)
+    payload = {
+        "per_gpu": plan.per_gpu.model_dump(),
+        "kv_bytes_per_token_per_gpu": plan.kv_bytes_per_token_per_gpu,
+        "kv_cache_tokens": plan.kv_cache_tokens,
+        "max_concurrency": plan.max_concurrency,
+        "draft_kv_share_frac": plan.draft_kv_share_frac,
+        "fits": plan.fits,
+        "problems": plan.problems,
+        "suggestions": [s.model_dump() for s in plan.suggestions],
+        "target_kv_bytes_per_token_per_gpu": plan.target_kv_bytes_per_token_per_gpu,
+        "draft_kv_bytes_per_token_per_gpu": plan.draft_kv_bytes_per_token_per_gpu,
+        "kv_cache_tokens_without_draft": plan.kv_cache_tokens_without_draft,
+        "max_concurrency_without_draft": plan.max_concurrency_without_draft,
+        "lookahead_slots_per_seq": plan.lookahead_slots_per_seq,
+        "max_model_len": plan.max_model_len,
+        "num_blocks": plan.num_blocks,
+        "block_size": plan.block_size,
+        "engine_profile": plan.engine_profile,
+        "limits": plan.limits.model_dump(),
+        "stages": [s.model_dump() for s in plan.stages],
+        "assumptions": plan.assumptions,
+    }
+    gpu = plan.per_gpu
+    draft = f" + draft {dep.draft.id} (TP {dep.resolved_draft_tp})" if dep.draft else ""
+    lines = [
+        f"{dep.target.id}{draft} on {dep.gpu_count}x {dep.gpu.id}, TP {dep.tp} PP {dep.pp}, {plan.engine_profile}",
+        f"  verdict: {'FITS' if plan.fits else 'DOES NOT FIT'}",
+        f"  per GPU (GiB):  total {fmt_gib(gpu.total_bytes, 2)}, engine budget {fmt_gib(gpu.budget_bytes, 2)}",
+        *(
+            f"    {name.removesuffix('_bytes'):<16}{getattr(gpu, name) / 2**30:>10.2f} GiB"
+            for name in COMPONENTS
+        ),
+        f"  KV per token per GPU: {plan.kv_bytes_per_token_per_gpu:,} B "
+        f"(target {plan.target_kv_bytes_per_token_per_gpu:,} + draft {plan.draft_kv_bytes_per_token_per_gpu:,})",
+        f"  KV cache: {plan.kv_cache_tokens:,} tokens per replica; max concurrency {plan.max_concurrency:g} "
+        f"at {plan.max_model_len:,} tokens",
+    ]
+    if dep.draft is not None:
+        lines.append(
+            f"  the draft takes {plan.draft_kv_share_frac:.1%} of the KV pool: without it "
+            f"{plan.kv_cache_tokens_without_draft:,} tokens, concurrency {plan.max_concurrency_without_draft:g}"
+        )
+    lines += [f"  problem: {p}" for p in plan.problems]
+    lines += [f"  try: {s.change} -> {s.detail}" for s in plan.suggestions[:6]]
+    emit(args, payload, lines)
+    return 0
