@@ -9,7 +9,8 @@ import streamlit as st
 st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon="🧮", layout="wide")
 
 PAGES = [
-    st.Page("pages/catalog.py", title="Catalog", icon="📚", url_path="catalog", default=True),
+    st.Page("pages/sizing.py", title="Sizing", icon="📐", url_path="sizing", default=True),
+    st.Page("pages/catalog.py", title="Catalog", icon="📚", url_path="catalog"),
 ]
 
 st.navigation(PAGES).run()

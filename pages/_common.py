@@ -34,6 +34,21 @@ def catalog_nodes_table() -> pd.DataFrame:
     return nodes_table()
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_plan(dep):
+    """The memory plan of a deployment, computed once per distinct scenario."""
+    from planner.memory import plan_memory
+
+    return plan_memory(dep)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_concurrency_curve(dep, lengths: tuple[int, ...]):
+    from planner.memory import concurrency_by_context
+
+    return concurrency_by_context(dep, list(lengths))
+
+
 def guarded(action: Callable[[], T]) -> T | None:
     """Run a core call; show a planner error as a message instead of a traceback."""
     try:

@@ -356,3 +356,12 @@ def _assumptions(dep: Deployment, profile: EngineProfile, limits: Limits, device
         )
     notes += limits.notes
     return notes
+
+
+def concurrency_by_context(dep: Deployment, lengths: list[int]) -> list[tuple[int, float]]:
+    """Max concurrency at each ``max_model_len`` in ``lengths`` (the same plan, re-sized)."""
+    points = []
+    for length in lengths:
+        plan = plan_memory(dep.model_copy(update={"max_model_len": length}), with_suggestions=False)
+        points.append((length, plan.max_concurrency if plan.fits else 0.0))
+    return points

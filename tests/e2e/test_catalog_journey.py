@@ -10,6 +10,8 @@ import pytest
 @pytest.mark.e2e
 def test_catalog_search_and_import(page, app_url, tmp_path):
     page.goto(app_url)
+    page.get_by_role("link", name="Catalog").click()
+    page.get_by_role("heading", name="Catalog").wait_for()
     page.get_by_role("heading", name="Catalog").wait_for()
     page.get_by_label("Search models").fill("qwen3")
     page.keyboard.press("Enter")

@@ -1,0 +1,66 @@
+"""Sizing: will the target + draft fit this node with this engine, and what KV cache is left?"""
+
+import pandas as pd
+import streamlit as st
+
+from pages._common import cached_concurrency_curve, cached_plan, guarded
+from pages._scenario import scenario_deployment
+from planner.charts.memory import concurrency_curve, draft_cost_bars, gpu_memory_bar
+from planner.units import GB, GIB
+
+st.title("Sizing")
+st.caption("Per-GPU memory as the serving engine budgets it. GiB = 2^30 bytes, GB = 10^9 bytes.")
+
+dep = scenario_deployment()
+plan = guarded(lambda: cached_plan(dep)) if dep else None
+if plan is not None:
+    if plan.fits:
+        st.success(f"Fits: {plan.kv_cache_tokens:,} KV-cache tokens per replica, "
+                   f"{plan.max_concurrency:g} concurrent requests at {plan.max_model_len:,} tokens.", icon="✅")
+    else:
+        st.error("Does not fit: " + "; ".join(plan.problems[:2]), icon="⛔")
+    for problem in plan.problems[(0 if plan.fits else 2):]:
+        st.warning(problem, icon="⚠️")
+
+    cols = st.columns(4)
+    cols[0].metric("KV cache tokens / replica", f"{plan.kv_cache_tokens:,}")
+    cols[1].metric(f"Max concurrency @ {plan.max_model_len:,}", f"{plan.max_concurrency:g}")
+    cols[2].metric("KV bytes / token / GPU", f"{plan.kv_bytes_per_token_per_gpu:,} B")
+    cols[3].metric("Draft's share of KV pool", f"{plan.draft_kv_share_frac:.1%}")
+
+    if plan.suggestions:
+        st.subheader("What would make it fit")
+        st.dataframe(pd.DataFrame([s.model_dump() for s in plan.suggestions]), hide_index=True,
+                     column_config={"max_concurrency": st.column_config.NumberColumn(format="%.1f")})
+
+    st.subheader("One GPU's memory by component")
+    st.plotly_chart(gpu_memory_bar(plan), key="sizing_memory_bar")
+    gpu = plan.per_gpu
+    rows = [(name.removesuffix("_bytes").replace("_", " "), getattr(gpu, name))
+            for name in ("total_bytes", "budget_bytes", "target_weights_bytes", "draft_weights_bytes",
+                         "activation_bytes", "non_torch_bytes", "cudagraph_bytes", "kv_cache_bytes", "free_bytes")]
+    st.dataframe(pd.DataFrame([{"component": n, "GiB": v / GIB, "GB": v / GB} for n, v in rows]),
+                 hide_index=True, column_config={"GiB": st.column_config.NumberColumn(format="%.2f"),
+                                                 "GB": st.column_config.NumberColumn(format="%.2f")})
+
+    left, right = st.columns(2)
+    with left:
+        st.subheader("The draft's cost")
+        if dep.draft is not None:
+            st.plotly_chart(draft_cost_bars(plan), key="sizing_draft_cost")
+            lost = (plan.max_concurrency_without_draft or 0) - plan.max_concurrency
+            st.caption(f"The draft costs {lost:.1f} concurrent requests "
+                       f"({plan.draft_kv_bytes_per_token_per_gpu:,} of {plan.kv_bytes_per_token_per_gpu:,} "
+                       f"KV bytes per token, {plan.lookahead_slots_per_seq} lookahead slots per request).")
+        else:
+            st.info("No draft selected: pick one in the sidebar to see what it costs.")
+    with right:
+        st.subheader("Concurrency against context length")
+        lengths = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+        points = guarded(lambda: cached_concurrency_curve(dep, lengths))
+        if points:
+            st.plotly_chart(concurrency_curve(points, plan.max_model_len), key="sizing_concurrency")
+
+    with st.expander("Assumptions and engine knobs"):
+        for note in plan.assumptions:
+            st.write(f"- {note}")

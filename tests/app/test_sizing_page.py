@@ -1,0 +1,47 @@
+"""Sizing page: verdict, metrics, charts, suggestions, and the shared scenario."""
+
+from __future__ import annotations
+
+from tests.app.conftest import page
+
+
+def _metric(at, label_start: str) -> str:
+    return next(m.value for m in at.metric if m.label.startswith(label_start))
+
+
+def test_default_scenario_fits_and_shows_every_part():
+    at = page("sizing.py").run()
+    assert not at.exception
+    assert at.success and "Fits" in at.success[0].value
+    assert int(_metric(at, "KV cache tokens").replace(",", "")) > 100_000
+    assert len(at.get("plotly_chart")) == 3  # memory bar, draft cost, concurrency curve
+    assert "kv cache" in set(at.dataframe[0].value["component"])
+
+
+def test_70b_on_one_h100_does_not_fit_and_suggests():
+    at = page("sizing.py").run()
+    at.sidebar.selectbox(key="scenario_node").set_value("1x-h100-sxm-80gb")
+    at.sidebar.number_input(key="scenario_tp").set_value(1)
+    at.run()
+    assert not at.exception
+    assert "Does not fit" in at.error[0].value
+    suggestions = at.dataframe[0].value
+    assert suggestions["fits"].any()
+    assert suggestions["change"].str.contains("tensor parallelism").any()
+
+
+def test_removing_the_draft_raises_concurrency():
+    at = page("sizing.py").run()
+    with_draft = float(_metric(at, "Max concurrency"))
+    at.sidebar.selectbox(key="scenario_draft").set_value("(no draft)")
+    at.run()
+    assert float(_metric(at, "Max concurrency")) > with_draft
+    assert at.info  # the draft-cost panel explains there is no draft
+
+
+def test_impossible_tp_is_a_message_not_a_traceback():
+    at = page("sizing.py").run()
+    at.sidebar.number_input(key="scenario_tp").set_value(3)
+    at.run()
+    assert not at.exception
+    assert "tp = 3" in at.error[0].value
