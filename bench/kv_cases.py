@@ -115,9 +115,7 @@ def case_from_row(row: dict, source_file: str) -> Case:
         if len(sizes) == 2:
             logged.kv_cache_bytes = round(sum(float(s) for s in sizes) * GIB)
     if logged.kv_cache_tokens is None and row.get("num_gpu_blocks"):
-        logged.kv_cache_tokens = _first_int(row["num_gpu_blocks"]) * int(
-            _first_int(row.get("block_size")) or 16
-        )
+        logged.kv_cache_tokens = _first_int(row["num_gpu_blocks"]) * int(_first_int(row.get("block_size")) or 16)
     engine, version = _engine(row)
     base = {
         "case_id": case_id,

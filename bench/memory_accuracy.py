@@ -34,9 +34,7 @@ def evaluate(case: Case) -> dict | None:
     logged, gpu = case.logged, plan.per_gpu
     first = plan.stages[0]  # logs print rank 0, the first pipeline stage
     implied = (
-        logged.kv_cache_bytes / logged.kv_cache_tokens
-        if logged.kv_cache_bytes and logged.kv_cache_tokens
-        else None
+        logged.kv_cache_bytes / logged.kv_cache_tokens if logged.kv_cache_bytes and logged.kv_cache_tokens else None
     )
     comp = {
         "weights": (first.target_weights_bytes + first.draft_weights_bytes, logged.weights_bytes),
@@ -105,9 +103,7 @@ def main() -> int:
 
     def summary(label: str, errors: list[float]) -> None:
         if errors:
-            print(
-                f"{label:<58} median {statistics.median(errors):5.2f}%   worst {max(errors):6.2f}%   n={len(errors)}"
-            )
+            print(f"{label:<58} median {statistics.median(errors):5.2f}%   worst {max(errors):6.2f}%   n={len(errors)}")
 
     print()
     summary("KV tokens, cases with a known engine version (goal <=3% / <=10%)", token_errors_known)

@@ -9,7 +9,7 @@ calibrated on real start-up logs (``calibration`` in the data file, error printe
   ``forward = f · N · (2·H + 3·I/tp) · act_bytes`` over ``N = max_num_batched_tokens`` tokens,
   ``sampler = s · max_num_seqs · vocab`` (fp32 logits and the sampler's copies, on the last stage only);
 * non-torch memory: a constant per parallel layout (NCCL and custom all-reduce buffers at TP > 1);
-* CUDA graphs: ``c · layers · capture_sizes`` (vLLM's estimate; subtracted from v0.21 on).
+* CUDA graphs: ``first + c · layers · (capture_sizes − 1)`` (vLLM's estimate; subtracted from v0.21 on).
 
 >>> from planner.catalog import get_model, get_node
 >>> from planner.deployment import Deployment
@@ -72,7 +72,8 @@ class Calibration(BaseModel):
     non_torch_tp_multi_bytes: int
     non_torch_tp_multi_pcie_bytes: int
     non_torch_pp_only_bytes: int
-    cudagraph_bytes_per_layer_per_graph: int
+    cudagraph_first_capture_bytes: int
+    cudagraph_bytes_per_layer_per_extra_graph: int
     v0_sampler_bytes_per_logit: float
     sglang_non_torch_tp1_bytes: int
     sglang_non_torch_tp_multi_bytes: int
@@ -109,9 +110,7 @@ def list_engine_profiles() -> tuple[EngineProfile, ...]:
     for engine in _engines()["engines"]:
         for raw in engine["profiles"]:
             profiles.append(
-                EngineProfile(
-                    engine=engine["id"], engine_name=engine["name"], memory_knob=engine["memory_knob"], **raw
-                )
+                EngineProfile(engine=engine["id"], engine_name=engine["name"], memory_knob=engine["memory_knob"], **raw)
             )
     return tuple(profiles)
 
@@ -128,7 +127,8 @@ def calibration() -> Calibration:
         non_torch_tp_multi_bytes=round(nt["tp_multi"] * GIB),
         non_torch_tp_multi_pcie_bytes=round(nt["tp_multi_pcie"] * GIB),
         non_torch_pp_only_bytes=round(nt["pp_only"] * GIB),
-        cudagraph_bytes_per_layer_per_graph=round(raw["cudagraph_mib_per_layer_per_graph"]["value"] * MIB),
+        cudagraph_first_capture_bytes=round(raw["cudagraph"]["first_capture_mib"] * MIB),
+        cudagraph_bytes_per_layer_per_extra_graph=round(raw["cudagraph"]["mib_per_layer_per_extra_graph"] * MIB),
         v0_sampler_bytes_per_logit=raw["v0_sampler_bytes_per_logit"]["value"],
         sglang_non_torch_tp1_bytes=round(sg["tp1"] * GIB),
         sglang_non_torch_tp_multi_bytes=round(sg["tp_multi"] * GIB),
@@ -183,11 +183,7 @@ def resolve_limits(dep: Deployment, profile: EngineProfile) -> Limits:
         tokens, seqs = tier["max_num_batched_tokens"], tier["max_num_seqs"]
     elif profile.engine == "vllm-v0":
         long = dep.resolved_max_model_len > limits["chunked_prefill_above_len"]
-        tokens = (
-            limits["chunked_prefill_max_num_batched_tokens"]
-            if long
-            else max(dep.resolved_max_model_len, 2048)
-        )
+        tokens = limits["chunked_prefill_max_num_batched_tokens"] if long else max(dep.resolved_max_model_len, 2048)
         seqs = limits["max_num_seqs"]
     elif profile.engine == "hf":
         tokens, seqs = dep.hf_batch_size * dep.resolved_max_model_len, dep.hf_batch_size
@@ -282,5 +278,10 @@ def non_torch_bytes(engine: str, tp: int, pp: int, peer_link: bool = True) -> in
 
 
 def cudagraph_bytes(layers: int, capture_sizes: int) -> int:
-    """vLLM's CUDA-graph memory estimate for ``layers`` decoder layers and ``capture_sizes`` graphs."""
-    return layers * capture_sizes * calibration().cudagraph_bytes_per_layer_per_graph
+    """vLLM's CUDA-graph memory estimate: a first capture, then per-graph memory growing with depth."""
+    if capture_sizes <= 0:
+        return 0
+    cal = calibration()
+    return (
+        cal.cudagraph_first_capture_bytes + layers * (capture_sizes - 1) * cal.cudagraph_bytes_per_layer_per_extra_graph
+    )

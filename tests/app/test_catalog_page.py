@@ -16,7 +16,7 @@ def test_models_table_shows_exact_counts_and_filters():
     assert row["KV/token bf16 (KiB)"] == 320
     at.text_input(key="catalog_query").input("gemma").run()
     filtered = at.dataframe[0].value
-    assert len(filtered) == 3 and all("gemma" in m for m in filtered["model"])
+    assert len(filtered) == 4 and all("gemma" in m for m in filtered["model"])
 
 
 def test_gpu_table_lists_reported_memory():

@@ -15,7 +15,7 @@ def test_catalog_search_and_import(page, app_url, tmp_path):
     page.get_by_role("heading", name="Catalog").wait_for()
     page.get_by_label("Search models").fill("qwen3")
     page.keyboard.press("Enter")
-    page.get_by_text("8 of 44 models.").wait_for()
+    page.get_by_text("8 of 50 models.").wait_for()
     page.get_by_role("tab", name="Import config.json").click()
     cfg = tmp_path / "config.json"
     cfg.write_text(
