@@ -11,6 +11,7 @@ st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon
 PAGES = [
     st.Page("pages/sizing.py", title="Sizing", icon="📐", url_path="sizing", default=True),
     st.Page("pages/catalog.py", title="Catalog", icon="📚", url_path="catalog"),
+    st.Page("pages/performance.py", title="Performance", icon="⚡", url_path="performance"),
 ]
 
 st.navigation(PAGES).run()

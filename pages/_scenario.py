@@ -95,25 +95,47 @@ def scenario_inputs() -> dict[str, Any]:
     _select("Draft weights", "draft_dtype", formats)
     _select("KV cache dtype", "kv_dtype", [k.id for k in catalog.list_kv_dtypes()])
     _select("Serving engine", "engine", list(ENGINES))
-    _widget("engine_version", lambda key: st.sidebar.text_input(
-        "Engine release", key=key, placeholder="newest profiled", help="e.g. 0.19.0; profiles differ by release"))
-    default = _widget("engine_default_fraction", lambda key: st.sidebar.checkbox(
-        "Engine's default memory fraction", key=key))
+    _widget(
+        "engine_version",
+        lambda key: st.sidebar.text_input(
+            "Engine release", key=key, placeholder="newest profiled", help="e.g. 0.19.0; profiles differ by release"
+        ),
+    )
+    default = _widget(
+        "engine_default_fraction", lambda key: st.sidebar.checkbox("Engine's default memory fraction", key=key)
+    )
     if not default:
-        _widget("memory_fraction", lambda key: st.sidebar.slider(
-            "Engine memory fraction", 0.30, 1.00, step=0.01, key=key,
-            help="vLLM gpu_memory_utilization, SGLang mem_fraction_static, "
-            "TensorRT-LLM free_gpu_memory_fraction"))
-    _widget("max_model_len", lambda key: st.sidebar.number_input(
-        "Max model length (tokens)", 256, 1_048_576, step=1024, key=key))
+        _widget(
+            "memory_fraction",
+            lambda key: st.sidebar.slider(
+                "Engine memory fraction",
+                0.30,
+                1.00,
+                step=0.01,
+                key=key,
+                help="vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction",
+            ),
+        )
+    _widget(
+        "max_model_len",
+        lambda key: st.sidebar.number_input("Max model length (tokens)", 256, 1_048_576, step=1024, key=key),
+    )
     _widget("k", lambda key: st.sidebar.number_input("Draft length K", 1, 16, step=1, key=key))
     with st.sidebar.expander("Advanced engine knobs"):
-        _widget("max_num_batched_tokens", lambda key: st.number_input(
-            "max_num_batched_tokens (0 = engine default)", 0, 1_048_576, step=1024, key=key))
-        _widget("max_num_seqs", lambda key: st.number_input(
-            "max_num_seqs (0 = engine default)", 0, 65_536, step=64, key=key))
-        _widget("gpu_memory_gib", lambda key: st.number_input(
-            "GPU memory override, GiB (0 = catalog)", 0.0, 1024.0, step=1.0, key=key))
+        _widget(
+            "max_num_batched_tokens",
+            lambda key: st.number_input(
+                "max_num_batched_tokens (0 = engine default)", 0, 1_048_576, step=1024, key=key
+            ),
+        )
+        _widget(
+            "max_num_seqs",
+            lambda key: st.number_input("max_num_seqs (0 = engine default)", 0, 65_536, step=64, key=key),
+        )
+        _widget(
+            "gpu_memory_gib",
+            lambda key: st.number_input("GPU memory override, GiB (0 = catalog)", 0.0, 1024.0, step=1.0, key=key),
+        )
     return scenario()
 
 

@@ -30,11 +30,7 @@ with models_tab:
             "active params (B)": st.column_config.NumberColumn(format="%.3f"),
             "KV/token bf16 (KiB)": st.column_config.NumberColumn(format="%.1f"),
             "KV/token fp8 (KiB)": st.column_config.NumberColumn(format="%.1f"),
-            **{
-                c: st.column_config.NumberColumn(format="%.2f")
-                for c in table.columns
-                if c.startswith("weights")
-            },
+            **{c: st.column_config.NumberColumn(format="%.2f") for c in table.columns if c.startswith("weights")},
         },
     )
     st.caption(f"{len(table)} of {len(catalog_models_table())} models.")
@@ -60,8 +56,7 @@ with import_tab:
         facts = guarded(lambda: model_facts(spec)) if spec else None
         if facts:
             st.success(
-                f"{facts.architecture.model_type}: {facts.params.total_params:,} parameters "
-                f"({facts.params.method})"
+                f"{facts.architecture.model_type}: {facts.params.total_params:,} parameters ({facts.params.method})"
             )
             st.dataframe(models_table([facts]), hide_index=True)
             st.json(facts.params.components, expanded=False)

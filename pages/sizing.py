@@ -15,11 +15,14 @@ dep = scenario_deployment()
 plan = guarded(lambda: cached_plan(dep)) if dep else None
 if plan is not None:
     if plan.fits:
-        st.success(f"Fits: {plan.kv_cache_tokens:,} KV-cache tokens per replica, "
-                   f"{plan.max_concurrency:g} concurrent requests at {plan.max_model_len:,} tokens.", icon="✅")
+        st.success(
+            f"Fits: {plan.kv_cache_tokens:,} KV-cache tokens per replica, "
+            f"{plan.max_concurrency:g} concurrent requests at {plan.max_model_len:,} tokens.",
+            icon="✅",
+        )
     else:
         st.error("Does not fit: " + "; ".join(plan.problems[:2]), icon="⛔")
-    for problem in plan.problems[(0 if plan.fits else 2):]:
+    for problem in plan.problems[(0 if plan.fits else 2) :]:
         st.warning(problem, icon="⚠️")
 
     cols = st.columns(4)
@@ -30,18 +33,37 @@ if plan is not None:
 
     if plan.suggestions:
         st.subheader("What would make it fit")
-        st.dataframe(pd.DataFrame([s.model_dump() for s in plan.suggestions]), hide_index=True,
-                     column_config={"max_concurrency": st.column_config.NumberColumn(format="%.1f")})
+        st.dataframe(
+            pd.DataFrame([s.model_dump() for s in plan.suggestions]),
+            hide_index=True,
+            column_config={"max_concurrency": st.column_config.NumberColumn(format="%.1f")},
+        )
 
     st.subheader("One GPU's memory by component")
     st.plotly_chart(gpu_memory_bar(plan), key="sizing_memory_bar")
     gpu = plan.per_gpu
-    rows = [(name.removesuffix("_bytes").replace("_", " "), getattr(gpu, name))
-            for name in ("total_bytes", "budget_bytes", "target_weights_bytes", "draft_weights_bytes",
-                         "activation_bytes", "non_torch_bytes", "cudagraph_bytes", "kv_cache_bytes", "free_bytes")]
-    st.dataframe(pd.DataFrame([{"component": n, "GiB": v / GIB, "GB": v / GB} for n, v in rows]),
-                 hide_index=True, column_config={"GiB": st.column_config.NumberColumn(format="%.2f"),
-                                                 "GB": st.column_config.NumberColumn(format="%.2f")})
+    rows = [
+        (name.removesuffix("_bytes").replace("_", " "), getattr(gpu, name))
+        for name in (
+            "total_bytes",
+            "budget_bytes",
+            "target_weights_bytes",
+            "draft_weights_bytes",
+            "activation_bytes",
+            "non_torch_bytes",
+            "cudagraph_bytes",
+            "kv_cache_bytes",
+            "free_bytes",
+        )
+    ]
+    st.dataframe(
+        pd.DataFrame([{"component": n, "GiB": v / GIB, "GB": v / GB} for n, v in rows]),
+        hide_index=True,
+        column_config={
+            "GiB": st.column_config.NumberColumn(format="%.2f"),
+            "GB": st.column_config.NumberColumn(format="%.2f"),
+        },
+    )
 
     left, right = st.columns(2)
     with left:
@@ -49,9 +71,11 @@ if plan is not None:
         if dep.draft is not None:
             st.plotly_chart(draft_cost_bars(plan), key="sizing_draft_cost")
             lost = (plan.max_concurrency_without_draft or 0) - plan.max_concurrency
-            st.caption(f"The draft costs {lost:.1f} concurrent requests "
-                       f"({plan.draft_kv_bytes_per_token_per_gpu:,} of {plan.kv_bytes_per_token_per_gpu:,} "
-                       f"KV bytes per token, {plan.lookahead_slots_per_seq} lookahead slots per request).")
+            st.caption(
+                f"The draft costs {lost:.1f} concurrent requests "
+                f"({plan.draft_kv_bytes_per_token_per_gpu:,} of {plan.kv_bytes_per_token_per_gpu:,} "
+                f"KV bytes per token, {plan.lookahead_slots_per_seq} lookahead slots per request)."
+            )
         else:
             st.info("No draft selected: pick one in the sidebar to see what it costs.")
     with right:

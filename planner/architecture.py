@@ -126,8 +126,7 @@ def _head_dim(cfg: dict[str, Any], hidden: int, heads: int) -> int:
         return _int(cfg, "head_dim")
     if hidden % heads:
         raise ConfigError(
-            f"`hidden_size` = {hidden} is not divisible by `num_attention_heads` = {heads}; "
-            "give `head_dim` explicitly",
+            f"`hidden_size` = {hidden} is not divisible by `num_attention_heads` = {heads}; give `head_dim` explicitly",
             field="head_dim",
         )
     return hidden // heads
@@ -174,9 +173,7 @@ def _moe(model_type: str, cfg: dict[str, Any], layers: int) -> MoeGeometry | Non
         step = _int(cfg, "decoder_sparse_step", default=1)
         dense = set(cfg.get("mlp_only_layers") or [])
         num_experts = _int(cfg, "num_experts", default=128, minimum=0)
-        moe_layers = tuple(
-            i for i in range(layers) if i not in dense and num_experts > 0 and (i + 1) % step == 0
-        )
+        moe_layers = tuple(i for i in range(layers) if i not in dense and num_experts > 0 and (i + 1) % step == 0)
         return MoeGeometry(
             num_experts=max(num_experts, 1),
             experts_per_token=_int(cfg, "num_experts_per_tok", default=8),

@@ -113,8 +113,7 @@ def _not_found(kind: str, wanted: str, ids: list[str], command: str) -> CatalogE
     close = difflib.get_close_matches(wanted.lower(), [i.lower() for i in ids], n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     return CatalogError(
-        f"{kind} {wanted!r} is not in the catalog{hint} "
-        f"(list them with `python -m planner catalog {command}`)",
+        f"{kind} {wanted!r} is not in the catalog{hint} (list them with `python -m planner catalog {command}`)",
         field=kind,
     )
 

@@ -91,9 +91,7 @@ class Deployment(BaseModel):
     def on_node(cls, target: ModelSpec, node: NodeType, **fields) -> Deployment:
         from planner.catalog import get_gpu
 
-        return cls.build(
-            target=target, gpu=get_gpu(node.gpu), gpu_count=node.gpu_count, node_id=node.id, **fields
-        )
+        return cls.build(target=target, gpu=get_gpu(node.gpu), gpu_count=node.gpu_count, node_id=node.id, **fields)
 
     @model_validator(mode="after")
     def _check(self) -> Deployment:
@@ -114,9 +112,7 @@ class Deployment(BaseModel):
                 raise InputError("draft_tp", draft_tp, f"1 or the target's tp ({self.tp})")
             problem = tp_problem(self.draft.architecture, draft_tp)
             if problem and self.draft_tp is not None:
-                raise InputError(
-                    "draft_tp", draft_tp, f"1, since the draft cannot run at tp {draft_tp} ({problem})"
-                )
+                raise InputError("draft_tp", draft_tp, f"1, since the draft cannot run at tp {draft_tp} ({problem})")
         elif self.draft_tp is not None or self.draft_dtype is not None:
             raise InputError("draft", None, "a draft model when draft_tp or draft_dtype is given")
         for field, value in (("dtype", self.dtype), ("draft_dtype", self.draft_dtype)):

@@ -55,9 +55,7 @@ def layer_kv_bytes_per_token(arch: Architecture, element_bytes: int, tp: int = 1
     return 2 * kv_heads_per_gpu(arch, tp) * arch.head_dim * element_bytes
 
 
-def kv_bytes_per_token(
-    arch: Architecture, element_bytes: int, tp: int = 1, layers: Iterable[int] | None = None
-) -> int:
+def kv_bytes_per_token(arch: Architecture, element_bytes: int, tp: int = 1, layers: Iterable[int] | None = None) -> int:
     """Bytes each new token adds to the cache on one GPU, every layer counted in full.
 
     ``layers`` restricts the sum to one pipeline stage's layers (default: all of them).

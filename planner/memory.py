@@ -149,9 +149,7 @@ def _v0_per_logit() -> float:
     return calibration().v0_sampler_bytes_per_logit
 
 
-def _kv_per_token(
-    dep: Deployment, profile: EngineProfile, stage_layers: range, stage: int
-) -> tuple[int, int]:
+def _kv_per_token(dep: Deployment, profile: EngineProfile, stage_layers: range, stage: int) -> tuple[int, int]:
     """Target and draft KV bytes per token on one GPU of ``stage`` (every layer in full)."""
     target = dep.target.architecture
     elem = kv_element_bytes(dep.kv, target, dep.target_format)
@@ -159,9 +157,7 @@ def _kv_per_token(
     draft_kv = 0
     if _draft_on_stage(dep, stage):
         draft = dep.draft.architecture
-        draft_kv = kv_bytes_per_token(
-            draft, kv_element_bytes(dep.kv, draft, dep.draft_format), dep.resolved_draft_tp
-        )
+        draft_kv = kv_bytes_per_token(draft, kv_element_bytes(dep.kv, draft, dep.draft_format), dep.resolved_draft_tp)
     return target_kv, draft_kv
 
 
@@ -220,9 +216,7 @@ def plan_memory(dep: Deployment, *, with_suggestions: bool = True) -> MemoryPlan
         concurrency = float(dep.hf_batch_size) if num_blocks > 0 else 0.0
     else:
         tokens = num_blocks * block
-        per_request = _sequence_bytes(
-            dep, max_len + k, stages_layers[binding], binding, slack=_slack(profile, limits)
-        )
+        per_request = _sequence_bytes(dep, max_len + k, stages_layers[binding], binding, slack=_slack(profile, limits))
         blocks_per_request = ceil(per_request / max(1, block * sum(per_token[binding])))
         concurrency = num_blocks / blocks_per_request if blocks_per_request else 0.0
     draft_share = draft_kv / kv_total if kv_total else 0.0

@@ -22,9 +22,7 @@ def deployment_problems(dep: Deployment, plan, profile: EngineProfile) -> tuple[
     weights = gpu.target_weights_bytes + gpu.draft_weights_bytes
     fits = True
     if weights > gpu.total_bytes:
-        problems.append(
-            f"weights need {fmt_gib(weights)} per GPU but the GPU reports {fmt_gib(gpu.total_bytes)}"
-        )
+        problems.append(f"weights need {fmt_gib(weights)} per GPU but the GPU reports {fmt_gib(gpu.total_bytes)}")
         fits = False
     elif gpu.kv_cache_bytes <= 0 or plan.num_blocks <= 0:
         problems.append(
@@ -40,9 +38,7 @@ def deployment_problems(dep: Deployment, plan, profile: EngineProfile) -> tuple[
         )
         fits = False
     if gpu.free_bytes < 0:
-        problems.append(
-            f"the plan over-commits the GPU by {fmt_gib(-gpu.free_bytes)} (out of memory at start-up)"
-        )
+        problems.append(f"the plan over-commits the GPU by {fmt_gib(-gpu.free_bytes)} (out of memory at start-up)")
         fits = False
     if dep.draft is not None:
         problems += _draft_problems(dep, profile, plan)

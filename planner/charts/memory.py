@@ -25,13 +25,29 @@ def gpu_memory_bar(plan: MemoryPlan) -> go.Figure:
     fig = go.Figure()
     for field, name, color in COMPONENTS:
         values = [getattr(s, field) / GIB for s in stages]
-        fig.add_bar(y=labels, x=values, name=name, orientation="h", marker_color=color,
-                    hovertemplate=f"{name}: %{{x:.2f}} GiB<extra></extra>")
+        fig.add_bar(
+            y=labels,
+            x=values,
+            name=name,
+            orientation="h",
+            marker_color=color,
+            hovertemplate=f"{name}: %{{x:.2f}} GiB<extra></extra>",
+        )
     budget = stages[plan.binding_stage].budget_bytes / GIB
-    fig.add_vline(x=budget, line_dash="dash", line_color="#1a202c",
-                  annotation_text=f"engine budget {budget:.1f} GiB", annotation_position="top")
-    fig.update_layout(barmode="stack", xaxis_title="GiB (2^30 bytes) per GPU", height=220 + 40 * len(stages),
-                      legend={"orientation": "h", "y": -0.35}, margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    fig.add_vline(
+        x=budget,
+        line_dash="dash",
+        line_color="#1a202c",
+        annotation_text=f"engine budget {budget:.1f} GiB",
+        annotation_position="top",
+    )
+    fig.update_layout(
+        barmode="stack",
+        xaxis_title="GiB (2^30 bytes) per GPU",
+        height=220 + 40 * len(stages),
+        legend={"orientation": "h", "y": -0.35},
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+    )
     return fig
 
 
@@ -39,19 +55,35 @@ def draft_cost_bars(plan: MemoryPlan) -> go.Figure:
     """KV tokens and concurrency with and without the draft, side by side."""
     fig = go.Figure()
     categories = ["KV tokens (thousands)", "max concurrency"]
-    fig.add_bar(name="without draft", x=categories, marker_color="#a0aec0",
-                y=[(plan.kv_cache_tokens_without_draft or 0) / 1000, plan.max_concurrency_without_draft or 0])
-    fig.add_bar(name="with draft", x=categories, marker_color="#2b6cb0",
-                y=[plan.kv_cache_tokens / 1000, plan.max_concurrency])
+    fig.add_bar(
+        name="without draft",
+        x=categories,
+        marker_color="#a0aec0",
+        y=[(plan.kv_cache_tokens_without_draft or 0) / 1000, plan.max_concurrency_without_draft or 0],
+    )
+    fig.add_bar(
+        name="with draft", x=categories, marker_color="#2b6cb0", y=[plan.kv_cache_tokens / 1000, plan.max_concurrency]
+    )
     fig.update_layout(barmode="group", height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return fig
 
 
 def concurrency_curve(points: list[tuple[int, float]], current_len: int) -> go.Figure:
     """Max concurrent requests against max_model_len (log axis)."""
-    fig = go.Figure(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines+markers",
-                               hovertemplate="%{x:,} tokens: %{y:.1f} requests<extra></extra>"))
+    fig = go.Figure(
+        go.Scatter(
+            x=[p[0] for p in points],
+            y=[p[1] for p in points],
+            mode="lines+markers",
+            hovertemplate="%{x:,} tokens: %{y:.1f} requests<extra></extra>",
+        )
+    )
     fig.add_vline(x=current_len, line_dash="dot", annotation_text="current max length")
-    fig.update_layout(xaxis_type="log", xaxis_title="max model length (tokens)",
-                      yaxis_title="max concurrent requests", height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    fig.update_layout(
+        xaxis_type="log",
+        xaxis_title="max model length (tokens)",
+        yaxis_title="max concurrent requests",
+        height=320,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+    )
     return fig

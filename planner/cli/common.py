@@ -23,9 +23,7 @@ def positive_int(text: str) -> int:
 
 def add_model_args(parser: argparse.ArgumentParser, name: str = "model", required: bool = True) -> None:
     group = parser.add_mutually_exclusive_group(required=required)
-    group.add_argument(
-        f"--{name}", metavar="ID", help="catalog id, e.g. meta-llama/Llama-3.1-70B or Llama-3.1-70B"
-    )
+    group.add_argument(f"--{name}", metavar="ID", help="catalog id, e.g. meta-llama/Llama-3.1-70B or Llama-3.1-70B")
     group.add_argument(
         f"--{name}-config" if name != "model" else "--config",
         metavar="PATH",

@@ -58,8 +58,6 @@ def run(args: argparse.Namespace) -> int:
             "kv_bytes_for_context": whole,
             "kv_bytes_for_context_per_gpu": per_gpu,
         }
-        lines.append(
-            f"  one {args.context:,}-token sequence  {fmt_bytes(whole)} (per GPU {fmt_bytes(per_gpu)})"
-        )
+        lines.append(f"  one {args.context:,}-token sequence  {fmt_bytes(whole)} (per GPU {fmt_bytes(per_gpu)})")
     emit(args, payload, lines)
     return 0

@@ -38,8 +38,6 @@ def run(args: argparse.Namespace) -> int:
     if params.persistent_buffers:
         lines.append(f"  persistent buffers (not parameters)  {params.persistent_buffers:,}")
     lines.append("  weights:")
-    lines += [
-        f"    {fmt:<10}{fmt_gb(n):>12}  {fmt_gib(n):>12}" for fmt, n in facts.weight_bytes_by_format.items()
-    ]
+    lines += [f"    {fmt:<10}{fmt_gb(n):>12}  {fmt_gib(n):>12}" for fmt, n in facts.weight_bytes_by_format.items()]
     emit(args, payload, lines)
     return 0

@@ -35,9 +35,7 @@ def test_uploaded_config_shows_the_same_numbers():
         "num_attention_heads": 4,
         "vocab_size": 500,
     }
-    at.file_uploader(key="catalog_upload").set_value(
-        ("config.json", json.dumps(cfg).encode(), "application/json")
-    )
+    at.file_uploader(key="catalog_upload").set_value(("config.json", json.dumps(cfg).encode(), "application/json"))
     at.run()
     assert not at.exception
     assert "meta-device" in at.success[0].value

@@ -21,9 +21,7 @@ def test_kv_json_contract_and_tp():
     out = json.loads(run_cli("kv", "--model", "llama-3.1-70b", "--tp", "8", "--json", check=True).stdout)
     assert out["kv_bytes_per_token"] == 327_680
     assert out["kv_bytes_per_token_per_gpu"] == 40_960
-    fp8 = json.loads(
-        run_cli("kv", "--model", "Llama-3.1-70B", "--kv-dtype", "fp8", "--json", check=True).stdout
-    )
+    fp8 = json.loads(run_cli("kv", "--model", "Llama-3.1-70B", "--kv-dtype", "fp8", "--json", check=True).stdout)
     assert fp8["kv_bytes_per_token"] == 163_840
 
 

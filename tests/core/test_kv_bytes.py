@@ -47,8 +47,7 @@ def _real_cache_bytes(cfg: dict, tokens: int) -> int:
     with torch.no_grad():
         cache = model(ids, use_cache=True).past_key_values
     return sum(
-        layer.keys.nelement() * layer.keys.element_size()
-        + layer.values.nelement() * layer.values.element_size()
+        layer.keys.nelement() * layer.keys.element_size() + layer.values.nelement() * layer.values.element_size()
         for layer in cache.layers
     )
 
@@ -89,16 +88,12 @@ def test_bytes_per_token_equal_real_cache_tensors(case):
     # The catalog model has the same per-layer geometry, hence the same bytes per token per layer.
     full = get_model(model_id).architecture
     if not overrides or case == "mla":
-        assert (
-            kv_bytes_per_token(full, 2) // full.num_layers == kv_bytes_per_token(arch, 2) // arch.num_layers
-        )
+        assert kv_bytes_per_token(full, 2) // full.num_layers == kv_bytes_per_token(arch, 2) // arch.num_layers
 
 
 def test_sliding_window_layers_hold_the_window_only():
     # Gemma-2 geometry: alternating sliding (window) and global layers; transformers keeps window-1.
-    cfg = _shrunk(
-        "google/gemma-2-9b", layers=4, sliding_window=8, num_attention_heads=4, num_key_value_heads=2
-    )
+    cfg = _shrunk("google/gemma-2-9b", layers=4, sliding_window=8, num_attention_heads=4, num_key_value_heads=2)
     arch = architecture_from_config(cfg)
     assert arch.layer_types == ("sliding_attention", "full_attention") * 2
     for tokens in (5, 7, 20):

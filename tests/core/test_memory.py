@@ -62,9 +62,7 @@ def test_70b_on_one_h100_does_not_fit_and_says_what_would():
 def test_sanity_anchor_from_reference_section_3_7():
     # serving-memory-and-tools.md §3.7: 70B + 1B on 8x H100, TP8: 45,056 B/token/GPU, the draft ~9%,
     # about 1.17 M tokens per replica at gmu 0.9 (their activation+non-torch guess was 5-6 GiB).
-    plan = plan_memory(
-        dep(tp=8, draft=get_model("Llama-3.2-1B"), memory_fraction=0.9, engine_version="0.19.0")
-    )
+    plan = plan_memory(dep(tp=8, draft=get_model("Llama-3.2-1B"), memory_fraction=0.9, engine_version="0.19.0"))
     assert plan.kv_bytes_per_token_per_gpu == 45_056
     assert plan.draft_kv_share_frac == pytest.approx(4096 / 45056)
     assert plan.kv_cache_tokens == pytest.approx(1.17e6, rel=0.05)
@@ -157,9 +155,7 @@ def test_sglang_logged_case_qwen3_235b_fp8_tp4():
 
 
 def test_trtllm_uses_a_fraction_of_free_memory_and_32_token_blocks():
-    plan = plan_memory(
-        dep("Llama-3.1-8B", node=get_node("1x-h100-sxm-80gb"), engine="trtllm", max_model_len=8192)
-    )
+    plan = plan_memory(dep("Llama-3.1-8B", node=get_node("1x-h100-sxm-80gb"), engine="trtllm", max_model_len=8192))
     gpu = plan.per_gpu
     free_after = gpu.total_bytes - gpu.target_weights_bytes - gpu.activation_bytes - gpu.non_torch_bytes
     assert gpu.kv_cache_bytes == pytest.approx(0.9 * free_after, rel=1e-6)
@@ -207,9 +203,7 @@ ENGINES = ["vllm", "vllm-v0", "sglang", "trtllm"]
 @st.composite
 def deployments(draw):
     target = draw(st.sampled_from(TARGETS))
-    node = draw(
-        st.sampled_from(["8x-h100-sxm-80gb", "8x-a100-sxm-80gb", "4x-l40s-48gb", "8x-h200-sxm-141gb"])
-    )
+    node = draw(st.sampled_from(["8x-h100-sxm-80gb", "8x-a100-sxm-80gb", "4x-l40s-48gb", "8x-h200-sxm-141gb"]))
     draft = draw(st.sampled_from(DRAFTS))
     return {
         "target": target,
@@ -255,9 +249,7 @@ def test_components_add_up_to_the_total(spec):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(deployments())
 def test_higher_tp_never_lowers_kv_tokens(spec):
-    tokens = [
-        plan_memory(_build(spec, tp=tp), with_suggestions=False).kv_cache_tokens for tp in _valid_tps(spec)
-    ]
+    tokens = [plan_memory(_build(spec, tp=tp), with_suggestions=False).kv_cache_tokens for tp in _valid_tps(spec)]
     assert tokens == sorted(tokens)
 
 
@@ -279,9 +271,7 @@ def test_adding_a_draft_never_raises_kv_tokens(spec):
     alone = plan_memory(_build(spec, tp=tp, draft=None), with_suggestions=False)
     with_draft = plan_memory(_build(spec, tp=tp, draft="Llama-3.2-1B"), with_suggestions=False)
     assert with_draft.kv_cache_tokens <= alone.kv_cache_tokens
-    assert (
-        with_draft.per_gpu.kv_cache_bytes / GIB <= alone.per_gpu.kv_cache_bytes / GIB + 64
-    )  # same pool scale
+    assert with_draft.per_gpu.kv_cache_bytes / GIB <= alone.per_gpu.kv_cache_bytes / GIB + 64  # same pool scale
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

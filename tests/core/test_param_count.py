@@ -66,9 +66,7 @@ dims = st.sampled_from([16, 32, 64])
 @st.composite
 def family_config(draw):
     family = draw(
-        st.sampled_from(
-            ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "phi3", "deepseek_v3"]
-        )
+        st.sampled_from(["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "phi3", "deepseek_v3"])
     )
     heads = draw(st.sampled_from([2, 4, 8]))
     kv = draw(st.sampled_from([h for h in (1, 2, 4, 8) if heads % h == 0]))

@@ -1,0 +1,53 @@
+"""UI-only helpers of the Performance page: the workload widgets and the cached core call.
+
+Nothing here computes a formula: the widgets gather a ``SpeedWorkload`` and ``cached_speed_report``
+calls ``planner.speed.speed_report`` once per distinct (deployment, workload).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from planner.speculation_rules import speculation_rules
+from planner.speed import SpeedReport, SpeedWorkload, speed_report
+
+ACCEPTANCE_MODES = {
+    "α (per-token acceptance, Leviathan)": "alpha",
+    "τ (mean accepted length: vLLM mean acceptance length, SGLang accept len, NVIDIA acceptance rate)": (
+        "mean_accepted_len"
+    ),
+    "ρ (vLLM V1 'Avg Draft acceptance rate', a fraction)": "draft_acceptance_rate",
+}
+_DEFAULT_VALUES = {"alpha": 0.8, "mean_accepted_len": 3.69, "draft_acceptance_rate": 0.54}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_speed_report(dep, workload: SpeedWorkload) -> SpeedReport:
+    return speed_report(dep, workload)
+
+
+def workload_fields() -> dict:
+    """Draw the page's workload inputs (main area) and return SpeedWorkload fields."""
+    defaults = speculation_rules().default_workload
+    mode_label = st.selectbox("Acceptance given as", list(ACCEPTANCE_MODES), key="perf_acceptance_mode")
+    mode = ACCEPTANCE_MODES[mode_label]
+    cols = st.columns(4)
+    value = cols[0].number_input(
+        mode_label.split(" (")[0],
+        min_value=0.0,
+        max_value=65.0,
+        value=_DEFAULT_VALUES[mode],
+        step=0.01,
+        format="%.3f",
+        key=f"perf_{mode}",
+        help="α and ρ are fractions in [0, 1]; τ lies in [1, K+1]",
+    )
+    batch = cols[1].number_input("Batch size (sequences)", 1, 4096, defaults.batch_size, key="perf_batch")
+    prompt = cols[2].number_input("Prompt tokens", 1, 1_048_576, defaults.prompt_tokens, key="perf_prompt")
+    output = cols[3].number_input("Output tokens", 1, 1_048_576, defaults.output_tokens, key="perf_output")
+    return {
+        mode: float(value),
+        "batch_size": int(batch),
+        "prompt_tokens": int(prompt),
+        "output_tokens": int(output),
+    }

@@ -1,0 +1,106 @@
+"""Performance: does the draft make serving faster on this node, at this load, and by how much?"""
+
+import pandas as pd
+import streamlit as st
+
+from pages._common import guarded
+from pages._scenario import scenario_deployment
+from pages._speed_common import cached_speed_report, workload_fields
+from planner.charts.speed import batch_speedup_chart, break_even_chart, latency_chart, speedup_heatmap
+from planner.speed import SpeedWorkload
+from planner.speed_profiles import calibration_summary
+from planner.units import bytes_to_gb
+
+st.title("Performance")
+st.caption(
+    "Roofline step times per GPU (bytes over achievable bandwidth vs FLOPs over achievable peak, plus "
+    "all-reduce and engine overheads) and the Leviathan acceptance model. K comes from the sidebar."
+)
+
+dep = scenario_deployment()
+fields = workload_fields()
+report = None
+if dep is not None:
+    if dep.draft is None:
+        st.info("No draft selected: pick a draft model in the sidebar to estimate speculative decoding.")
+    else:
+        workload = guarded(lambda: SpeedWorkload.build(**fields))
+        report = guarded(lambda: cached_speed_report(dep, workload)) if workload else None
+
+if report is not None:
+    est = report.estimate
+    show = {"recommend": st.success, "enable": st.info, "disable": st.warning}[est.verdict]
+    show(f"**{est.verdict.upper()}**: {est.verdict_reason}.", icon="⚡")
+    st.caption(
+        "Thresholds: "
+        + ", ".join(f"{name} {value}" for name, value in est.thresholds.items())
+        + f". Source: {est.thresholds_source}"
+    )
+    for warning in est.warnings:
+        st.warning(warning, icon="⚠️")
+    cols = st.columns(5)
+    cols[0].metric("Speedup", f"{est.speedup:.2f}x", help=f"at K = {est.k}")
+    cols[1].metric("Optimal K", f"{est.optimal_k}", f"{est.speedup_at_optimal_k:.2f}x")
+    cols[2].metric("Break-even α", "none" if est.break_even_alpha is None else f"{est.break_even_alpha:.3f}")
+    cols[3].metric(
+        "TPOT",
+        f"{est.spec_tpot_s * 1e3:.2f} ms",
+        f"{(est.spec_tpot_s - est.baseline_tpot_s) * 1e3:+.2f} ms",
+        delta_color="inverse",
+    )
+    cols[4].metric(
+        "Throughput / replica",
+        f"{est.throughput_tok_s:,.0f} tok/s",
+        f"{est.throughput_tok_s - est.baseline_throughput_tok_s:+,.0f}",
+    )
+    st.caption(
+        f"α {est.alpha:.3f} at K {est.k}: τ = {est.expected_tokens_per_step:.2f} tokens per step, vLLM ρ = "
+        f"{est.draft_acceptance_rate:.3f}; draft/target step cost c = {est.steps.cost_ratio:.3f}; "
+        f"{est.tok_s_per_sequence:,.1f} tok/s per sequence (without the draft "
+        f"{est.baseline_tok_s_per_sequence:,.1f}); {est.replicas_per_node} replica(s) per node."
+    )
+
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(speedup_heatmap(report.grid, est.alpha, est.k), key="perf_heatmap")
+    with right:
+        st.plotly_chart(batch_speedup_chart(report.sweep), key="perf_batch_chart")
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(break_even_chart(report.sweep), key="perf_break_even")
+    with right:
+        st.plotly_chart(latency_chart(est), key="perf_latency")
+
+    with st.expander("Assumptions: the engine speed profile and its calibration"):
+        st.write(f"Profile **{est.profile}** (data/speed_profiles.json).")
+        st.dataframe(
+            pd.DataFrame([{"parameter": n, "value": str(v), "source or fit": s} for n, v, s in est.assumptions]),
+            hide_index=True,
+        )
+        calibration = calibration_summary()
+        for key in ("goal_rows", "prior_rows", "plain_rows"):
+            if key in calibration:
+                st.write(f"- {calibration[key]}")
+        st.caption("Reproduce with `make bench-speed-accuracy`; refit with `python -m bench.fit_speed_profile`.")
+        steps = est.steps
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "forward pass": name,
+                        "ms": f.total_s * 1e3,
+                        "bound": f.bound,
+                        "weights read (GB)": bytes_to_gb(f.weight_read_bytes),
+                        "KV read (GB)": bytes_to_gb(f.kv_read_bytes),
+                    }
+                    for name, f in (
+                        ("target decode (1 token)", steps.target_decode),
+                        (f"target verify ({est.k + 1} tokens)", steps.target_verify),
+                        ("draft decode (1 token)", steps.draft_decode),
+                        ("draft first pass", steps.draft_first_pass),
+                    )
+                ]
+            ),
+            hide_index=True,
+            column_config={"ms": st.column_config.NumberColumn(format="%.3f")},
+        )

@@ -1,0 +1,112 @@
+"""``python -m planner speedup``: latency, throughput and the verdict for a draft at a given load."""
+
+from __future__ import annotations
+
+import argparse
+
+from planner.cli.common import add_json_flag, emit, positive_int
+from planner.cli.deployment_args import add_deployment_args, deployment_from_args
+from planner.errors import InputError
+from planner.speed import SpeedWorkload, estimate_speed
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "speedup", help="speculative decoding speedup, latency, throughput and verdict at a batch size"
+    )
+    add_deployment_args(parser)
+    acceptance = parser.add_mutually_exclusive_group(required=True)
+    acceptance.add_argument("--alpha", type=_number, help="per-token acceptance probability α (Leviathan)")
+    acceptance.add_argument(
+        "--mean-accepted-len",
+        "--tau",
+        dest="mean_accepted_len",
+        type=_number,
+        help="tokens per verify step incl. the bonus token (τ: vLLM 'Mean acceptance length', "
+        "SGLang 'accept len', NVIDIA 'acceptance rate')",
+    )
+    acceptance.add_argument(
+        "--draft-acceptance-rate",
+        "--rho",
+        dest="draft_acceptance_rate",
+        type=_number,
+        help="vLLM V1 'Avg Draft acceptance rate' ρ = (τ-1)/K, as a fraction (0.54, not 54)",
+    )
+    parser.add_argument("--batch-size", type=positive_int, help="concurrent sequences per replica")
+    parser.add_argument("--prompt-tokens", type=positive_int, help="prompt length per request")
+    parser.add_argument("--output-tokens", type=positive_int, help="output length per request")
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not (getattr(args, "draft", None) or getattr(args, "draft_config", None)):
+        raise InputError("--draft", None, "a draft model (--draft ID or --draft-config PATH) to speculate with")
+    dep = deployment_from_args(args)
+    workload = SpeedWorkload.build(
+        batch_size=args.batch_size,
+        prompt_tokens=args.prompt_tokens,
+        output_tokens=args.output_tokens,
+        alpha=args.alpha,
+        mean_accepted_len=args.mean_accepted_len,
+        draft_acceptance_rate=args.draft_acceptance_rate,
+        k=args.k,
+    )
+    est = estimate_speed(dep, workload)
+    payload = {
+        "alpha": est.alpha,
+        "k": est.k,
+        "batch_size": est.batch_size,
+        "expected_tokens_per_step": est.expected_tokens_per_step,
+        "baseline_tpot_s": est.baseline_tpot_s,
+        "spec_tpot_s": est.spec_tpot_s,
+        "speedup": est.speedup,
+        "optimal_k": est.optimal_k,
+        "speedup_at_optimal_k": est.speedup_at_optimal_k,
+        "break_even_alpha": est.break_even_alpha,
+        "throughput_tok_s": est.throughput_tok_s,
+        "baseline_throughput_tok_s": est.baseline_throughput_tok_s,
+        "verdict": est.verdict,
+        "thresholds": est.thresholds,
+        "verdict_reason": est.verdict_reason,
+        "thresholds_source": est.thresholds_source,
+        "draft_acceptance_rate": est.draft_acceptance_rate,
+        "prompt_tokens": est.prompt_tokens,
+        "output_tokens": est.output_tokens,
+        "baseline_ttft_s": est.baseline_ttft_s,
+        "spec_ttft_s": est.spec_ttft_s,
+        "baseline_e2e_latency_s": est.baseline_e2e_latency_s,
+        "spec_e2e_latency_s": est.spec_e2e_latency_s,
+        "baseline_tok_s_per_sequence": est.baseline_tok_s_per_sequence,
+        "tok_s_per_sequence": est.tok_s_per_sequence,
+        "replicas_per_node": est.replicas_per_node,
+        "speedup_by_k": est.speedup_by_k,
+        "cost_ratio": est.steps.cost_ratio,
+        "profile": est.profile,
+        "assumptions": [{"name": n, "value": v, "source": s} for n, v, s in est.assumptions],
+        "warnings": est.warnings,
+    }
+    break_even = "none (no α pays)" if est.break_even_alpha is None else f"{est.break_even_alpha:.3f}"
+    lines = [
+        f"{est.target} + draft {est.draft} on {dep.gpu_count}x {dep.gpu.id}, TP {dep.tp} "
+        f"(draft TP {dep.resolved_draft_tp}), {est.profile}",
+        f"  load: batch {est.batch_size}, {est.prompt_tokens:,} prompt + {est.output_tokens:,} output tokens",
+        f"  acceptance: α {est.alpha:.3f}, K {est.k}: τ {est.expected_tokens_per_step:.2f} tokens/step, "
+        f"vLLM ρ {est.draft_acceptance_rate:.3f}",
+        f"  TPOT {est.baseline_tpot_s * 1e3:.2f} ms -> {est.spec_tpot_s * 1e3:.2f} ms   speedup {est.speedup:.2f}x",
+        f"  TTFT {est.baseline_ttft_s * 1e3:.1f} ms -> {est.spec_ttft_s * 1e3:.1f} ms (draft prefill added)",
+        f"  throughput per replica {est.baseline_throughput_tok_s:,.0f} -> {est.throughput_tok_s:,.0f} tok/s",
+        f"  optimal K {est.optimal_k}: speedup {est.speedup_at_optimal_k:.2f}x; break-even α {break_even}",
+        f"  verdict: {est.verdict.upper()} - {est.verdict_reason}",
+        "  thresholds: " + ", ".join(f"{k} {v}" for k, v in est.thresholds.items()),
+    ]
+    lines += [f"  warning: {w}" for w in est.warnings]
+    emit(args, payload, lines)
+    return 0

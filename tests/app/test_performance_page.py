@@ -1,0 +1,49 @@
+"""Performance page: renders the verdict and four charts, follows α, shows bad input as a message."""
+
+from __future__ import annotations
+
+from pages._speed_common import ACCEPTANCE_MODES
+from tests.app.conftest import page
+
+TAU_MODE = next(label for label, field in ACCEPTANCE_MODES.items() if field == "mean_accepted_len")
+
+
+def _verdict(at) -> str:
+    shown = [*at.success, *at.info, *at.warning]
+    return next(e.value for e in shown if e.value.startswith("**"))
+
+
+def test_renders_verdict_metrics_and_charts():
+    at = page("performance.py").run()
+    assert not at.exception and not at.error
+    assert _verdict(at).startswith("**RECOMMEND**")
+    assert {m.label for m in at.metric} >= {"Speedup", "Optimal K", "Break-even α"}
+    assert len(at.get("plotly_chart")) == 4
+
+
+def test_changing_alpha_changes_the_verdict():
+    at = page("performance.py").run()
+    at.number_input(key="perf_alpha").set_value(0.5).run()
+    assert not at.exception
+    assert _verdict(at).startswith("**DISABLE**")
+
+
+def test_large_batch_is_a_slowdown():
+    at = page("performance.py").run()
+    at.number_input(key="perf_batch").set_value(1024).run()
+    assert _verdict(at).startswith("**DISABLE**")
+
+
+def test_bad_acceptance_is_an_error_message_not_a_traceback():
+    at = page("performance.py").run()
+    at.selectbox(key="perf_acceptance_mode").set_value(TAU_MODE).run()
+    at.number_input(key="perf_mean_accepted_len").set_value(7.0).run()  # K = 5 allows τ <= 6
+    assert not at.exception
+    assert any("mean_accepted_len" in e.value for e in at.error)
+
+
+def test_no_draft_is_a_hint():
+    at = page("performance.py").run()
+    at.selectbox(key="scenario_draft").set_value("(no draft)").run()
+    assert not at.exception
+    assert any("draft" in i.value for i in at.info)

@@ -1,0 +1,75 @@
+"""`python -m planner speedup`, through a subprocess as users run it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+BASE = ("speedup", "--target", "Llama-3.1-70B", "--draft", "Llama-3.2-1B", "--node", "8x-h100-sxm-80gb", "--tp", "8")
+KEYS = {
+    "alpha",
+    "k",
+    "batch_size",
+    "expected_tokens_per_step",
+    "baseline_tpot_s",
+    "spec_tpot_s",
+    "speedup",
+    "optimal_k",
+    "speedup_at_optimal_k",
+    "break_even_alpha",
+    "throughput_tok_s",
+    "baseline_throughput_tok_s",
+    "verdict",
+    "thresholds",
+}
+
+
+def test_json_contract():
+    out = json.loads(run_cli(*BASE, "--alpha", "0.8", "--k", "5", "--json", check=True).stdout)
+    assert out.keys() >= KEYS
+    assert round(out["expected_tokens_per_step"], 2) == 3.69
+    assert out["speedup"] > 2 and out["verdict"] == "recommend"
+    assert out["thresholds"]["recommend_min_speedup"] == 1.3
+
+
+def test_tau_and_rho_give_the_same_alpha():
+    tau = json.loads(run_cli(*BASE, "--mean-accepted-len", "3.68928", "--k", "5", "--json", check=True).stdout)
+    rho = json.loads(run_cli(*BASE, "--draft-acceptance-rate", "0.537856", "--k", "5", "--json", check=True).stdout)
+    assert tau["alpha"] == pytest.approx(0.8, abs=1e-5)
+    assert rho["alpha"] == pytest.approx(0.8, abs=1e-5)
+
+
+def test_large_batch_turns_speculation_off():
+    out = json.loads(run_cli(*BASE, "--alpha", "0.8", "--batch-size", "1024", "--json", check=True).stdout)
+    assert out["speedup"] < 1 and out["verdict"] == "disable"
+
+
+def test_summary_states_verdict_and_thresholds():
+    text = run_cli(*BASE, "--alpha", "0.8", check=True).stdout
+    assert "verdict: RECOMMEND" in text and "thresholds:" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--alpha", "1.5"), "alpha"),
+        (("--mean-accepted-len", "9", "--k", "5"), "mean_accepted_len"),
+        (("--alpha", "0.8", "--batch-size", "0"), "batch-size"),
+        (("--alpha", "0.8", "--k", "0"), "k"),
+    ],
+)
+def test_invalid_inputs_exit_2_with_one_line(args, needle):
+    proc = run_cli(*BASE, *args)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr
+
+
+def test_draft_and_acceptance_are_required():
+    proc = run_cli("speedup", "--target", "Llama-3.1-70B", "--node", "8x-h100-sxm-80gb", "--tp", "8", "--alpha", "0.8")
+    assert proc.returncode == 2 and "--draft" in proc.stderr
+    proc = run_cli(*BASE)
+    assert proc.returncode == 2 and "alpha" in proc.stderr

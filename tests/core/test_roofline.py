@@ -1,0 +1,112 @@
+"""Roofline step times: memory vs compute bound, TP sharding and all-reduce, MoE expert reads."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.catalog import get_gpu, get_kv_dtype, get_model, get_weight_format
+from planner.errors import InputError
+from planner.roofline import compute_dtype, experts_touched_frac, forward_time, model_cost, peak_flops
+from planner.speed_profiles import speed_profile
+from planner.units import GB
+from planner.weight_bytes import weight_bytes_per_gpu
+
+H100 = get_gpu("h100-sxm-80gb")
+PROFILE = speed_profile("vllm", "nvidia")
+
+
+def _cost(model="Llama-3.1-70B", fmt="bf16", tp=1, pp=1, gpu=H100, kv="auto"):
+    return model_cost(get_model(model), get_weight_format(fmt), get_kv_dtype(kv), gpu, tp=tp, pp=pp)
+
+
+def _step(cost, gpu=H100, profile=PROFILE, batch=1, query=1, context=1024):
+    return forward_time(cost, gpu, profile, batch_size=batch, query_tokens=query, context_tokens=context)
+
+
+def test_decode_reads_every_weight_but_the_embedding_table():
+    cost = _cost(tp=8)
+    arch = get_model("Llama-3.1-70B").architecture
+    total = weight_bytes_per_gpu(arch, get_weight_format("bf16"), tp=8)
+    step = _step(cost)
+    # The untied embedding (128256 x 8192 bf16, vocab-split over 8) is looked up, not streamed.
+    assert step.weight_bytes == total
+    assert total - step.weight_read_bytes == pytest.approx(128256 * 8192 * 2 / 8, rel=1e-6)
+
+
+def test_small_batch_decode_is_memory_bound_and_large_prefill_compute_bound():
+    cost = _cost(tp=8)
+    assert _step(cost).bound == "memory"
+    assert _step(cost, batch=1, query=8192, context=0).bound == "compute"
+
+
+def test_memory_time_is_bytes_over_achievable_bandwidth():
+    cost = _cost(tp=8)
+    step = _step(cost)
+    expected = (step.weight_read_bytes + step.kv_read_bytes) / (
+        H100.memory_bandwidth_gb_s * GB * PROFILE.bandwidth_frac
+    )
+    assert step.memory_s == pytest.approx(expected, rel=0.01)  # + the new tokens' KV written
+
+
+def test_tp_one_pays_no_all_reduce_and_tp_eight_does():
+    assert _step(_cost("Llama-3.2-1B", tp=1)).communication_s == 0.0
+    step = _step(_cost("Llama-3.2-1B", tp=8))
+    # 16 layers x 2 all-reduces, each at least the profile's latency.
+    assert step.communication_s >= 2 * 16 * PROFILE.allreduce_latency_s
+
+
+def test_moe_touches_few_experts_at_batch_one_and_all_at_large_batch():
+    cost = _cost("Mixtral-8x7B-v0.1", tp=2)
+    one, many = _step(cost, batch=1), _step(cost, batch=256)
+    assert one.weight_read_bytes < 0.5 * one.weight_bytes  # 2 of 8 experts per layer
+    assert many.weight_read_bytes == pytest.approx(many.weight_bytes - cost.stage_lookup_bytes[0], rel=1e-3)
+    assert experts_touched_frac(1, 8, 2) == 0.25
+
+
+def test_peak_follows_the_weight_format():
+    assert compute_dtype(H100, get_weight_format("fp8")) == "fp8"
+    assert compute_dtype(get_gpu("a100-sxm-80gb"), get_weight_format("fp8")) == "bf16"  # weight-only on Ampere
+    assert compute_dtype(H100, get_weight_format("int4-awq")) == "fp16"  # AWQ computes in fp16
+    t4 = get_gpu("t4-16gb")
+    assert peak_flops(t4, compute_dtype(t4, get_weight_format("bf16"))) == t4.fp16_dense_tflops * 1e12
+
+
+def test_pipeline_stages_add_up():
+    one, two = _step(_cost(tp=4)), _step(_cost(tp=4, pp=2))
+    assert two.weight_bytes < one.weight_bytes
+    assert two.total_s > 0.5 * one.total_s
+
+
+def test_invalid_batch_is_an_input_error():
+    with pytest.raises(InputError) as info:
+        _step(_cost(), batch=0)
+    assert info.value.field == "batch_size"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.floats(min_value=0.3, max_value=0.95),
+    st.floats(min_value=1.0, max_value=3.0),
+    st.integers(min_value=1, max_value=512),
+    st.integers(min_value=1, max_value=16),
+)
+def test_more_bandwidth_never_slows_a_step(eta, factor, batch, query):
+    cost = _cost(tp=8)
+    slow = PROFILE.with_values(bandwidth_frac=eta / factor)
+    fast = PROFILE.with_values(bandwidth_frac=eta)
+    assert (
+        _step(cost, profile=fast, batch=batch, query=query).total_s
+        <= _step(cost, profile=slow, batch=batch, query=query).total_s
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=1, max_value=256), st.integers(min_value=1, max_value=16), st.integers(0, 32768))
+def test_more_tokens_never_take_less_time(batch, query, context):
+    cost = _cost(tp=8)
+    base = _step(cost, batch=batch, query=query, context=context).total_s
+    assert _step(cost, batch=batch + 1, query=query, context=context).total_s >= base
+    assert _step(cost, batch=batch, query=query + 1, context=context).total_s >= base
+    assert _step(cost, batch=batch, query=query, context=context + 512).total_s >= base

@@ -1,0 +1,152 @@
+"""The speed model: the issue's acceptance figures, invariants (hypothesis) and error handling."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.catalog import get_model, get_node
+from planner.deployment import Deployment
+from planner.errors import InputError, PlannerError
+from planner.speed import SpeedWorkload, baseline_speed, batch_sweep, estimate_speed, speed_report, speedup_grid
+from planner.speed_profiles import speed_profile
+
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+
+
+def _dep(target="Llama-3.1-70B", draft="Llama-3.2-1B", node="8x-h100-sxm-80gb", tp=8, **fields):
+    return Deployment.on_node(get_model(target), get_node(node), tp=tp, draft=get_model(draft), **fields)
+
+
+def test_issue_acceptance_70b_plus_1b_on_8x_h100():
+    # Issue 4: Llama-3.1-70B + Llama-3.2-1B on 8x H100 (TP 8), α = 0.8: above 2x at batch 1, falling
+    # with batch, and a batch where speculation stops paying (published direction: TRT-LLM README
+    # "2.x throughput in BS1, 1.x in BS16"; AMD MI300X slowdown from batch 8-32, reference §1.4).
+    sweep = batch_sweep(_dep(), SpeedWorkload.build(alpha=0.8), BATCHES)
+    speedups = [p.speedup for p in sweep.points]
+    assert speedups[0] > 2
+    assert all(later <= earlier for earlier, later in pairwise(speedups))
+    assert sweep.crossover_batch is not None
+    assert next(p for p in sweep.points if p.batch_size == sweep.crossover_batch).speedup <= 1
+
+
+def test_estimate_reports_the_cli_contract_and_thresholds():
+    est = estimate_speed(_dep(), SpeedWorkload.build(alpha=0.8, k=5))
+    assert round(est.expected_tokens_per_step, 2) == 3.69
+    assert est.speedup == pytest.approx(est.baseline_tpot_s / est.spec_tpot_s)
+    assert est.throughput_tok_s == pytest.approx(est.batch_size / est.spec_tpot_s)
+    assert est.speedup_at_optimal_k >= est.speedup
+    assert est.speedup_by_k[est.optimal_k] == est.speedup_at_optimal_k
+    assert est.thresholds == {
+        "recommend_min_speedup": 1.3,
+        "recommend_min_alpha": 0.65,
+        "enable_min_speedup": 1.05,
+        "disable_below_alpha": 0.55,
+    }
+    assert est.verdict == "recommend"
+    assert est.spec_ttft_s > est.baseline_ttft_s  # the draft prefills the prompt too
+    assert est.assumptions and all(source for _, _, source in est.assumptions)
+
+
+def test_verdict_follows_alpha():
+    assert estimate_speed(_dep(), SpeedWorkload.build(alpha=0.5)).verdict == "disable"  # below 0.55 (seed rule)
+    assert estimate_speed(_dep(), SpeedWorkload.build(alpha=0.6)).verdict == "enable"  # pays, α < 0.65
+    assert estimate_speed(_dep(), SpeedWorkload.build(alpha=0.8, batch_size=1024)).verdict == "disable"
+
+
+def test_acceptance_conventions_agree():
+    dep = _dep()
+    by_alpha = estimate_speed(dep, SpeedWorkload.build(alpha=0.8, k=5))
+    by_tau = estimate_speed(dep, SpeedWorkload.build(mean_accepted_len=by_alpha.expected_tokens_per_step, k=5))
+    by_rho = estimate_speed(dep, SpeedWorkload.build(draft_acceptance_rate=by_alpha.draft_acceptance_rate, k=5))
+    assert by_tau.speedup == pytest.approx(by_alpha.speedup, rel=1e-6)
+    assert by_rho.speedup == pytest.approx(by_alpha.speedup, rel=1e-6)
+
+
+def test_break_even_rises_with_batch():
+    sweep = batch_sweep(_dep(), SpeedWorkload.build(alpha=0.8), BATCHES)
+    values = [p.break_even_alpha if p.break_even_alpha is not None else 1.0 for p in sweep.points]
+    assert all(later >= earlier - 1e-9 for earlier, later in pairwise(values))
+    at_batch_one = sweep.points[0].break_even_alpha
+    assert at_batch_one is not None
+    est = estimate_speed(_dep(), SpeedWorkload.build(alpha=at_batch_one))
+    assert est.speedup_at_optimal_k == pytest.approx(1.0, abs=1e-3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from(["Llama-3.2-1B", "Llama-3.2-3B", "Llama-3.1-8B"]),
+    st.sampled_from([1, 8]),
+    st.integers(min_value=1, max_value=2048),
+    st.integers(min_value=1, max_value=16),
+)
+def test_a_draft_never_accepted_only_costs(draft, draft_tp, batch, k):
+    est = estimate_speed(_dep(draft=draft, draft_tp=draft_tp), SpeedWorkload.build(alpha=0.0, batch_size=batch, k=k))
+    assert est.speedup < 1
+    assert est.speedup_at_optimal_k < 1
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(min_value=0.0, max_value=0.99), st.integers(min_value=1, max_value=256))
+def test_speedup_grows_with_alpha(alpha, batch):
+    dep = _dep()
+    low = estimate_speed(dep, SpeedWorkload.build(alpha=alpha, batch_size=batch)).speedup
+    high = estimate_speed(dep, SpeedWorkload.build(alpha=min(1.0, alpha + 0.01), batch_size=batch)).speedup
+    assert high >= low
+
+
+def test_more_bandwidth_never_slows_decoding():
+    dep = _dep()
+    base = speed_profile("vllm", "nvidia")
+    workload = SpeedWorkload.build(alpha=0.8, batch_size=16)
+    slow = estimate_speed(dep, workload, base.with_values(bandwidth_frac=0.5))
+    fast = estimate_speed(dep, workload, base.with_values(bandwidth_frac=0.9))
+    assert fast.baseline_tpot_s < slow.baseline_tpot_s
+    assert fast.spec_tpot_s < slow.spec_tpot_s
+
+
+def test_grid_and_report_agree_with_the_estimate():
+    dep, workload = _dep(), SpeedWorkload.build(alpha=0.8, k=5)
+    grid = speedup_grid(dep, workload, [0.0, 0.8], [1, 5])
+    est = estimate_speed(dep, workload)
+    assert grid.speedup[1][1] == pytest.approx(est.speedup)
+    assert grid.speedup[0][0] < 1
+    report = speed_report(dep, workload)
+    assert report.estimate.speedup == pytest.approx(est.speedup)
+
+
+def test_baseline_needs_no_draft():
+    dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8)
+    base = baseline_speed(dep, SpeedWorkload.build(alpha=0.0))
+    assert base.tpot_s > 0 and base.throughput_tok_s == pytest.approx(1 / base.tpot_s)
+    with pytest.raises(InputError) as info:
+        estimate_speed(dep, SpeedWorkload.build(alpha=0.8))
+    assert info.value.field == "draft"
+
+
+def test_batch_beyond_kv_capacity_warns():
+    dep = _dep(node="1x-h100-sxm-80gb", target="Llama-3.1-8B", tp=1)
+    est = estimate_speed(dep, SpeedWorkload.build(alpha=0.8, batch_size=4096, prompt_tokens=8192))
+    assert any("max concurrency" in w for w in est.warnings)
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"alpha": 1.5}, "alpha"),
+        ({"alpha": -0.1}, "alpha"),
+        ({"mean_accepted_len": 9.0, "k": 5}, "mean_accepted_len"),
+        ({"mean_accepted_len": 0.5}, "mean_accepted_len"),
+        ({"alpha": 0.8, "k": 0}, "k"),
+        ({"alpha": 0.8, "batch_size": 0}, "batch_size"),
+        ({}, "acceptance"),
+        ({"alpha": 0.8, "draft_acceptance_rate": 0.5}, "acceptance"),
+    ],
+)
+def test_invalid_workloads_are_clear_errors(fields, field):
+    with pytest.raises(PlannerError) as info:
+        estimate_speed(_dep(), SpeedWorkload.build(**fields))
+    assert info.value.field == field

@@ -1,0 +1,53 @@
+"""Speed profiles: layering (vendor, base engine, engine, vendor override), sources, bad files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from planner import catalog
+from planner.errors import CatalogError, InputError
+from planner.speed_profiles import PARAMETERS, clear_profile_cache, speed_profile
+
+
+@pytest.mark.parametrize("engine", ["vllm", "vllm-v0", "sglang", "trtllm", "hf"])
+@pytest.mark.parametrize("vendor", ["nvidia", "amd"])
+def test_every_engine_resolves_with_a_source_for_every_value(engine, vendor):
+    profile = speed_profile(engine, vendor)
+    assert profile.id == f"{engine}-{vendor}"
+    assert {name for name, _, _ in profile.parameters()} == set(PARAMETERS)
+    assert all(len(source) > 20 for _, _, source in profile.parameters())
+
+
+def test_layers_override_in_order():
+    vllm, trt, v0 = speed_profile("vllm", "nvidia"), speed_profile("trtllm", "nvidia"), speed_profile("vllm-v0", "amd")
+    assert trt.layer_overhead_s == vllm.layer_overhead_s  # inherited from the base engine
+    assert trt.allreduce_latency_s != vllm.allreduce_latency_s  # its own value
+    assert v0.layer_overhead_s == speed_profile("vllm", "amd").layer_overhead_s  # base's vendor override
+    assert v0.bandwidth_frac == speed_profile("hf", "amd").bandwidth_frac  # vendor value
+    assert not speed_profile("hf", "nvidia").cuda_graphs
+
+
+def test_unknown_engine_or_vendor_is_an_input_error():
+    with pytest.raises(InputError):
+        speed_profile("tgi", "nvidia")
+    with pytest.raises(InputError):
+        speed_profile("vllm", "other")
+
+
+def test_missing_value_is_a_catalog_error(tmp_path, monkeypatch):
+    shutil.copytree(catalog.data_dir(), tmp_path / "data")
+    path = tmp_path / "data" / "speed_profiles.json"
+    raw = json.loads(path.read_text())
+    del raw["vendors"][0]["values"]["bandwidth_frac"]
+    path.write_text(json.dumps(raw))
+    monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path / "data"))
+    clear_profile_cache()
+    try:
+        with pytest.raises(CatalogError, match="bandwidth_frac"):
+            speed_profile("vllm", "nvidia")
+    finally:
+        monkeypatch.delenv("PLANNER_DATA_DIR")
+        clear_profile_cache()
