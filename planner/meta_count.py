@@ -42,9 +42,7 @@ def transformers_config(cfg: dict[str, Any]):
     try:
         from transformers import AutoConfig
     except ImportError as exc:  # pragma: no cover - transformers is a runtime requirement
-        raise ConfigError(
-            "transformers is not installed, so only the built-in families can be counted"
-        ) from exc
+        raise ConfigError("transformers is not installed, so only the built-in families can be counted") from exc
     model_type = cfg.get("model_type")
     kwargs = {k: v for k, v in cfg.items() if k not in _NON_CONFIG_KEYS and k != "model_type"}
     try:

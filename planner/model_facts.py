@@ -41,11 +41,8 @@ def model_facts(spec: ModelSpec) -> ModelFacts:
         tokenizer=spec.tokenizer,
         architecture=arch,
         params=count_parameters(arch, config),
-        weight_bytes_by_format={
-            fmt.id: weight_bytes(arch, fmt, config).total_bytes for fmt in list_weight_formats()
-        },
+        weight_bytes_by_format={fmt.id: weight_bytes(arch, fmt, config).total_bytes for fmt in list_weight_formats()},
         kv_bytes_per_token_by_dtype={
-            dtype: kv_bytes_per_token(arch, kv_element_bytes(get_kv_dtype(dtype), arch))
-            for dtype in KV_DTYPES_SHOWN
+            dtype: kv_bytes_per_token(arch, kv_element_bytes(get_kv_dtype(dtype), arch)) for dtype in KV_DTYPES_SHOWN
         },
     )

@@ -165,9 +165,7 @@ def weight_tensors(arch: Architecture) -> list[WeightTensor]:
         tensors += _gated_mlp("mlp", h, arch.intermediate_size, dense_layers, arch.mlp_bias)
     if moe and moe_layers:
         tensors.append(WeightTensor("router", "router", moe.num_experts, h, 1, moe_layers))
-        tensors += _gated_mlp(
-            "experts", h, moe.expert_intermediate_size, moe_layers, False, per_layer=moe.num_experts
-        )
+        tensors += _gated_mlp("experts", h, moe.expert_intermediate_size, moe_layers, False, per_layer=moe.num_experts)
         if moe.shared_intermediate_size:
             tensors += _gated_mlp("shared_experts", h, moe.shared_intermediate_size, moe_layers, False)
         if moe.router_bias_buffer:
