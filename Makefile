@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 PORT   ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy validate-gpu clean
+.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy bench-acceptance bench-matrix validate-gpu clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,13 +50,21 @@ format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff format .
 
 ## bench: every benchmark (prints, never asserts)
-bench: bench-accuracy bench-speed-accuracy
+bench: bench-accuracy bench-speed-accuracy bench-acceptance bench-matrix
 
 bench-accuracy: $(VENV)/.runtime-installed
 	$(PY) -m bench.memory_accuracy
 
 bench-speed-accuracy: $(VENV)/.runtime-installed
 	$(PY) -m bench.speed_accuracy
+
+## bench-acceptance: the acceptance prior against the published pairs (and its refit)
+bench-acceptance: $(VENV)/.runtime-installed
+	$(PY) -m bench.acceptance_priors
+
+## bench-matrix: wall time of the decision matrix (cold and warm)
+bench-matrix: $(VENV)/.runtime-installed
+	$(PY) -m bench.matrix_timing
 
 ## validate-gpu: the prepared GPU validation (one NVIDIA GPU of >= 80 GB)
 validate-gpu: $(VENV)/.runtime-installed

@@ -12,6 +12,7 @@ PAGES = [
     st.Page("pages/sizing.py", title="Sizing", icon="📐", url_path="sizing", default=True),
     st.Page("pages/catalog.py", title="Catalog", icon="📚", url_path="catalog"),
     st.Page("pages/performance.py", title="Performance", icon="⚡", url_path="performance"),
+    st.Page("pages/draft_selection.py", title="Draft Selection", icon="🧭", url_path="draft-selection"),
 ]
 
 st.navigation(PAGES).run()

@@ -4,6 +4,7 @@ every GPU with the memory software sees; and an import of a custom config.json."
 import streamlit as st
 
 from pages._common import catalog_gpus_table, catalog_models_table, catalog_nodes_table, guarded
+from pages._scenario import imported_models
 from planner.config_import import model_from_config
 from planner.model_facts import model_facts
 from planner.tables import models_table
@@ -60,3 +61,6 @@ with import_tab:
             )
             st.dataframe(models_table([facts]), hide_index=True)
             st.json(facts.params.components, expanded=False)
+            if st.button("Use this model in the scenario (target or draft lists)", key="catalog_use_import"):
+                imported_models()[spec.id] = spec
+                st.success(f"{spec.id} is now selectable on the Sizing, Performance and Draft Selection pages.")

@@ -49,13 +49,17 @@ def deployment_problems(dep: Deployment, plan, profile: EngineProfile) -> tuple[
 
 
 def _draft_problems(dep: Deployment, profile: EngineProfile, plan) -> list[str]:
+    """What the engine rejects about the pair (planner.compatibility), then the plan's own draft issues."""
+    from planner.compatibility import check_pair
+
     problems = []
-    target, draft = dep.target.architecture, dep.draft.architecture
-    if target.vocab_size != draft.vocab_size and dep.engine in ("vllm", "vllm-v0", "sglang", "trtllm"):
-        problems.append(
-            f"{dep.engine} requires equal vocab sizes for a draft model (target {target.vocab_size:,}, "
-            f"draft {draft.vocab_size:,}); see `python -m planner check-pair`"
-        )
+    verdict = check_pair(dep.target, dep.draft, engine=dep.engine, target_tp=dep.tp, draft_tp=dep.resolved_draft_tp)
+    problems += [
+        f"{c.name}: {c.detail}"
+        for c in verdict.checks
+        if c.status == "fail" and c.name in ("tokenizer", "vocab_size", "engine")
+    ]
+    draft = dep.draft.architecture
     if draft.max_position_embeddings and draft.max_position_embeddings < plan.max_model_len:
         problems.append(
             f"the draft's context ({draft.max_position_embeddings:,}) is shorter than max_model_len "

@@ -17,6 +17,7 @@ import contextlib
 import io
 import json
 import logging
+import os
 import re
 from functools import lru_cache
 from typing import Any
@@ -144,8 +145,59 @@ def meta_weight_tensors(cfg: dict[str, Any]) -> list:
     return list(_meta_weight_tensors_cached(json.dumps(cfg, sort_keys=True, default=str)))
 
 
+def _disk_cache_path(cfg_json: str, kind: str = "meta-layouts"):
+    """Where a layout is kept between processes: keyed by the config and the transformers release."""
+    import hashlib
+    import os
+    from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
+
+    try:
+        release = version("transformers")
+    except PackageNotFoundError:  # pragma: no cover - transformers is a runtime requirement
+        return None
+    root = Path(
+        os.environ.get("PLANNER_CACHE_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sd-capacity-planner"
+    )
+    digest = hashlib.sha256(f"{release}\n{cfg_json}".encode()).hexdigest()[:24]
+    return root / kind / f"{digest}.json"
+
+
 @lru_cache(maxsize=32)
 def _meta_weight_tensors_cached(cfg_json: str) -> tuple:
+    """Instantiate on the meta device once; later processes read the layout from a disk cache."""
+    from dataclasses import astuple
+
+    from planner.param_count import WeightTensor
+
+    path = _disk_cache_path(cfg_json)
+    if path is not None and path.is_file():
+        try:
+            return tuple(
+                WeightTensor(c, k, r, co, p, tuple(layers), st)
+                for c, k, r, co, p, layers, st in json.loads(path.read_text())
+            )
+        except (ValueError, TypeError):
+            pass  # a damaged cache entry is rebuilt below
+    tensors = _build_meta_layout(cfg_json)
+    _write_cache(path, json.dumps([astuple(t) for t in tensors]))
+    return tensors
+
+
+def _write_cache(path, text: str) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the cache is an optimisation; a read-only home still works
+
+
+def _build_meta_layout(cfg_json: str) -> tuple:
     from planner.param_count import WeightTensor
 
     model = build_on_meta_device(json.loads(cfg_json))
@@ -184,6 +236,22 @@ def _as_weight_tensor(cls, name: str, shape: tuple[int, ...], *, buffer: bool):
 
 
 def architecture_via_transformers(cfg: dict[str, Any]):
+    """The geometry of a family the formulas do not know (disk-cached like the layouts)."""
+    from planner.architecture import Architecture
+
+    cfg_json = json.dumps(cfg, sort_keys=True, default=str)
+    path = _disk_cache_path(cfg_json, "architectures")
+    if path is not None and path.is_file():
+        try:
+            return Architecture.model_validate_json(path.read_text())
+        except ValueError:
+            pass
+    arch = _architecture_from_transformers(cfg)
+    _write_cache(path, arch.model_dump_json())
+    return arch
+
+
+def _architecture_from_transformers(cfg: dict[str, Any]):
     """Resolve the attention geometry of a family the formulas do not know, from transformers.
 
     Reads the standard attribute names transformers configs expose (``num_hidden_layers``,

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# Tests never read or write the user's cache of meta-device layouts (planner/meta_count.py).
+os.environ.setdefault("PLANNER_CACHE_DIR", tempfile.mkdtemp(prefix="planner-test-cache-"))
 
 
 def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:

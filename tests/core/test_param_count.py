@@ -154,3 +154,29 @@ def test_unknown_families_are_counted_on_the_meta_device(cfg):
     assert arch.formula_family is None
     assert counts.method == "meta-device"
     assert counts.total_params == count_on_meta_device(cfg).total_params
+
+
+def test_meta_device_layouts_are_cached_on_disk_and_rebuilt_when_damaged(tmp_path, monkeypatch):
+    import json
+
+    from planner import meta_count
+
+    monkeypatch.setenv("PLANNER_CACHE_DIR", str(tmp_path))
+    cfg = {
+        "model_type": "gpt_neox",
+        "num_hidden_layers": 1,
+        "hidden_size": 32,
+        "num_attention_heads": 4,
+        "intermediate_size": 64,
+        "vocab_size": 50,
+    }
+    meta_count._meta_weight_tensors_cached.cache_clear()
+    first = meta_count.meta_weight_tensors(cfg)
+    files = list((tmp_path / "meta-layouts").glob("*.json"))
+    assert len(files) == 1
+    meta_count._meta_weight_tensors_cached.cache_clear()
+    assert meta_count.meta_weight_tensors(cfg) == first  # read back from disk
+    files[0].write_text("{damaged")
+    meta_count._meta_weight_tensors_cached.cache_clear()
+    assert meta_count.meta_weight_tensors(cfg) == first  # rebuilt
+    assert json.loads(files[0].read_text())

@@ -1,0 +1,121 @@
+"""Draft Selection: which draft should this target use on this node — or none?"""
+
+import plotly.express as px
+import streamlit as st
+
+from pages._common import guarded
+from pages._scenario import imported_models, scenario_deployment
+from planner.compatibility import check_pair
+from planner.selection import decision_matrix, matrix_table
+from planner.tokenizer_compare import load_tokenizer_vocab
+
+st.title("Draft Selection")
+st.caption(
+    "Every smaller model checked as a draft for the scenario's target on its node, sized and timed, "
+    "ranked by predicted speedup. α per pair: entered > published > prior (each row says which)."
+)
+
+
+@st.cache_data(show_spinner="Ranking drafts...", max_entries=32)
+def _matrix(dep, batch_size: int, alpha: float | None, extra_ids: tuple[str, ...]):
+    extra = [imported_models()[i] for i in extra_ids if i in imported_models()]
+    return decision_matrix(dep, batch_size=batch_size, alpha=alpha, extra_drafts=extra)
+
+
+dep = scenario_deployment()
+left, mid, right = st.columns(3)
+batch = left.number_input("Batch size to rank at", 1, 1024, value=8, step=1, key="selection_batch")
+assume = mid.checkbox("Assume one α for every pair", value=False, key="selection_assume")
+alpha = right.slider("α (per-token acceptance)", 0.0, 1.0, 0.8, 0.01, key="selection_alpha", disabled=not assume)
+
+matrix = (
+    guarded(lambda: _matrix(dep, int(batch), float(alpha) if assume else None, tuple(imported_models())))
+    if dep
+    else None
+)
+if matrix is not None:
+    table = matrix_table(matrix)
+    top = matrix.rows[0] if matrix.rows else None
+    if top is not None and top.verdict != "incompatible" and top.fits:
+        st.success(
+            f"Best draft: {top.draft} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size} "
+            f"({top.speedup_batch_1:.2f}x at batch 1), α {top.alpha:.2f} ({top.alpha_source}), "
+            f"speed verdict: {top.speed_verdict}.",
+            icon="✅",
+        )
+    else:
+        st.warning("No compatible draft fits this node: serve without speculation or change the scenario.")
+
+    def _colour(value: str) -> str:
+        return {
+            "compatible": "background-color: #c6f6d5",
+            "compatible_with_warnings": "background-color: #fefcbf",
+            "incompatible": "background-color: #fed7d7",
+        }.get(value, "")
+
+    event = st.dataframe(
+        table.style.map(_colour, subset=["verdict"]).format(precision=2),
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="selection_table",
+    )
+    chosen = event.selection.rows[0] if event and event.selection.rows else 0
+    row = matrix.rows[chosen] if matrix.rows else None
+
+    compatible = table[table["verdict"] != "incompatible"].dropna(subset=[f"speedup @ batch {matrix.batch_size}"])
+    if not compatible.empty:
+        st.subheader("Predicted speedup against KV cost")
+        fig = px.scatter(
+            compatible,
+            x="draft KV share (%)",
+            y=f"speedup @ batch {matrix.batch_size}",
+            color="verdict",
+            hover_name="draft",
+            size="ratio (x)",
+            labels={"draft KV share (%)": "draft's share of KV pool (%)"},
+        )
+        fig.add_hline(y=1.0, line_dash="dot", annotation_text="no gain")
+        st.plotly_chart(fig, key="selection_scatter")
+
+    if row is not None:
+        st.subheader(f"Why: {row.draft}")
+        st.write(f"Verdict **{row.verdict}**, parameter ratio {row.parameter_ratio:.1f}x. {row.why_lower}")
+        for name, status in row.checks.items():
+            detail = next((r.split(": ", 1)[1] for r in row.reasons if r.startswith(name + ":")), "passes")
+            icon = {"pass": "✅", "warn": "⚠️", "fail": "⛔"}[status]
+            st.write(f"{icon} **{name}** — {detail}")
+        if row.alpha_detail:
+            st.caption(f"α: {row.alpha_detail}")
+        for problem in row.memory_problems:
+            st.caption(f"memory: {problem}")
+
+    with st.expander("Check real tokenizer files (tokenizer.json)"):
+        st.write("Upload the target's and a draft's `tokenizer.json` to compare their real vocabularies.")
+        t_file = st.file_uploader("target tokenizer.json", type=["json"], key="selection_target_tok")
+        d_file = st.file_uploader("draft tokenizer.json", type=["json"], key="selection_draft_tok")
+        draft_for_files = st.selectbox("Draft model", [r.draft for r in matrix.rows], key="selection_tok_draft")
+        if t_file is not None and d_file is not None and dep is not None:
+            from pages._scenario import lookup_model
+
+            verdict = guarded(
+                lambda: check_pair(
+                    dep.target,
+                    lookup_model(draft_for_files),
+                    engine=dep.engine,
+                    target_tp=dep.tp,
+                    target_tokenizer=load_tokenizer_vocab(
+                        t_file.getvalue(), field="target_tokenizer", name=t_file.name
+                    ),
+                    draft_tokenizer=load_tokenizer_vocab(d_file.getvalue(), field="draft_tokenizer", name=d_file.name),
+                )
+            )
+            if verdict is not None:
+                tokenizer = next(c for c in verdict.checks if c.name == "tokenizer")
+                (st.success if tokenizer.status == "pass" else st.error)(f"tokenizer: {tokenizer.detail}")
+                if verdict.vocab_comparison is not None:
+                    st.json(verdict.vocab_comparison.model_dump(), expanded=False)
+
+    with st.expander("Assumptions"):
+        for note in matrix.assumptions:
+            st.write(f"- {note}")

@@ -1,0 +1,74 @@
+"""``python -m planner check-pair``: is a draft compatible with a target? The verdict and each check.
+
+Every verdict, ``incompatible`` included, is a result (exit 0); bad input exits 2 with one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from planner.acceptance import acceptance_prior
+from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, positive_int
+from planner.compatibility import check_pair
+from planner.deployment import ENGINES
+from planner.tokenizer_compare import load_tokenizer_vocab
+
+MARKS = {"pass": "ok  ", "warn": "WARN", "fail": "FAIL"}
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "check-pair", help="draft/target compatibility: tokenizer, vocabulary, lineage, ratio, engine"
+    )
+    add_model_args(parser, "target")
+    add_model_args(parser, "draft")
+    parser.add_argument("--target-tokenizer", metavar="PATH", help="the target's tokenizer.json or its folder")
+    parser.add_argument("--draft-tokenizer", metavar="PATH", help="the draft's tokenizer.json or its folder")
+    parser.add_argument("--engine", default="vllm", choices=ENGINES, help="serving engine (default vllm)")
+    parser.add_argument("--tp", type=positive_int, default=1, help="target tensor parallel size (default 1)")
+    parser.add_argument("--draft-tp", type=positive_int, help="draft tensor parallel size (default: --tp)")
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    target = model_from_args(args, "target")
+    draft = model_from_args(args, "draft")
+    target_vocab = draft_vocab = None
+    if args.target_tokenizer is not None:
+        target_vocab = load_tokenizer_vocab(args.target_tokenizer, field="target_tokenizer")
+    if args.draft_tokenizer is not None:
+        draft_vocab = load_tokenizer_vocab(args.draft_tokenizer, field="draft_tokenizer")
+    verdict = check_pair(
+        target,
+        draft,
+        engine=args.engine,
+        target_tp=args.tp,
+        draft_tp=args.draft_tp,
+        target_tokenizer=target_vocab,
+        draft_tokenizer=draft_vocab,
+    )
+    alpha = acceptance_prior(target, draft)
+    payload = {
+        "verdict": verdict.verdict,
+        "parameter_ratio": verdict.parameter_ratio,
+        "target": verdict.target,
+        "draft": verdict.draft,
+        "engine": verdict.engine,
+        "target_tp": verdict.target_tp,
+        "draft_tp": verdict.draft_tp,
+        "lineage_relation": verdict.lineage_relation,
+        "checks": [check.model_dump() for check in verdict.checks],
+        "acceptance": alpha.model_dump(include={"alpha", "source", "detail", "basis"}),
+    }
+    if verdict.vocab_comparison is not None:
+        payload["vocab_comparison"] = verdict.vocab_comparison.model_dump()
+    lines = [
+        f"{verdict.target} + draft {verdict.draft} on {verdict.engine} (TP {verdict.target_tp}, "
+        f"draft TP {verdict.draft_tp}): {verdict.verdict.replace('_', ' ')}",
+        f"  parameter ratio {verdict.parameter_ratio:.1f}x, lineage {verdict.lineage_relation.replace('_', ' ')}",
+        *(f"  [{MARKS[c.status]}] {c.name}: {c.detail}" for c in verdict.checks),
+        f"  α {alpha.alpha:.2f} ({alpha.source}): {alpha.detail}",
+    ]
+    emit(args, payload, lines)
+    return 0
