@@ -16,11 +16,9 @@ import statistics
 import sys
 
 from bench.speed_eval import (
-    acceptance_prior,
     bandwidth_floor_violated,
     implied_alpha,
     load_plain,
-    pair_prior,
     pct_error,
     predict_case,
     predict_plain,
@@ -50,7 +48,6 @@ def main() -> int:
     rows = load_rows()
     cases = [r for r in rows if isinstance(r, Case)]
     skipped = [r for r in rows if isinstance(r, Skipped)]
-    prior, alphas = acceptance_prior()
     print("Speed model vs published speculative-decoding measurements (data/calibration/specdec-measured.csv)")
     print("kind: dec = decode speedup (TPOT or tok/s ratio), e2e = end-to-end latency ratio (prefill included)\n")
 
@@ -72,18 +69,16 @@ def main() -> int:
 
     prior_rows = [c for c in cases if not c.has_acceptance]
     print(f"\nRows without acceptance ({len(prior_rows)}): predicted at the pair's α prior (planner.acceptance:")
-    print("lineage relation and parameter ratio); without that module, at the median α of the csv rows that")
-    print(f"report τ with K ({prior:.3f}: {', '.join(f'{a:.3f}' for a in alphas)}). Not part of the goal metric.")
+    print("lineage relation and parameter ratio, data/acceptance_priors.json). Not part of the goal metric.")
     print(_header("  α prior  α that fits"))
     prior_errors = []
     for case in prior_rows:
-        pair = pair_prior(case)
-        alpha, how = pair if pair else (prior, "csv median")
-        predicted = predict_case(case, alpha)
+        alpha = case.workload.alpha
+        predicted = predict_case(case, None)
         prior_errors.append(abs(pct_error(predicted, case.measured)))
         fit = implied_alpha(case)
         print(_line(case, predicted, f"  {alpha:.3f}  " + (f"{fit:.3f}" if fit is not None else ">1 (none)")))
-        for note in (f"α prior from {how}", *case.assumptions):
+        for note in case.assumptions:
             print(f"{'':6}· {note}")
     if prior_errors:
         print(f"  median |error| {statistics.median(prior_errors):.1f}% over {len(prior_errors)} rows at the α prior")

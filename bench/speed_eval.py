@@ -3,8 +3,7 @@
 * speedup rows (bench/speed_rows.py): the decode speedup, or the end-to-end latency ratio where the
   row measured latency; at the row's K, else at the optimal K;
 * rows without acceptance use an α prior: the pair's prior from ``planner.acceptance`` (lineage
-  relation and parameter ratio, data/acceptance_priors.json) where that module is present, else
-  the median α of every row of the csv that reports a mean accepted length with its K;
+  relation and parameter ratio, data/acceptance_priors.json), set when the row is parsed;
 * plain-decoding rows (data/calibration/plain-decode-measured.csv): TPOT, tok/s per sequence or
   end-to-end latency of the target alone.
 """
@@ -12,45 +11,18 @@
 from __future__ import annotations
 
 import csv
-import statistics
 from dataclasses import dataclass
 from math import log
 from pathlib import Path
 
-from bench.speed_rows import CSV_PATH, Case, _number
+from bench.speed_rows import Case
 from planner.catalog import REPO_ROOT, get_gpu, get_model
 from planner.deployment import ENGINES, Deployment
 from planner.errors import PlannerError
-from planner.speculative import alpha_from_tau
 from planner.speed import SpeedWorkload, baseline_speed, estimate_speed
 from planner.speed_profiles import SpeedProfile, speed_profile
 
 PLAIN_PATH = REPO_ROOT / "data" / "calibration" / "plain-decode-measured.csv"
-
-
-def acceptance_prior(path: Path = CSV_PATH) -> tuple[float, list[float]]:
-    """Median α over rows giving τ and K (K from (τ−1)/ρ for vLLM V1 rows); and the α values."""
-    alphas = []
-    with path.open(encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            tau = _number(row["mean_accepted_len"] or "")
-            rho = _number(row["acceptance_rate"] or "")
-            k = int(row["k"]) if row["k"].strip().isdigit() else None
-            if k is None and tau and rho and "v1" in row["engine"].lower():
-                k = round((tau - 1) / rho)
-            if tau and k:
-                alphas.append(alpha_from_tau(tau, k))
-    return statistics.median(alphas), alphas
-
-
-def pair_prior(case: Case) -> tuple[float, str] | None:
-    """The pair's α prior from planner.acceptance (lineage and size ratio), when that module exists."""
-    try:
-        from planner.acceptance import acceptance_prior as pair_acceptance
-    except ImportError:
-        return None
-    estimate = pair_acceptance(case.deployment.target, case.deployment.draft)
-    return estimate.alpha, f"{estimate.source}: {estimate.relation}"
 
 
 def profile_for(case_deployment: Deployment, overrides: dict[str, SpeedProfile] | None) -> SpeedProfile:

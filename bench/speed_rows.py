@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planner.acceptance import acceptance_prior
 from planner.catalog import REPO_ROOT, get_weight_format, list_gpus
 from planner.deployment import Deployment
 from planner.errors import PlannerError
@@ -170,8 +171,10 @@ def parse_row(index: int, row: dict[str, str]) -> Case | Skipped:
         alpha = alpha_from_tau(tau, k)
     elif rho is not None and k is not None and engine == "vllm":
         fields["draft_acceptance_rate"] = rho
-    else:
-        fields["alpha"] = 0.5  # replaced by the prior in the benchmark; the row gives no acceptance
+    else:  # the row gives no acceptance: the pair's prior (planner.acceptance), labelled as such
+        estimate = acceptance_prior(target[0], draft[0])
+        fields["alpha"] = estimate.alpha
+        notes.append(f"α prior {estimate.alpha:.3f} ({estimate.source}: {estimate.relation})")
     if k is not None:
         fields["k"] = k
     else:
@@ -202,7 +205,7 @@ def parse_row(index: int, row: dict[str, str]) -> Case | Skipped:
         workload=workload,
         k_known=k is not None,
         metric=metric,
-        has_acceptance="alpha" not in fields,
+        has_acceptance="mean_accepted_len" in fields or "draft_acceptance_rate" in fields,
         alpha=alpha,
         assumptions=notes,
     )
