@@ -6,7 +6,7 @@ import streamlit as st
 from pages._common import cached_concurrency_curve, cached_plan, guarded
 from pages._scenario import scenario_deployment
 from planner.charts.memory import concurrency_curve, draft_cost_bars, gpu_memory_bar
-from planner.units import GB, GIB
+from planner.tables import gpu_memory_table
 
 st.title("Sizing")
 st.caption("Per-GPU memory as the serving engine budgets it. GiB = 2^30 bytes, GB = 10^9 bytes.")
@@ -41,23 +41,8 @@ if plan is not None:
 
     st.subheader("One GPU's memory by component")
     st.plotly_chart(gpu_memory_bar(plan), key="sizing_memory_bar")
-    gpu = plan.per_gpu
-    rows = [
-        (name.removesuffix("_bytes").replace("_", " "), getattr(gpu, name))
-        for name in (
-            "total_bytes",
-            "budget_bytes",
-            "target_weights_bytes",
-            "draft_weights_bytes",
-            "activation_bytes",
-            "non_torch_bytes",
-            "cudagraph_bytes",
-            "kv_cache_bytes",
-            "free_bytes",
-        )
-    ]
     st.dataframe(
-        pd.DataFrame([{"component": n, "GiB": v / GIB, "GB": v / GB} for n, v in rows]),
+        gpu_memory_table(plan.per_gpu),
         hide_index=True,
         column_config={
             "GiB": st.column_config.NumberColumn(format="%.2f"),

@@ -43,6 +43,17 @@ from planner.hardware import device_total_bytes
 from planner.kv_bytes import kv_bytes_for_context, kv_bytes_per_token, kv_element_bytes
 from planner.weight_bytes import pp_stage_layers, stage_weight_bytes, weight_bytes_per_gpu
 
+#: The per-GPU components that add up to the total, in display order, with the labels the UI shows.
+COMPONENT_LABELS = {
+    "target_weights_bytes": "target weights",
+    "draft_weights_bytes": "draft weights",
+    "activation_bytes": "activation peak",
+    "non_torch_bytes": "non-torch (NCCL, context)",
+    "cudagraph_bytes": "CUDA graphs",
+    "kv_cache_bytes": "KV cache",
+    "free_bytes": "free / outside budget",
+}
+
 
 class GpuMemory(BaseModel):
     """One GPU's memory by component; the components add up to ``total_bytes``."""

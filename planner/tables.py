@@ -79,3 +79,12 @@ def nodes_table() -> pd.DataFrame:
             for n in list_nodes()
         ]
     )
+
+
+def gpu_memory_table(gpu) -> pd.DataFrame:
+    """One GPU's memory plan as rows of (component, GiB, GB): the total, the engine budget, then the parts."""
+    from planner.memory import COMPONENT_LABELS
+
+    rows = [("total reported by the device", gpu.total_bytes), ("engine budget", gpu.budget_bytes)]
+    rows += [(label, getattr(gpu, field)) for field, label in COMPONENT_LABELS.items()]
+    return pd.DataFrame([{"component": name, "GiB": value / GIB, "GB": value / GB} for name, value in rows])

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from planner.memory import GpuMemory, MemoryPlan
+from planner.memory import COMPONENT_LABELS, GpuMemory, MemoryPlan
 from planner.units import GIB
 
-COMPONENTS = [
-    ("target_weights_bytes", "target weights", "#2b6cb0"),
-    ("draft_weights_bytes", "draft weights", "#63b3ed"),
-    ("activation_bytes", "activation peak", "#dd6b20"),
-    ("non_torch_bytes", "non-torch (NCCL, context)", "#805ad5"),
-    ("cudagraph_bytes", "CUDA graphs", "#d53f8c"),
-    ("kv_cache_bytes", "KV cache", "#38a169"),
-    ("free_bytes", "free / outside budget", "#cbd5e0"),
-]
+COLOURS = {
+    "target_weights_bytes": "#2b6cb0",
+    "draft_weights_bytes": "#63b3ed",
+    "activation_bytes": "#dd6b20",
+    "non_torch_bytes": "#805ad5",
+    "cudagraph_bytes": "#d53f8c",
+    "kv_cache_bytes": "#38a169",
+    "free_bytes": "#cbd5e0",
+}
 
 
 def gpu_memory_bar(plan: MemoryPlan) -> go.Figure:
@@ -23,7 +23,8 @@ def gpu_memory_bar(plan: MemoryPlan) -> go.Figure:
     stages: list[GpuMemory] = plan.stages
     labels = [f"stage {i}" if len(stages) > 1 else "one GPU" for i in range(len(stages))]
     fig = go.Figure()
-    for field, name, color in COMPONENTS:
+    for field, name in COMPONENT_LABELS.items():
+        color = COLOURS[field]
         values = [getattr(s, field) / GIB for s in stages]
         fig.add_bar(
             y=labels,

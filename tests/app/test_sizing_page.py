@@ -15,7 +15,7 @@ def test_default_scenario_fits_and_shows_every_part():
     assert at.success and "Fits" in at.success[0].value
     assert int(_metric(at, "KV cache tokens").replace(",", "")) > 100_000
     assert len(at.get("plotly_chart")) == 3  # memory bar, draft cost, concurrency curve
-    assert "kv cache" in set(at.dataframe[0].value["component"])
+    assert "KV cache" in set(at.dataframe[0].value["component"])
 
 
 def test_70b_on_one_h100_does_not_fit_and_suggests():
