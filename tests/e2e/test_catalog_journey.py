@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from planner.catalog import list_models
+
 
 @pytest.mark.e2e
 def test_catalog_search_and_import(page, app_url, tmp_path):
@@ -15,7 +17,9 @@ def test_catalog_search_and_import(page, app_url, tmp_path):
     page.get_by_role("heading", name="Catalog").wait_for()
     page.get_by_label("Search models").fill("qwen3")
     page.keyboard.press("Enter")
-    page.get_by_text("8 of 50 models.").wait_for()
+    models = list_models()
+    qwen3 = sum("qwen3" in m.id.lower() or "qwen3" in m.config["model_type"] for m in models)
+    page.get_by_text(f"{qwen3} of {len(models)} models.").wait_for()
     page.get_by_role("tab", name="Import config.json").click()
     cfg = tmp_path / "config.json"
     cfg.write_text(
