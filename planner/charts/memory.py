@@ -79,7 +79,17 @@ def concurrency_curve(points: list[tuple[int, float]], current_len: int) -> go.F
             hovertemplate="%{x:,} tokens: %{y:.1f} requests<extra></extra>",
         )
     )
-    fig.add_vline(x=current_len, line_dash="dot", annotation_text="current max length")
+    peak = max([p[1] for p in points] + [1.0])
+    fig.add_scatter(  # a trace marks the current length (shapes on log axes take log10 coordinates)
+        x=[current_len, current_len],
+        y=[0, peak],
+        mode="lines+text",
+        line={"dash": "dot", "color": "#718096"},
+        text=["", "current max length"],
+        textposition="top right",
+        hoverinfo="skip",
+        showlegend=False,
+    )
     fig.update_layout(
         xaxis_type="log",
         xaxis_title="max model length (tokens)",

@@ -99,12 +99,16 @@ def batch_speedup_chart(sweep: BatchSweep) -> go.Figure:
     )
     fig.add_hline(y=1.0, line_dash="dash", line_color="#1a202c")
     if sweep.crossover_batch is not None:
-        fig.add_vline(
-            x=sweep.crossover_batch,
-            line_dash="dot",
-            line_color="#c53030",
-            annotation_text=f"slower from batch {sweep.crossover_batch}",
-            annotation_position="top left",
+        top = max(*(p.speedup for p in sweep.points), *(p.speedup_at_optimal_k for p in sweep.points), 1.0)
+        fig.add_scatter(  # a trace, not a shape: shapes on a log axis with a secondary y misplace
+            x=[sweep.crossover_batch, sweep.crossover_batch],
+            y=[0, top],
+            mode="lines+text",
+            line={"color": "#c53030", "dash": "dot"},
+            text=["", f"slower from batch {sweep.crossover_batch}"],
+            textposition="top left",
+            name="speculation stops paying",
+            hoverinfo="skip",
         )
     fig.update_xaxes(type="log", title_text="batch size (concurrent sequences per replica)")
     fig.update_yaxes(title_text="speedup (x)", secondary_y=False)
