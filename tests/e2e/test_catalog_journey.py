@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from planner.catalog import list_models
 
@@ -35,4 +36,4 @@ def test_catalog_search_and_import(page, app_url, tmp_path):
         )
     )
     page.locator("input[type=file]").set_input_files(str(cfg))
-    page.get_by_text("228,096 parameters").wait_for()
+    expect(page.get_by_text("228,096 parameters")).to_be_visible()

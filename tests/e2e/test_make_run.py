@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import urllib.request
 
 import pytest
 
@@ -17,5 +18,7 @@ def test_make_run_serves_health():
     proc = start_server(["make", "run", f"PORT={port}", "ADDRESS=127.0.0.1"])
     try:
         wait_healthy(f"http://127.0.0.1:{port}", proc, timeout_s=300)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as response:
+            assert response.read().decode().strip() == "ok"
     finally:
         stop_server(proc)
