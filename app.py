@@ -13,6 +13,7 @@ PAGES = [
     st.Page("pages/catalog.py", title="Catalog", icon="📚", url_path="catalog"),
     st.Page("pages/performance.py", title="Performance", icon="⚡", url_path="performance"),
     st.Page("pages/draft_selection.py", title="Draft Selection", icon="🧭", url_path="draft-selection"),
+    st.Page("pages/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
 ]
 
 st.navigation(PAGES).run()

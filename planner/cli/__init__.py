@@ -16,7 +16,16 @@ from collections.abc import Sequence
 from planner.errors import PlannerError
 
 #: Modules under planner.cli that each define ``register(subparsers)``.
-COMMANDS = ("params_cmd", "kv_cmd", "size_cmd", "catalog_cmd", "speedup_cmd", "check_pair_cmd", "matrix_cmd")
+COMMANDS = (
+    "params_cmd",
+    "kv_cmd",
+    "size_cmd",
+    "catalog_cmd",
+    "speedup_cmd",
+    "check_pair_cmd",
+    "matrix_cmd",
+    "quote_cmd",
+)
 
 
 class OneLineParser(argparse.ArgumentParser):

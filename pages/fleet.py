@@ -1,0 +1,92 @@
+"""Fleet & Quote: traffic -> replicas -> nodes -> cost on several node types, exported as a report."""
+
+import streamlit as st
+
+from pages._common import guarded
+from pages._scenario import lookup_model, scenario_inputs
+from planner import catalog
+from planner.charts.fleet import cost_by_node
+from planner.fleet import Traffic, compare_nodes
+from planner.quote_report import quote_report, quotes_table
+from planner.report import MIME
+
+st.title("Fleet & Quote")
+st.caption(
+    "How many nodes a workload needs, and what they cost, with and without the scenario's draft. "
+    "Prices are dated on-demand medians (data/prices.json); override them below."
+)
+
+values = scenario_inputs()
+c1, c2, c3, c4 = st.columns(4)
+rate = c1.number_input("Requests per second", 0.01, 100_000.0, 20.0, step=1.0, key="fleet_rate")
+prompt = c2.number_input("Prompt tokens", 1, 1_000_000, 1024, step=128, key="fleet_prompt")
+output = c3.number_input("Output tokens", 1, 100_000, 256, step=64, key="fleet_output")
+slo_ms = c4.number_input("TPOT objective (ms, 0 = none)", 0.0, 10_000.0, 50.0, step=5.0, key="fleet_slo")
+alpha = st.slider("Assumed acceptance α of the draft", 0.0, 1.0, 0.8, 0.01, key="fleet_alpha")
+node_ids = [n.id for n in catalog.list_nodes()]
+default_nodes = [
+    n for n in ("8x-h100-sxm-80gb", "8x-h200-sxm-141gb", "8x-mi300x-192gb", "4x-l40s-48gb") if n in node_ids
+]
+chosen = st.multiselect("Node types to compare", node_ids, default=default_nodes, key="fleet_nodes")
+price = st.number_input(
+    "Override $/GPU-hour for every node type (0 = catalog prices)", 0.0, 1000.0, 0.0, step=0.1, key="fleet_price"
+)
+
+
+@st.cache_data(show_spinner="Sizing fleets...", max_entries=32)
+def _quotes(target_id, draft_id, traffic, node_list, engine, kv_dtype):
+    target = lookup_model(target_id)
+    draft = lookup_model(draft_id) if draft_id else None
+    return compare_nodes(
+        target, [catalog.get_node(n) for n in node_list], traffic, draft=draft, engine=engine, kv_dtype=kv_dtype
+    )
+
+
+traffic = guarded(
+    lambda: Traffic.build(
+        requests_per_s=rate,
+        prompt_tokens=int(prompt),
+        output_tokens=int(output),
+        tpot_slo_s=slo_ms / 1e3 if slo_ms else None,
+        alpha=alpha,
+        usd_per_gpu_hour=price or None,
+    )
+)
+draft_id = None if values["draft"] == "(no draft)" else values["draft"]
+engine = values["engine"] if values["engine"] != "hf" else "vllm"
+result = (
+    guarded(lambda: _quotes(values["target"], draft_id, traffic, tuple(chosen), engine, values["kv_dtype"]))
+    if traffic and chosen
+    else None
+)
+if not chosen:
+    st.info("Pick at least one node type.")
+if result is not None:
+    quotes, unusable = result
+    if quotes:
+        best = quotes[0]
+        option = best.with_speculation or best.without_speculation
+        cost = f"${option.usd_per_month:,.0f} per month" if option.usd_per_month else "no catalog price"
+        st.success(
+            f"Cheapest: {option.nodes} x {best.node} (TP {best.tp}), {option.gpus} GPUs, {cost}"
+            + (f"; speculation saves {best.savings_frac:.0%} of GPUs" if best.savings_frac else ""),
+            icon="💰",
+        )
+        st.dataframe(quotes_table(quotes), hide_index=True)
+        st.plotly_chart(cost_by_node(quotes), key="fleet_cost")
+    for reason in unusable:
+        st.warning(reason)
+    report = quote_report(values["target"], draft_id, traffic, quotes, unusable)
+    st.subheader("Export")
+    cols = st.columns(5)
+    for col, fmt in zip(cols, ("xlsx", "html", "json", "md"), strict=False):
+        data = guarded(lambda f=fmt: report.export(f))
+        if data is not None:
+            col.download_button(fmt.upper(), data, file_name=f"quote.{fmt}", mime=MIME[fmt], key=f"fleet_export_{fmt}")
+    if cols[4].button("Build PDF", key="fleet_build_pdf", help="prints the HTML report with headless Chromium"):
+        pdf = guarded(lambda: report.export("pdf"))
+        if pdf is not None:
+            cols[4].download_button("PDF", pdf, file_name="quote.pdf", mime=MIME["pdf"], key="fleet_export_pdf")
+    with st.expander("Assumptions"):
+        for note in report.assumptions:
+            st.write(f"- {note}")

@@ -1,0 +1,71 @@
+"""``python -m planner quote``: traffic -> replicas -> nodes -> cost on one or several node types."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from planner.catalog import get_node
+from planner.cli.common import add_json_flag, emit, positive_int
+from planner.cli.deployment_args import fraction, positive_float
+from planner.fleet import Traffic, compare_nodes
+from planner.model_source import resolve_model
+from planner.quote_report import quote_report
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("quote", help="nodes and cost to serve a traffic level, with and without a draft")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--target", metavar="ID")
+    target.add_argument("--target-config", metavar="PATH")
+    draft = parser.add_mutually_exclusive_group()
+    draft.add_argument("--draft", metavar="ID")
+    draft.add_argument("--draft-config", metavar="PATH")
+    parser.add_argument("--node", action="append", required=True, help="node type; repeat to compare several")
+    parser.add_argument("--requests-per-s", type=positive_float, required=True)
+    parser.add_argument("--prompt-tokens", type=positive_int, default=1024)
+    parser.add_argument("--output-tokens", type=positive_int, default=256)
+    parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective")
+    parser.add_argument("--alpha", type=fraction, default=0.8, help="assumed acceptance of the draft (default 0.8)")
+    parser.add_argument("--price-usd-per-gpu-hour", type=positive_float, help="override the catalog price")
+    parser.add_argument("--engine", default="vllm", choices=["vllm", "vllm-v0", "sglang", "trtllm"])
+    parser.add_argument("--kv-dtype", default="auto")
+    parser.add_argument("--export", metavar="FILE", help="also write a report: .json, .html, .md, .xlsx or .pdf")
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    target = resolve_model(args.target, args.target_config, field="target")
+    draft = resolve_model(args.draft, args.draft_config, field="draft") if (args.draft or args.draft_config) else None
+    traffic = Traffic.build(
+        requests_per_s=args.requests_per_s,
+        prompt_tokens=args.prompt_tokens,
+        output_tokens=args.output_tokens,
+        tpot_slo_s=args.tpot_slo_ms / 1e3 if args.tpot_slo_ms else None,
+        alpha=args.alpha,
+        usd_per_gpu_hour=args.price_usd_per_gpu_hour,
+    )
+    nodes = [get_node(n) for n in args.node]
+    quotes, unusable = compare_nodes(target, nodes, traffic, draft=draft, engine=args.engine, kv_dtype=args.kv_dtype)
+    report = quote_report(target.id, draft.id if draft else None, traffic, quotes, unusable)
+    if args.export:
+        path = Path(args.export)
+        data = report.export(path.suffix.lstrip(".") or "json")
+        tmp = path.with_name(path.name + ".partial")
+        tmp.write_bytes(data)
+        tmp.replace(path)  # never a half-written report
+        sys.stderr.write(f"wrote {path}\n")
+    lines = [f"Serving {traffic.requests_per_s:g} req/s of {target.id}" + (f" (+ draft {draft.id})" if draft else "")]
+    for q in quotes:
+        for o in (q.without_speculation, q.with_speculation):
+            if o is not None:
+                cost = f"${o.usd_per_month:,.0f}/month" if o.usd_per_month else "no price"
+                lines.append(
+                    f"  {q.node:<20} TP {q.tp} {'spec ' if o.speculation else 'plain'}: {o.nodes} node(s), "
+                    f"{o.gpus} GPUs, {cost}, TPOT {o.tpot_s * 1e3:.1f} ms ({o.limited_by})"
+                )
+    lines += [f"  cannot serve: {u}" for u in unusable]
+    emit(args, {"quotes": [q.model_dump() for q in quotes], "unusable": unusable, "report": report.to_json()}, lines)
+    return 0

@@ -1,0 +1,39 @@
+"""`python -m planner quote`: several node types, JSON output, and a report written whole."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import run_cli
+
+
+def test_quote_json_and_export(tmp_path):
+    target = tmp_path / "quote.xlsx"
+    proc = run_cli(
+        "quote",
+        "--target",
+        "Llama-3.1-70B",
+        "--draft",
+        "Llama-3.2-1B",
+        "--node",
+        "8x-h100-sxm-80gb",
+        "--node",
+        "8x-h200-sxm-141gb",
+        "--requests-per-s",
+        "40",
+        "--tpot-slo-ms",
+        "40",
+        "--export",
+        str(target),
+        "--json",
+        check=True,
+    )
+    out = json.loads(proc.stdout)
+    assert len(out["quotes"]) == 2 and out["quotes"][0]["with_speculation"] is not None
+    assert target.read_bytes()[:2] == b"PK" and not list(tmp_path.glob("*.partial"))
+
+
+def test_quote_bad_inputs_exit_2():
+    for args in (("--requests-per-s", "-1"), ("--requests-per-s", "1", "--alpha", "2")):
+        proc = run_cli("quote", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", *args)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
