@@ -6,6 +6,8 @@ import streamlit as st
 from pages._common import cached_concurrency_curve, cached_plan, guarded
 from pages._scenario import scenario_deployment
 from planner.charts.memory import concurrency_curve, draft_cost_bars, gpu_memory_bar
+from planner.report import MIME
+from planner.sizing_report import sizing_report
 from planner.tables import gpu_memory_table
 
 st.title("Sizing")
@@ -69,6 +71,15 @@ if plan is not None:
         points = guarded(lambda: cached_concurrency_curve(dep, lengths))
         if points:
             st.plotly_chart(concurrency_curve(points, plan.max_model_len), key="sizing_concurrency")
+
+    st.subheader("Export this sizing")
+    report = sizing_report(dep, plan)
+    for col, fmt in zip(st.columns(4), ("xlsx", "html", "json", "md"), strict=True):
+        data = guarded(lambda f=fmt: report.export(f))
+        if data is not None:
+            col.download_button(
+                fmt.upper(), data, file_name=f"sizing.{fmt}", mime=MIME[fmt], key=f"sizing_export_{fmt}"
+            )
 
     with st.expander("Assumptions and engine knobs"):
         for note in plan.assumptions:

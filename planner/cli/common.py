@@ -50,3 +50,15 @@ def emit(args: argparse.Namespace, payload: dict[str, Any], lines: list[str]) ->
         sys.stdout.write("\n")
     else:
         sys.stdout.write("\n".join(lines) + "\n")
+
+
+def write_report(report, path_text: str) -> None:
+    """Write a planner.report.Report in the format its suffix names, whole or not at all."""
+    from pathlib import Path
+
+    path = Path(path_text)
+    data = report.export(path.suffix.lstrip(".") or "json")
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    sys.stderr.write(f"wrote {path}\n")

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 from planner.catalog import get_node
-from planner.cli.common import add_json_flag, emit, positive_int
+from planner.cli.common import add_json_flag, emit, positive_int, write_report
 from planner.cli.deployment_args import fraction, positive_float
 from planner.fleet import Traffic, compare_nodes
 from planner.model_source import resolve_model
@@ -51,12 +49,7 @@ def run(args: argparse.Namespace) -> int:
     quotes, unusable = compare_nodes(target, nodes, traffic, draft=draft, engine=args.engine, kv_dtype=args.kv_dtype)
     report = quote_report(target.id, draft.id if draft else None, traffic, quotes, unusable)
     if args.export:
-        path = Path(args.export)
-        data = report.export(path.suffix.lstrip(".") or "json")
-        tmp = path.with_name(path.name + ".partial")
-        tmp.write_bytes(data)
-        tmp.replace(path)  # never a half-written report
-        sys.stderr.write(f"wrote {path}\n")
+        write_report(report, args.export)
     lines = [f"Serving {traffic.requests_per_s:g} req/s of {target.id}" + (f" (+ draft {draft.id})" if draft else "")]
     for q in quotes:
         for o in (q.without_speculation, q.with_speculation):

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from planner.cli.common import add_json_flag, emit
+from planner.cli.common import add_json_flag, emit, write_report
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.memory import COMPONENT_LABELS, plan_memory
+from planner.sizing_report import sizing_report
 from planner.units import fmt_gib
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("size", help="per-GPU memory plan, KV tokens and concurrency")
     add_deployment_args(parser)
+    parser.add_argument("--export", metavar="FILE", help="also write a report: .json, .html, .md, .xlsx or .pdf")
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 
@@ -20,6 +22,8 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     dep = deployment_from_args(args)
     plan = plan_memory(dep)
+    if args.export:
+        write_report(sizing_report(dep, plan), args.export)
     payload = {
         "per_gpu": plan.per_gpu.model_dump(),
         "kv_bytes_per_token_per_gpu": plan.kv_bytes_per_token_per_gpu,

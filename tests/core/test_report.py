@@ -52,3 +52,15 @@ def test_pdf_is_printed_by_chromium(report):
 def test_unknown_format(report):
     with pytest.raises(PlannerError, match="format"):
         report.export("docx")
+
+
+def test_sizing_report_has_the_plan():
+    from planner.deployment import Deployment
+    from planner.memory import plan_memory
+    from planner.sizing_report import sizing_report
+
+    dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("1x-h100-sxm-80gb"), max_model_len=8192)
+    data = json.loads(sizing_report(dep, plan_memory(dep)).export("json"))
+    titles = [s["title"] for s in data["sections"]]
+    assert titles[:3] == ["Verdict", "One GPU's memory", "Capacity"] and "What would make it fit" in titles
+    assert data["sections"][0]["text"].startswith("Does not fit")
