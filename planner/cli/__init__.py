@@ -25,6 +25,8 @@ COMMANDS = (
     "check_pair_cmd",
     "matrix_cmd",
     "quote_cmd",
+    "measure_cmd",
+    "check_log_cmd",
 )
 
 

@@ -1,0 +1,156 @@
+"""Validation: real measurements beside the planner's estimates, and a start-up log checked against `size`."""
+
+import streamlit as st
+
+from pages._common import guarded
+from planner.charts.measure import (
+    acceptance_by_position_bars,
+    filter_records,
+    log_check_bars,
+    log_check_frame,
+    memory_comparison_bars,
+    memory_timeline,
+    records_frame,
+    speed_comparison_bars,
+    task_acceptance_bars,
+)
+from planner.log_check import check_log
+from planner.measure.nvml_sampler import detect_gpus
+from planner.measure.record import load_records, measurements_dir
+from planner.units import GIB
+
+st.title("Validation")
+st.caption(
+    "Measured speculative runs (python -m planner measure, make validate-gpu) against the planner's estimate "
+    "for the same deployment; error = (predicted − measured) / measured. GiB = 2^30 bytes."
+)
+
+gpus = detect_gpus()
+if gpus.available and gpus.devices:
+    names = ", ".join(f"{d.name} ({d.total_bytes / GIB:.0f} GiB)" for d in gpus.devices)
+    st.info(f"GPU on this machine: {names}. Run `make validate-gpu` or `python -m planner measure ...` to add records.")
+else:
+    st.warning(
+        f"No GPU on this machine ({gpus.reason}): new GPU measurements cannot run here. "
+        "Stored records and the log check below still work.",
+        icon="🖥️",
+    )
+
+records, problems = load_records()
+for problem in problems:
+    st.warning(problem, icon="⚠️")
+
+st.header("Measurement records")
+if not records:
+    st.info(f"No records yet in {measurements_dir()} or the store.")
+else:
+    all_gpus = sorted({r.gpu_label for r in records})
+    all_pairs = sorted({r.pair for r in records})
+    left, right = st.columns(2)
+    chosen_gpus = left.multiselect("GPU", all_gpus, key="validation_gpus")
+    chosen_pairs = right.multiselect("Pair", all_pairs, key="validation_pairs")
+    shown = filter_records(records, chosen_gpus, chosen_pairs)
+    st.dataframe(
+        records_frame(shown),
+        hide_index=True,
+        column_config={
+            "alpha": st.column_config.NumberColumn(format="%.3f"),
+            "tau": st.column_config.NumberColumn(format="%.2f"),
+            "tok/s": st.column_config.NumberColumn(format="%.1f"),
+            "baseline tok/s": st.column_config.NumberColumn(format="%.1f"),
+            "speedup": st.column_config.NumberColumn(format="%.2f"),
+            "peak GiB": st.column_config.NumberColumn(format="%.2f"),
+            "peak err": st.column_config.NumberColumn(format="percent"),
+            "speedup err": st.column_config.NumberColumn(format="percent"),
+        },
+        key="validation_records_table",
+    )
+    if shown:
+        labels = {f"{r.created_at} · {r.pair} · {r.gpu_label} · {r.status}": r for r in shown}
+        record = labels[st.selectbox("Record", list(labels), key="validation_record")]
+        if record.did_not_fit is not None:
+            st.error(f"Did not fit (CUDA out of memory while {record.did_not_fit.stage}): {record.did_not_fit.message}")
+        if not record.acceptance_meaningful:
+            st.caption("Random weights: memory and speed are real; acceptance is not meaningful.")
+        cols = st.columns(4)
+        cols[0].metric("α (first position)", "-" if record.alpha is None else f"{record.alpha:.3f}")
+        cols[1].metric(
+            "τ (tokens per step)", "-" if record.mean_accepted_len is None else f"{record.mean_accepted_len:.2f}"
+        )
+        cols[2].metric("decode speedup", "-" if record.speedup is None else f"{record.speedup:.2f}x")
+        peak = record.peak_memory_bytes
+        cols[3].metric("peak GPU memory", "-" if not peak else f"{peak / GIB:.2f} GiB")
+        if not record.predicted.applicable:
+            st.info(f"Prediction: {record.predicted.reason}")
+        left, right = st.columns(2)
+        left.plotly_chart(memory_comparison_bars(record), key="validation_memory_bars")
+        right.plotly_chart(speed_comparison_bars(record), key="validation_speed_bars")
+        if record.nvml.available and record.nvml.samples:
+            st.plotly_chart(memory_timeline(record), key="validation_timeline")
+        else:
+            st.caption(f"No NVML timeline: {record.nvml.reason or 'no samples'}")
+        left, right = st.columns(2)
+        left.plotly_chart(acceptance_by_position_bars(record), key="validation_positions")
+        right.plotly_chart(task_acceptance_bars(record), key="validation_tasks")
+        st.dataframe(
+            [
+                {
+                    "task": v.task,
+                    "prompts": v.prompts,
+                    "steps": v.steps,
+                    "alpha": v.alpha,
+                    "tau": v.mean_accepted_len,
+                    "verdict": v.verdict,
+                    "reason": v.reason,
+                }
+                for v in record.verdict_by_task.values()
+            ],
+            hide_index=True,
+            key="validation_verdicts",
+        )
+        with st.expander("Errors, notes and assumptions"):
+            st.json(
+                {
+                    "errors_frac": record.errors_frac,
+                    "notes": record.notes,
+                    "assumptions": record.predicted.assumptions,
+                    "memory notes": record.memory.notes if record.memory else {},
+                }
+            )
+
+st.header("Check a serving-engine start-up log")
+st.caption(
+    "Paste or upload a vLLM (V0/V1), SGLang or TensorRT-LLM start-up log: its figures beside the planner's `size`."
+)
+upload = st.file_uploader("Log file", type=["log", "txt"], key="validation_log_file")
+text = st.text_area("…or paste the log", height=160, key="validation_log_text")
+with st.expander("Facts the log may not state"):
+    c1, c2, c3 = st.columns(3)
+    model = c1.text_input("Model (catalog id or checkpoint name)", key="validation_log_model")
+    gpu = c2.text_input("GPU (catalog id, e.g. h100-sxm-80gb)", key="validation_log_gpu")
+    tp = c3.number_input("Tensor parallel (0 = from the log)", 0, 64, 0, key="validation_log_tp")
+source = upload.getvalue().decode("utf-8", errors="replace") if upload is not None else text
+if source.strip():
+    check = guarded(lambda: check_log(source, model=model.strip() or None, gpu=gpu.strip() or None, tp=int(tp) or None))
+    if check is not None:
+        facts = check.facts
+        st.write(f"Engine: **{facts.engine or 'not recognised'}** {facts.engine_version or ''}")
+        st.dataframe(
+            [{"fact": name, "value": getattr(facts, name), "line": facts.evidence[name]} for name in facts.found],
+            hide_index=True,
+            key="validation_log_facts",
+        )
+        if check.applicable:
+            d = check.deployment
+            st.success(f"Planner ({d.engine_profile}) for {d.target} on {d.gpu_count}x {d.gpu}, TP {d.tp} PP {d.pp}")
+            st.dataframe(
+                log_check_frame(check),
+                hide_index=True,
+                key="validation_log_rows",
+                column_config={"error": st.column_config.NumberColumn(format="percent")},
+            )
+            st.plotly_chart(log_check_bars(check), key="validation_log_bars")
+        else:
+            st.info(f"No comparison: {check.reason}")
+        for note in check.notes + facts.notes:
+            st.caption(note)

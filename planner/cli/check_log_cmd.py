@@ -1,0 +1,83 @@
+"""``python -m planner check-log FILE``: a serving engine's start-up log beside the planner's ``size``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from planner.cli.common import add_json_flag, emit, positive_int
+from planner.cli.deployment_args import fraction
+from planner.errors import InputError
+from planner.log_check import check_log
+from planner.units import GIB
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("check-log", help="parse a vLLM/SGLang/TensorRT-LLM start-up log and compare")
+    parser.add_argument("file", metavar="FILE", help="the log file ('-' reads standard input)")
+    parser.add_argument("--model", help="catalog model or checkpoint name, when the log does not name it")
+    parser.add_argument("--draft", help="catalog draft model, when the log does not name it")
+    parser.add_argument("--gpu", help="catalog GPU id, when the log does not name it")
+    parser.add_argument("--tp", type=positive_int, help="tensor parallel size, when the log does not say")
+    parser.add_argument("--pp", type=positive_int, help="pipeline parallel size, when the log does not say")
+    parser.add_argument("--gpu-memory-utilization", "--memory-fraction", dest="memory_fraction", type=fraction)
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)
+
+
+def _read(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    path = Path(name)
+    if not path.is_file():
+        raise InputError("file", name, "an existing log file (or '-' for standard input)")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _show(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    return f"{value / GIB:,.2f} GiB" if unit == "bytes" else f"{value:,.2f}" if unit == "requests" else f"{value:,.0f}"
+
+
+def run(args: argparse.Namespace) -> int:
+    check = check_log(
+        _read(args.file),
+        model=args.model,
+        gpu=args.gpu,
+        draft=args.draft,
+        tp=args.tp,
+        pp=args.pp,
+        memory_fraction=args.memory_fraction,
+    )
+    facts = check.facts
+    payload = {
+        "facts": facts.model_dump(),
+        "applicable": check.applicable,
+        "reason": check.reason,
+        "deployment": check.deployment.model_dump() if check.deployment else None,
+        "comparison": [row.model_dump() for row in check.rows],
+        "fits": check.fits,
+        "problems": check.problems,
+        "notes": check.notes + facts.notes,
+    }
+    lines = [f"engine: {facts.engine or 'not recognised'} {facts.engine_version or ''}".rstrip()]
+    for name in facts.found:
+        value = getattr(facts, name)
+        shown = f"{value / GIB:,.2f} GiB" if name.endswith("_bytes") and value is not None else value
+        lines.append(f"  {name.removesuffix('_bytes')}: {shown}")
+    if check.applicable and check.deployment is not None:
+        d = check.deployment
+        lines.append(f"planner ({d.engine_profile}) for {d.target} on {d.gpu_count}x {d.gpu}, TP {d.tp} PP {d.pp}:")
+        lines.append(f"  {'quantity':<18}{'logged':>16}{'planner':>16}{'error':>9}")
+        for row in check.rows:
+            err = "-" if row.error_frac is None else f"{row.error_frac:+.1%}"
+            lines.append(
+                f"  {row.quantity:<18}{_show(row.logged, row.unit):>16}{_show(row.predicted, row.unit):>16}{err:>9}"
+            )
+    else:
+        lines.append(f"no comparison: {check.reason}")
+    lines += [f"note: {n}" for n in payload["notes"]]
+    emit(args, payload, lines)
+    return 0

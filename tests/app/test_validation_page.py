@@ -1,0 +1,88 @@
+"""Validation page: stored records load back into it, the log check works, and no GPU is said plainly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner.measure.record import save_record
+from tests.app.conftest import page
+from tests.measure_records import sample_record
+
+LOG = Path(__file__).resolve().parents[1] / "fixtures" / "engine_logs" / "vllm-v1-019-llmd-llama31-8b-16k.log"
+
+
+@pytest.fixture
+def stored(tmp_path, monkeypatch):
+    """Two records written the way the harness writes them, in a tmp folder and store the page reads."""
+    folder, store = tmp_path / "measurements", tmp_path / "store.sqlite3"
+    monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(folder))
+    monkeypatch.setenv("PLANNER_STORE_PATH", str(store))
+    first = sample_record(gpu="h100-sxm-80gb", target="Llama-3.1-8B", draft="Llama-3.2-1B")
+    second = sample_record(
+        gpu="a100-sxm-80gb",
+        created_at="2026-02-03T04:05:06Z",
+        target="Qwen2.5-7B",
+        draft="Qwen2.5-0.5B",
+        counts={"chat": [0, 1, 0], "code": [4, 4, 4]},
+    )
+    save_record(first, folder, store_path=store)
+    save_record(second, folder, store_path=store)
+    return first, second
+
+
+def test_records_load_back_into_the_page(stored):
+    first, second = stored
+    at = page("validation.py").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert set(table["id"]) == {first.id, second.id}
+    assert "Qwen2.5-7B + Qwen2.5-0.5B" in set(table["pair"])
+    assert len(at.get("plotly_chart")) >= 5  # memory, speed, timeline, positions, tasks
+    assert any("No GPU on this machine" in w.value for w in at.warning) or any(
+        "GPU on this machine" in i.value for i in at.info
+    )
+
+
+def test_filters_by_gpu_and_pair(stored):
+    first, _ = stored
+    at = page("validation.py").run()
+    at.multiselect(key="validation_gpus").set_value(["h100-sxm-80gb"]).run()
+    assert list(at.dataframe[0].value["id"]) == [first.id]
+    at.multiselect(key="validation_pairs").set_value(["Qwen2.5-7B + Qwen2.5-0.5B"]).run()
+    assert at.dataframe[0].value.empty
+
+
+def test_verdict_table_uses_the_rule(stored):
+    at = page("validation.py").run()
+    at.selectbox(key="validation_record").select_index(0).run()  # newest first: the Qwen record
+    verdicts = {row["task"]: row["verdict"] for row in at.dataframe[1].value.to_dict("records")}
+    assert verdicts == {"chat": "disable", "code": "recommend"}
+
+
+def test_without_records_the_page_says_where_it_looked(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "none.sqlite3"))
+    at = page("validation.py").run()
+    assert not at.exception and any("No records yet" in i.value for i in at.info)
+
+
+def test_pasted_log_is_checked_against_the_plan(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "none.sqlite3"))
+    at = page("validation.py").run()
+    at.text_area(key="validation_log_text").input(LOG.read_text()).run()
+    assert not at.exception and not at.error
+    assert any("vllm-v1-0.10" in s.value for s in at.success)
+    rows = {r["quantity"]: r for r in at.dataframe[-1].value.to_dict("records")}
+    assert abs(rows["kv_cache_tokens"]["error"]) < 0.01
+
+
+def test_a_bad_model_in_the_log_panel_is_a_message_not_a_traceback(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "none.sqlite3"))
+    at = page("validation.py").run()
+    at.text_input(key="validation_log_model").input("no-such-model-xyz")
+    at.text_area(key="validation_log_text").input(LOG.read_text()).run()
+    assert not at.exception and at.error

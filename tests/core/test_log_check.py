@@ -1,0 +1,94 @@
+"""A start-up log beside the planner's plan for the deployment it describes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from planner.errors import CatalogError
+from planner.log_check import check_log
+from tests.conftest import run_cli
+
+LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "engine_logs"
+
+
+def _log(name: str) -> str:
+    return (LOGS / name).read_text()
+
+
+def test_logged_llmd_case_agrees_with_the_plan():
+    # reference vllm-kv-cases.csv row llmd-llama31-8b-tp1-16k; `make bench-accuracy` reaches -0.0% on it
+    check = check_log(_log("vllm-v1-019-llmd-llama31-8b-16k.log"))
+    assert check.applicable
+    d = check.deployment
+    assert (d.target, d.gpu, d.engine, d.engine_profile) == (
+        "meta-llama/Llama-3.1-8B",
+        "h100-sxm-80gb",
+        "vllm",
+        "vllm-v1-0.10",
+    )
+    assert d.memory_fraction == 0.95 and d.max_model_len == 16384
+    assert abs(check.row("kv_cache").error_frac) < 0.01
+    assert abs(check.row("kv_cache_tokens").error_frac) < 0.01
+    assert abs(check.row("max_concurrency").error_frac) < 0.01
+    assert abs(check.row("weights").error_frac) < 0.01
+    assert check.row("gpu_memory_total").error_frac == 0.0
+
+
+def test_check_log_predicts_what_size_predicts():
+    check = check_log(_log("vllm-v1-019-llmd-llama31-8b-16k.log"), gpu="h100-sxm-80gb")
+    size = run_cli(
+        "size",
+        "--target",
+        "meta-llama/Llama-3.1-8B",
+        "--gpu",
+        "h100-sxm-80gb",
+        "--gpu-memory-gib",
+        "79.19",
+        "--engine",
+        "vllm",
+        "--engine-version",
+        "0.10.0",
+        "--gpu-memory-utilization",
+        "0.95",
+        "--max-model-len",
+        "16384",
+        "--json",
+        check=True,
+    )
+    plan = json.loads(size.stdout)
+    assert check.row("kv_cache_tokens").predicted == plan["kv_cache_tokens"]
+    assert check.row("kv_cache").predicted == plan["per_gpu"]["kv_cache_bytes"]
+
+
+def test_sglang_case_with_the_users_missing_facts():
+    # reference row vllm21348-qwen3-235b-fp8-tp4-sglang: the log line has neither model nor TP nor fraction
+    check = check_log(
+        _log("sglang-21348-qwen3-235b-fp8-tp4.log"),
+        model="Qwen/Qwen3-235B-A22B-FP8",
+        gpu="h100-sxm-80gb",
+        tp=4,
+        memory_fraction=0.93,
+    )
+    assert check.applicable and check.deployment.dtype == "fp8" and check.deployment.tp == 4
+    assert abs(check.row("kv_cache_tokens").error_frac) < 0.05  # bench-accuracy: +2.1%
+
+
+def test_missing_model_or_gpu_is_a_reason_not_a_crash():
+    check = check_log(_log("trtllm-reference-memory-doc.log"))
+    assert not check.applicable and "--model" in check.reason
+    assert check.facts.kv_cache_tokens == 259840
+    check = check_log(_log("vllm-v1-dgx-spark-mistral-gptq.log"))
+    assert not check.applicable and "--gpu" in check.reason
+
+
+def test_unknown_model_name_raises_a_catalog_error():
+    with pytest.raises(CatalogError):
+        check_log(_log("vllm-v0-12330-a100-40gb.log"), model="no-such-model-xyz")
+
+
+def test_text_that_is_not_a_log():
+    check = check_log("just some text")
+    assert not check.applicable and "no serving-engine" in check.reason
