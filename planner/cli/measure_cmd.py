@@ -11,21 +11,12 @@ import argparse
 import sys
 
 from planner.cli.common import add_json_flag, emit, positive_int
+from planner.cli.deployment_args import positive_float
 from planner.errors import InputError
 from planner.units import fmt_bytes
 
 DEFAULT_K = 5
 DEFAULT_NEW_TOKENS = 64
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} must be > 0")
-    return value
 
 
 def register(subparsers) -> None:
@@ -46,13 +37,13 @@ def register(subparsers) -> None:
     parser.add_argument("--prompts-per-task", type=positive_int, help="use the first N prompts of each task")
     parser.add_argument("--max-new-tokens", type=positive_int, default=DEFAULT_NEW_TOKENS)
     parser.add_argument("--mode", choices=["greedy", "sampled"], default="greedy")
-    parser.add_argument("--temperature", type=_positive_float, default=1.0, help="sampled mode (default 1.0)")
+    parser.add_argument("--temperature", type=positive_float, default=1.0, help="sampled mode (default 1.0)")
     parser.add_argument("--backend", choices=["transformers", "vllm"], default="transformers")
     parser.add_argument("--tp", type=positive_int, help="vLLM backend: tensor parallel size (default: all GPUs)")
     parser.add_argument("--gpu", help="catalog GPU for the prediction (default: matched from the CUDA device)")
     parser.add_argument("--out", metavar="DIR", help="folder for the record (default data/measurements)")
     parser.add_argument("--no-save", action="store_true", help="do not write the record")
-    parser.add_argument("--sample-interval-ms", type=_positive_float, default=5.0, help="NVML polling (default 5)")
+    parser.add_argument("--sample-interval-ms", type=positive_float, default=5.0, help="NVML polling (default 5)")
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 

@@ -14,8 +14,7 @@ from planner.catalog import list_models
 def test_catalog_search_and_import(page, app_url, tmp_path):
     page.goto(app_url)
     page.get_by_role("link", name="Catalog").click()
-    page.get_by_role("heading", name="Catalog").wait_for()
-    page.get_by_role("heading", name="Catalog").wait_for()
+    page.get_by_role("heading", name="Catalog", exact=True).wait_for()
     page.get_by_label("Search models").fill("qwen3")
     page.keyboard.press("Enter")
     models = list_models()

@@ -15,7 +15,7 @@ def _choose(page, label: str, option: str) -> None:
 @pytest.mark.e2e
 def test_sizing_fit_then_not_fit(page, app_url):
     page.goto(app_url)  # Sizing is the default page
-    page.get_by_role("heading", name="Sizing").wait_for()
+    page.get_by_role("heading", name="Sizing", exact=True).wait_for()
     page.get_by_text("Fits:").wait_for()
     page.get_by_text("One GPU's memory by component").wait_for()
     _choose(page, "Node type", "1x-h100-sxm-80gb")
