@@ -116,6 +116,19 @@ def main() -> int:
             f"{'implied KV bytes/token/GPU (goal exact, +-0.5%)':<58} {within}/{len(bpt_errors)} within 0.5%; "
             f"worst {worst:.2f}% ({worst_case})"
         )
+    groups: dict[str, list] = {}
+    for r in results:
+        if r["tokens"][1]:
+            key = r["case"].deployment.model_dump_json(exclude={"target", "draft"}) + r["case"].deployment.target.id
+            groups.setdefault(key, []).append(r)
+    for same in (g for g in groups.values() if len({r["tokens"][1] for r in g}) > 1):
+        logged = [r["tokens"][1] for r in same]
+        spread = 100 * (max(logged) - min(logged)) / min(logged)
+        names = ", ".join(r["case"].case_id for r in same)
+        print(
+            f"note: identical inputs logged {min(logged):,} to {max(logged):,} tokens ({spread:.1f}% apart): {names}; "
+            "no single prediction can be closer to both than half that spread"
+        )
     print(f"\nCases the planner cannot express ({len(skipped)}):")
     for case in skipped:
         print(f"  {case.case_id:<44} {case.reason}")

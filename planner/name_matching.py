@@ -31,6 +31,9 @@ _QUANT_SUFFIXES = {
     "w8a8": "int8",
     "nvfp4": "nvfp4",
     "mxfp4": "mxfp4",
+    "quantized.w8a8": "int8",
+    "quantized.w8a16": "int8",
+    "quantized.w4a16": "int4-gptq",
 }
 _VARIANT_SUFFIXES = ("instruct", "chat", "it", "hf", "base", "chat-hf", "v1.0", "chat-v1.0")
 
