@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from planner.catalog import REPO_ROOT, list_gpus
 from planner.deployment import Deployment
 from planner.errors import PlannerError
+from planner.hardware import nearest_gpu_by_total
 from planner.name_matching import match_gpu, match_model
 from planner.units import GIB
 
@@ -93,11 +94,6 @@ def _weight_format(row: dict, fallback: str | None) -> str | None:
     return fallback
 
 
-def _stand_in_gpu(total_gib: float):
-    """A catalog GPU of similar size, when the logged device is not in the catalog but its total is."""
-    return min(list_gpus(), key=lambda g: abs(g.marketed_memory_gb - total_gib))
-
-
 def case_from_row(row: dict, source_file: str) -> Case:
     case_id = row.get("case_id", "?")
     logged = Logged(
@@ -147,7 +143,7 @@ def case_from_row(row: dict, source_file: str) -> Case:
     if gpu is None:
         if total_gib is None:
             return skip(f"GPU {gpu_text or '(not stated)'!r} is not in the catalog and no total is logged")
-        gpu = _stand_in_gpu(total_gib)
+        gpu = nearest_gpu_by_total(round(total_gib * GIB))
         note = f"stand-in GPU {gpu.id} with the logged {total_gib} GiB total"
     tp = _first_int(row.get("tensor_parallel_size") or row.get("tp")) or 1
     pp = _first_int(row.get("pipeline_parallel_size") or row.get("pp")) or 1

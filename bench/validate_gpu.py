@@ -18,6 +18,8 @@ import sys
 import time
 from typing import Any
 
+from planner.units import bytes_to_gib
+
 PAIRS = (
     ("meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.2-1B"),
     ("Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-0.5B"),
@@ -55,7 +57,7 @@ def _pct(value: float | None) -> str:
 
 
 def _gib(value: int | None) -> str:
-    return f"{'-':>8}" if not value else f"{value / 2**30:>8.2f}"
+    return f"{'-':>8}" if not value else f"{bytes_to_gib(value):>8.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -70,3 +70,8 @@ def device_total_bytes(gpu: GpuSpec) -> DeviceTotal:
         estimated=True,
         how=f"estimated: marketed {gpu.marketed_memory_gb:g} GB x median reported/marketed ratio {frac:.4f}",
     )
+
+
+def nearest_gpu_by_total(total_bytes: int) -> GpuSpec:
+    """The catalog GPU whose reported total is closest: a stand-in when a log names no known device."""
+    return min(list_gpus(), key=lambda g: abs(device_total_bytes(g).bytes - total_bytes))

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from planner.engine_log import EngineLogFacts, parse_engine_log
 from planner.errors import PlannerError
 from planner.specs import GpuSpec, ModelSpec
+from planner.units import fmt_gib
 
 _ENGINES = {"vllm-v1": "vllm", "vllm-v0": "vllm-v0", "sglang": "sglang", "trtllm": "trtllm"}
 _QUANT_FORMATS = {"awq": "int4-awq", "awq_marlin": "int4-awq", "gptq": "int4-gptq", "gptq_marlin": "int4-gptq",
@@ -93,8 +94,8 @@ def _model(facts: EngineLogFacts, wanted: str | None) -> tuple[ModelSpec | None,
 
 
 def _gpu(facts: EngineLogFacts, wanted: str | None) -> tuple[GpuSpec | None, str]:
-    from planner.catalog import get_gpu, list_gpus
-    from planner.hardware import device_total_bytes
+    from planner.catalog import get_gpu
+    from planner.hardware import nearest_gpu_by_total
     from planner.name_matching import match_gpu
 
     if wanted:
@@ -103,8 +104,8 @@ def _gpu(facts: EngineLogFacts, wanted: str | None) -> tuple[GpuSpec | None, str
         return gpu, f"GPU {facts.gpu_name} -> {gpu.id}"
     if facts.gpu_memory_total_bytes:
         total = facts.gpu_memory_total_bytes
-        gpu = min(list_gpus(), key=lambda g: abs(device_total_bytes(g).bytes - total))
-        return gpu, f"GPU not named in the log: stand-in {gpu.id}, nearest to the logged {total / 2**30:.2f} GiB total"
+        gpu = nearest_gpu_by_total(total)
+        return gpu, f"GPU not named in the log: stand-in {gpu.id}, nearest to the logged {fmt_gib(total, 2)} total"
     return None, "the log states neither the GPU nor its memory: pass one (--gpu)"
 
 

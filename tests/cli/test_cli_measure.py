@@ -7,17 +7,9 @@ import json
 import pytest
 
 from tests.conftest import run_cli
+from tests.measure_records import TINY_LLAMA
 
-TINY = {
-    "model_type": "llama",
-    "vocab_size": 320,
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "max_position_embeddings": 512,
-}
+TINY = TINY_LLAMA
 ISSUE_KEYS = {
     "hardware",
     "alpha",

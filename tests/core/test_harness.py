@@ -10,17 +10,9 @@ import torch
 from planner.measure import harness
 from planner.measure.harness import MeasureOptions, measure
 from planner.measure.record import load_records
+from tests.measure_records import TINY_LLAMA
 
-TINY = {
-    "model_type": "llama",
-    "vocab_size": 320,
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "max_position_embeddings": 512,
-}
+TINY = TINY_LLAMA
 
 
 @pytest.fixture

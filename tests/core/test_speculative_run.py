@@ -11,17 +11,9 @@ from planner.errors import InputError
 from planner.measure.acceptance_counts import acceptance_stats
 from planner.measure.model_loading import LoadedModel, load_model, resolve_device, resolve_dtype
 from planner.measure.speculative_run import DecodeSettings, plain_decode, speculative_decode
+from tests.measure_records import TINY_LLAMA
 
-TINY = {
-    "model_type": "llama",
-    "vocab_size": 320,
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "max_position_embeddings": 512,
-}
+TINY = TINY_LLAMA
 PROMPT = list(range(40, 64))
 
 
