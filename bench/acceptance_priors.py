@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import sys
 
-from planner.acceptance import fit_points, load_acceptance_priors, load_pair_evidence, prior_alpha, refit_priors
+from planner.pairs.acceptance import fit_points, load_acceptance_priors, load_pair_evidence, prior_alpha, refit_priors
 
 
 def main() -> int:

@@ -15,7 +15,7 @@ import statistics
 import sys
 
 from bench.kv_cases import load_cases
-from planner.engines import act_element_bytes, engine_profile, moe_workspace_bytes, resolve_limits
+from planner.engines.profiles import act_element_bytes, engine_profile, moe_workspace_bytes, resolve_limits
 from planner.units import GIB, MIB
 
 

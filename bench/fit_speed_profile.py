@@ -29,8 +29,8 @@ import sys
 
 from bench.speed_eval import PlainRow, bandwidth_floor_violated, load_plain, log_error, predict_case, predict_plain
 from bench.speed_rows import Case, load_rows
-from planner.speed import baseline_speed
-from planner.speed_profiles import SpeedProfile, speed_profile
+from planner.speed.estimate import baseline_speed
+from planner.speed.profiles import SpeedProfile, speed_profile
 
 LAYER_GRID_S = [round(2e-6 * i, 7) for i in range(151)]  # 0 .. 300 us
 #: Host launches without graphs on top of the floor (data/speed_profiles.json, eager_layer_overhead_s).

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from planner.catalog import REPO_ROOT, list_gpus
+from planner.catalog.hardware import nearest_gpu_by_total
+from planner.catalog.lookup import list_gpus
+from planner.catalog.name_matching import match_gpu, match_model
 from planner.deployment import Deployment
 from planner.errors import PlannerError
-from planner.hardware import nearest_gpu_by_total
-from planner.name_matching import match_gpu, match_model
+from planner.facts import REPO_ROOT
 from planner.units import GIB
 
 CASE_FILES = ("vllm-kv-cases.csv", "vllm_v0190_llmd_logs.csv")

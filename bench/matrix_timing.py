@@ -10,9 +10,9 @@ import statistics
 import sys
 import time
 
-from planner.catalog import get_model, get_node
+from planner.catalog.lookup import get_model, get_node
+from planner.decisions.selection import decision_matrix
 from planner.deployment import Deployment
-from planner.selection import decision_matrix
 
 CASES = [
     ("Llama-3.1-70B", "8x-h100-sxm-80gb", 8),

@@ -24,8 +24,8 @@ from bench.speed_eval import (
     predict_plain,
 )
 from bench.speed_rows import Case, Skipped, load_rows
-from planner.speculation_rules import speculation_rules
-from planner.speed_profiles import speed_profile
+from planner.speed.policy import speculation_rules
+from planner.speed.profiles import speed_profile
 
 GOAL_PCT = 15.0
 
@@ -68,7 +68,7 @@ def main() -> int:
         print("  (see the reasons below); the goal metric cannot be computed on this catalog")
 
     prior_rows = [c for c in cases if not c.has_acceptance]
-    print(f"\nRows without acceptance ({len(prior_rows)}): predicted at the pair's α prior (planner.acceptance:")
+    print(f"\nRows without acceptance ({len(prior_rows)}): predicted at the pair's α prior (planner.pairs.acceptance:")
     print("lineage relation and parameter ratio, data/acceptance_priors.json). Not part of the goal metric.")
     print(_header("  α prior  α that fits"))
     prior_errors = []

@@ -2,7 +2,7 @@
 
 * speedup rows (bench/speed_rows.py): the decode speedup, or the end-to-end latency ratio where the
   row measured latency; at the row's K, else at the optimal K;
-* rows without acceptance use an α prior: the pair's prior from ``planner.acceptance`` (lineage
+* rows without acceptance use an α prior: the pair's prior from ``planner.pairs.acceptance`` (lineage
   relation and parameter ratio, data/acceptance_priors.json), set when the row is parsed;
 * plain-decoding rows (data/calibration/plain-decode-measured.csv): TPOT, tok/s per sequence or
   end-to-end latency of the target alone.
@@ -16,11 +16,12 @@ from math import log
 from pathlib import Path
 
 from bench.speed_rows import Case
-from planner.catalog import REPO_ROOT, get_gpu, get_model
+from planner.catalog.lookup import get_gpu, get_model
 from planner.deployment import ENGINES, Deployment
 from planner.errors import PlannerError
-from planner.speed import SpeedWorkload, baseline_speed, estimate_speed
-from planner.speed_profiles import SpeedProfile, speed_profile
+from planner.facts import REPO_ROOT
+from planner.speed.estimate import SpeedWorkload, baseline_speed, estimate_speed
+from planner.speed.profiles import SpeedProfile, speed_profile
 
 PLAIN_PATH = REPO_ROOT / "data" / "calibration" / "plain-decode-measured.csv"
 

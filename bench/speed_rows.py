@@ -1,7 +1,7 @@
 """Read the published speculative-decoding measurements into planner inputs, or say why a row cannot be.
 
 Each row of ``data/calibration/specdec-measured.csv`` (a copy of shared/reference/specdec-measured.csv)
-is parsed by the same rules, never by row: models and GPUs through :mod:`planner.name_matching`,
+is parsed by the same rules, never by row: models and GPUs through :mod:`planner.catalog.name_matching`,
 the engine from its name and version (vLLM before 0.8 is the V0 engine), TP from "TP=n" or the GPU
 count, FP8 from the hardware or model text, lengths from "N in / M out" or "N/M", acceptance by the
 engine's convention (a τ column wins; vLLM V1 reports ρ = (τ−1)/K, so a row with both gives K).
@@ -21,13 +21,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planner.acceptance import acceptance_prior
-from planner.catalog import REPO_ROOT, get_weight_format, list_gpus
+from planner.acceptance_math import alpha_from_tau
+from planner.catalog.lookup import get_weight_format, list_gpus
+from planner.catalog.name_matching import match_gpu, match_model
 from planner.deployment import Deployment
 from planner.errors import PlannerError
-from planner.name_matching import match_gpu, match_model
-from planner.speculative import alpha_from_tau
-from planner.speed import SpeedWorkload
+from planner.facts import REPO_ROOT
+from planner.pairs.acceptance import acceptance_prior
+from planner.speed.estimate import SpeedWorkload
 
 CSV_PATH = REPO_ROOT / "data" / "calibration" / "specdec-measured.csv"
 V1_DEFAULT_FROM = (0, 8)  # vLLM 0.8.0 made the V1 engine the default (vLLM release notes, 2025-03)
@@ -171,7 +172,7 @@ def parse_row(index: int, row: dict[str, str]) -> Case | Skipped:
         alpha = alpha_from_tau(tau, k)
     elif rho is not None and k is not None and engine == "vllm":
         fields["draft_acceptance_rate"] = rho
-    else:  # the row gives no acceptance: the pair's prior (planner.acceptance), labelled as such
+    else:  # the row gives no acceptance: the pair's prior (planner.pairs.acceptance), labelled as such
         estimate = acceptance_prior(target[0], draft[0])
         fields["alpha"] = estimate.alpha
         notes.append(f"α prior {estimate.alpha:.3f} ({estimate.source}: {estimate.relation})")

@@ -14,10 +14,14 @@ smoke test of this script's path (its figures are not a validation).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
+from planner.catalog.lookup import get_model
 from planner.units import bytes_to_gib
 
 PAIRS = (
@@ -40,8 +44,6 @@ TINY_OVERRIDES = {
 
 
 def _config(model_id: str, tiny: bool) -> dict[str, Any]:
-    from planner.catalog import get_model
-
     config = dict(get_model(model_id).config)
     config.setdefault("_name_or_path", model_id)
     if tiny:
@@ -83,10 +85,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"{total / 10**9:.1f} GB\n"
             )
             return 2
-    import json
-    import tempfile
-    from pathlib import Path
-
     from planner.measure.harness import MeasureOptions, measure
 
     device = "cpu" if args.tiny else "cuda"

@@ -11,10 +11,11 @@ from typing import TypeVar
 import pandas as pd
 import streamlit as st
 
-from planner import catalog
+from planner.catalog import lookup as catalog
+from planner.catalog.model_facts import model_facts
 from planner.errors import PlannerError
-from planner.model_facts import model_facts
-from planner.tables import gpus_table, models_table, nodes_table
+from planner.memory import concurrency_by_context, plan_memory
+from planner.reports.tables import gpus_table, models_table, nodes_table
 
 T = TypeVar("T")
 
@@ -37,15 +38,11 @@ def catalog_nodes_table() -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_plan(dep):
     """The memory plan of a deployment, computed once per distinct scenario."""
-    from planner.memory import plan_memory
-
     return plan_memory(dep)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_concurrency_curve(dep, lengths: tuple[int, ...]):
-    from planner.memory import concurrency_by_context
-
     return concurrency_by_context(dep, list(lengths))
 
 

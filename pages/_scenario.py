@@ -10,10 +10,10 @@ from typing import Any
 
 import streamlit as st
 
-from planner import catalog
+from planner.catalog import lookup as catalog
+from planner.catalog.schemas import ModelSpec
 from planner.deployment import ENGINES, Deployment
 from planner.errors import PlannerError
-from planner.specs import ModelSpec
 from planner.units import gib_to_bytes
 
 SCENARIO_KEY = "scenario"

@@ -1,15 +1,15 @@
 """UI-only helpers of the Performance page: the workload widgets and the cached core call.
 
 Nothing here computes a formula: the widgets gather a ``SpeedWorkload`` and ``cached_speed_report``
-calls ``planner.speed.speed_report`` once per distinct (deployment, workload).
+calls ``planner.speed.estimate.speed_report`` once per distinct (deployment, workload).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from planner.speculation_rules import speculation_rules
-from planner.speed import SpeedReport, SpeedWorkload, speed_report
+from planner.speed.estimate import SpeedReport, SpeedWorkload, speed_report
+from planner.speed.policy import speculation_rules
 
 ACCEPTANCE_MODES = {
     "α (per-token acceptance, Leviathan)": "alpha",

@@ -5,9 +5,9 @@ import streamlit as st
 
 from pages._common import catalog_gpus_table, catalog_models_table, catalog_nodes_table, guarded
 from pages._scenario import imported_models
-from planner.config_import import model_from_config
-from planner.model_facts import model_facts
-from planner.tables import models_table
+from planner.catalog.config_import import model_from_config
+from planner.catalog.model_facts import model_facts
+from planner.reports.tables import models_table
 
 st.title("Catalog")
 st.caption(

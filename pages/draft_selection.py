@@ -5,9 +5,9 @@ import streamlit as st
 
 from pages._common import guarded
 from pages._scenario import imported_models, scenario_deployment
-from planner.compatibility import check_pair
-from planner.selection import decision_matrix, matrix_table
-from planner.tokenizer_compare import load_tokenizer_vocab
+from planner.decisions.selection import decision_matrix, matrix_table
+from planner.pairs.compatibility import check_pair
+from planner.pairs.tokenizers import load_tokenizer_vocab
 
 st.title("Draft Selection")
 st.caption(

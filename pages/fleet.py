@@ -4,11 +4,11 @@ import streamlit as st
 
 from pages._common import guarded
 from pages._scenario import lookup_model, scenario_inputs
-from planner import catalog
-from planner.charts.fleet import cost_by_node
-from planner.fleet import Traffic, compare_nodes
-from planner.quote_report import quote_report, quotes_table
-from planner.report import MIME
+from planner.catalog import lookup as catalog
+from planner.decisions.fleet import Traffic, compare_nodes
+from planner.reports.charts.fleet import cost_by_node
+from planner.reports.document import MIME
+from planner.reports.quote import quote_report, quotes_table
 
 st.title("Fleet & Quote")
 st.caption(

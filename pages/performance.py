@@ -6,9 +6,9 @@ import streamlit as st
 from pages._common import guarded
 from pages._scenario import scenario_deployment
 from pages._speed_common import cached_speed_report, workload_fields
-from planner.charts.speed import batch_speedup_chart, break_even_chart, latency_chart, speedup_heatmap
-from planner.speed import SpeedWorkload
-from planner.speed_profiles import calibration_summary
+from planner.reports.charts.speed import batch_speedup_chart, break_even_chart, latency_chart, speedup_heatmap
+from planner.speed.estimate import SpeedWorkload
+from planner.speed.profiles import calibration_summary
 from planner.units import bytes_to_gb
 
 st.title("Performance")

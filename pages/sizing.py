@@ -5,10 +5,10 @@ import streamlit as st
 
 from pages._common import cached_concurrency_curve, cached_plan, guarded
 from pages._scenario import scenario_deployment
-from planner.charts.memory import concurrency_curve, draft_cost_bars, gpu_memory_bar
-from planner.report import MIME
-from planner.sizing_report import sizing_report
-from planner.tables import gpu_memory_table
+from planner.reports.charts.memory import concurrency_curve, draft_cost_bars, gpu_memory_bar
+from planner.reports.document import MIME
+from planner.reports.sizing import sizing_report
+from planner.reports.tables import gpu_memory_table
 
 st.title("Sizing")
 st.caption("Per-GPU memory as the serving engine budgets it. GiB = 2^30 bytes, GB = 10^9 bytes.")

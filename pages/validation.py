@@ -3,7 +3,9 @@
 import streamlit as st
 
 from pages._common import guarded
-from planner.charts.measure import (
+from planner.measure.nvml_sampler import detect_gpus
+from planner.measure.record import load_records, measurements_dir
+from planner.reports.charts.measure import (
     acceptance_by_position_bars,
     filter_records,
     log_check_bars,
@@ -14,10 +16,8 @@ from planner.charts.measure import (
     speed_comparison_bars,
     task_acceptance_bars,
 )
-from planner.log_check import check_log
-from planner.measure.nvml_sampler import detect_gpus
-from planner.measure.record import load_records, measurements_dir
 from planner.units import GIB
+from planner.validation.log_check import check_log
 
 st.title("Validation")
 st.caption(

@@ -6,7 +6,7 @@ heads, more GPUs than the node has, a memory fraction outside (0, 1]) when it is
 error naming the field; what an engine merely rejects (a draft with another vocabulary) becomes a
 ``problems`` entry of the plan instead.
 
->>> from planner.catalog import get_model, get_node
+>>> from planner.catalog.lookup import get_model, get_node
 >>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8,
 ...                          draft=get_model("Llama-3.2-3B"))
 >>> dep.target_format.id, dep.resolved_draft_tp, dep.gpus_per_replica, dep.replicas_per_node
@@ -19,10 +19,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from planner.catalog import get_kv_dtype, get_weight_format
-from planner.errors import InputError, first_pydantic_error
-from planner.parallelism import tp_problem, valid_tp_degrees
-from planner.specs import GpuSpec, KvDtype, ModelSpec, NodeType, WeightFormat
+from planner.catalog.lookup import get_gpu, get_kv_dtype, get_weight_format, list_kv_dtypes, list_weight_formats
+from planner.catalog.schemas import GpuSpec, ModelSpec, NodeType
+from planner.errors import CatalogError, InputError, first_pydantic_error
+from planner.model.dtypes import KvDtype, WeightFormat
+from planner.model.parallelism import tp_problem, valid_tp_degrees
 
 Engine = Literal["vllm", "vllm-v0", "sglang", "trtllm", "hf"]
 ENGINES: tuple[str, ...] = ("vllm", "vllm-v0", "sglang", "trtllm", "hf")
@@ -50,7 +51,7 @@ def default_weight_format(spec: ModelSpec) -> str:
 class Deployment(BaseModel):
     """Target (+ optional draft) on ``gpu_count`` GPUs of one node type, served by ``engine``.
 
-    ``None`` for a knob means the engine's documented default (see planner/engines.py).
+    ``None`` for a knob means the engine's documented default (see planner/engines/profiles.py).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -89,9 +90,26 @@ class Deployment(BaseModel):
 
     @classmethod
     def on_node(cls, target: ModelSpec, node: NodeType, **fields) -> Deployment:
-        from planner.catalog import get_gpu
-
         return cls.build(target=target, gpu=get_gpu(node.gpu), gpu_count=node.gpu_count, node_id=node.id, **fields)
+
+    def replace(self, **changes) -> Deployment:
+        """A copy with ``changes`` applied, validated like a new deployment (errors name the field).
+
+        >>> from planner.catalog.lookup import get_model, get_gpu
+        >>> dep = Deployment.build(target=get_model("Llama-3.1-8B"), gpu=get_gpu("h100-sxm-80gb"), gpu_count=2)
+        >>> dep.replace(tp=2).tp
+        2
+        """
+        fields = {name: getattr(self, name) for name in type(self).model_fields}
+        return Deployment.build(**{**fields, **changes})
+
+    def with_draft(self, draft: ModelSpec) -> Deployment:
+        """The same deployment with ``draft`` (its TP and precision back to their defaults)."""
+        return self.replace(draft=draft, draft_tp=None, draft_dtype=None)
+
+    def without_draft(self) -> Deployment:
+        """The same deployment serving the target alone (the baseline speculation is compared with)."""
+        return self.replace(draft=None, draft_tp=None, draft_dtype=None)
 
     @model_validator(mode="after")
     def _check(self) -> Deployment:
@@ -164,9 +182,6 @@ class Deployment(BaseModel):
 
 
 def _format(value: str, field: str) -> WeightFormat:
-    from planner.catalog import list_weight_formats
-    from planner.errors import CatalogError
-
     try:
         return get_weight_format(value)
     except CatalogError:
@@ -175,9 +190,6 @@ def _format(value: str, field: str) -> WeightFormat:
 
 
 def _kv(value: str) -> KvDtype:
-    from planner.catalog import list_kv_dtypes
-    from planner.errors import CatalogError
-
     try:
         return get_kv_dtype(value)
     except CatalogError:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-# Tests never read or write the user's cache of meta-device layouts (planner/meta_count.py).
+# Tests never read or write the user's cache of meta-device layouts (planner/model/meta_device.py).
 os.environ.setdefault("PLANNER_CACHE_DIR", tempfile.mkdtemp(prefix="planner-test-cache-"))
 
 

@@ -8,6 +8,7 @@ Each command lives in its own module and registers itself in :data:`COMMANDS`.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
@@ -39,8 +40,6 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import importlib
-
     parser = OneLineParser(prog="python -m planner", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for name in COMMANDS:

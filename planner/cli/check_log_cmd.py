@@ -9,8 +9,8 @@ from pathlib import Path
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import fraction
 from planner.errors import InputError
-from planner.log_check import check_log
 from planner.units import GIB
+from planner.validation.log_check import check_log
 
 
 def register(subparsers) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
-from planner.model_source import resolve_model
-from planner.specs import ModelSpec
+from planner.catalog.importing import resolve_model
+from planner.catalog.schemas import ModelSpec
 
 
 def positive_int(text: str) -> int:
@@ -53,9 +54,7 @@ def emit(args: argparse.Namespace, payload: dict[str, Any], lines: list[str]) ->
 
 
 def write_report(report, path_text: str) -> None:
-    """Write a planner.report.Report in the format its suffix names, whole or not at all."""
-    from pathlib import Path
-
+    """Write a planner.reports.document.Report in the format its suffix names, whole or not at all."""
     path = Path(path_text)
     data = report.export(path.suffix.lstrip(".") or "json")
     tmp = path.with_name(path.name + ".partial")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from planner.catalog import get_gpu, get_node
+from planner.catalog.importing import resolve_model
+from planner.catalog.lookup import get_gpu, get_node
 from planner.cli.common import positive_int
 from planner.deployment import ENGINES, Deployment
 from planner.errors import InputError
-from planner.model_source import resolve_model
 from planner.units import gib_to_bytes
 
 

@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel
 
+from planner.acceptance_math import alpha_from_tau, check_k
 from planner.errors import InputError
-from planner.speculation_rules import speculation_rules
-from planner.speculative import alpha_from_tau, check_k
+from planner.speed.policy import speculation_rules
 
 
 class AcceptanceStats(BaseModel):

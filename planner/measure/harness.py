@@ -10,107 +10,33 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import platform
-import sys
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
-from typing import Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
 
+from planner.catalog.schemas import GpuSpec
 from planner.measure import torch_memory
 from planner.measure.acceptance_counts import acceptance_stats, verdicts_by_task
+from planner.measure.environment import hardware_info, prediction_gpu, software_info
 from planner.measure.model_loading import LoadedModel, load_model, resolve_device, resolve_dtype, token_codec
-from planner.measure.nvml_sampler import DEFAULT_INTERVAL_S, NvmlResult, NvmlSampler
-from planner.measure.prediction import comparison, predict
+from planner.measure.nvml_sampler import NvmlResult, NvmlSampler
+from planner.measure.options import MeasureOptions
+from planner.measure.prediction import Prediction, comparison, predict
 from planner.measure.prompts import PromptSet, load_prompts
 from planner.measure.record import (
     DidNotFit,
-    HardwareInfo,
     MeasurementRecord,
     MemoryMeasurement,
     ModelInfo,
     PromptSummary,
-    SoftwareInfo,
     SpeedMeasurement,
     make_record_id,
     save_record,
     utc_now,
 )
 from planner.measure.speculative_run import DecodeSettings, PromptResult, Trace, run_prompts
-from planner.specs import GpuSpec
-
-
-class MeasureOptions(BaseModel):
-    """The inputs of one measured job (the CLI's flags)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    target: str
-    draft: str
-    random_weights: bool = False
-    device: str | None = None
-    dtype: str | None = None
-    draft_dtype: str | None = None
-    k: int = Field(default=5, ge=1, le=32)
-    prompts: str | None = None
-    prompts_per_task: int | None = Field(default=None, ge=1)
-    max_new_tokens: int = Field(default=64, ge=1, le=8192)
-    mode: Literal["greedy", "sampled"] = "greedy"
-    temperature: float = Field(default=1.0, gt=0)
-    seed: int = 0
-    backend: Literal["transformers", "vllm"] = "transformers"
-    gpu: str | None = None
-    tensor_parallel_size: int | None = Field(default=None, ge=1)
-    out: str | None = None
-    save: bool = True
-    sample_interval_s: float = Field(default=DEFAULT_INTERVAL_S, gt=0)
-    warmup: bool = True
-
-
-def _version(package: str) -> str | None:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def software_info() -> SoftwareInfo:
-    return SoftwareInfo(
-        python=sys.version.split()[0],
-        platform=platform.platform(),
-        torch=torch.__version__,
-        transformers=_version("transformers"),
-        vllm=_version("vllm"),
-        pynvml=_version("nvidia-ml-py") or _version("pynvml"),
-    )
-
-
-def hardware_info(device: str, nvml: NvmlResult | None, catalog_gpu: GpuSpec | None) -> HardwareInfo:
-    info = HardwareInfo(device=device, cpu=platform.processor() or platform.machine())
-    if device.startswith("cuda"):
-        info.gpu_name = torch.cuda.get_device_name(device)
-        info.gpu_count = torch.cuda.device_count()
-        info.cuda_version = torch.version.cuda
-        info.gpu_memory_total_bytes = int(torch.cuda.mem_get_info(device)[1])
-    if nvml is not None and nvml.available:
-        info.driver_version = nvml.driver_version
-    info.catalog_gpu = catalog_gpu.id if catalog_gpu else None
-    return info
-
-
-def prediction_gpu(device: str, wanted: str | None) -> GpuSpec | None:
-    """``--gpu`` when given; else the catalog GPU matching the CUDA device name; None on CPU."""
-    from planner.catalog import get_gpu
-    from planner.name_matching import match_gpu
-
-    if wanted:
-        return get_gpu(wanted)
-    if device.startswith("cuda"):
-        return match_gpu(torch.cuda.get_device_name(device))
-    return None
+from planner.measure.vllm_backend import measure_vllm
 
 
 def model_info(loaded: LoadedModel) -> ModelInfo:
@@ -202,8 +128,6 @@ def _memory(
 def measure(options: MeasureOptions, *, progress: Callable[[str], None] | None = None) -> MeasurementRecord:
     """Run the job ``options`` describe and return its record (saved unless ``options.save`` is False)."""
     if options.backend == "vllm":
-        from planner.measure.vllm_backend import measure_vllm
-
         return measure_vllm(options)
     device = resolve_device(options.device)
     dtype = resolve_dtype(options.dtype, device)
@@ -337,8 +261,6 @@ def _assemble(
             on_gpu=device.startswith("cuda"),
         )
     else:
-        from planner.measure.prediction import Prediction
-
         prediction = Prediction(applicable=False, reason="the models did not load: nothing to predict")
     measured = {
         "target_weights": memory.target_weights_bytes or None,

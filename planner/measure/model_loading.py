@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from planner.config_import import load_config
+from planner.catalog.config_import import load_config
 from planner.errors import InputError
 
 #: Accepted spellings -> the weight-format id of data/precisions.json.

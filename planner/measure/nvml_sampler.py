@@ -29,6 +29,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from planner.errors import InputError
+
 #: Default polling interval: a few milliseconds resolves a decode step's KV growth and the prefill peak.
 DEFAULT_INTERVAL_S = 0.005
 #: Stored timelines are decimated to at most this many points per GPU (bucket maxima, so peaks survive).
@@ -149,8 +151,6 @@ class NvmlSampler:
         visible: list[int | str] | None = None,
     ) -> None:
         if not interval_s > 0:
-            from planner.errors import InputError
-
             raise InputError("interval_s", interval_s, "a polling interval > 0 seconds")
         self.interval_s = float(interval_s)
         self._nvml = nvml

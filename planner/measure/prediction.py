@@ -3,8 +3,8 @@
 The run is a plain-transformers job, so the deployment is engine ``"hf"``: one GPU, batch 1
 (``hf_batch_size`` 1), ``max_model_len`` = the longest prompt + the new tokens, the run's K and
 dtypes, the GPU from the catalog (matched by the CUDA device name, else the user's ``--gpu``) and the
-device total CUDA reported. The prediction is :func:`planner.memory.plan_memory` plus
-:func:`planner.speed.estimate_speed` of that deployment, with the measured τ fed to the speed model
+device total CUDA reported. The prediction is :func:`planner.memory.plan.plan_memory` plus
+:func:`planner.speed.estimate.estimate_speed` of that deployment, with the measured τ fed to the speed model
 (so the speed error is the step-time model's, not the acceptance's). Without a GPU there is no
 prediction ("no GPU: prediction not applicable"), never a made-up number.
 
@@ -21,8 +21,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from planner.catalog.config_import import model_from_config
+from planner.catalog.schemas import GpuSpec, ModelSpec
+from planner.deployment import Deployment
 from planner.errors import PlannerError
-from planner.specs import GpuSpec, ModelSpec
+from planner.memory.plan import plan_memory
+from planner.speed.estimate import SpeedWorkload, estimate_speed
 
 NOT_APPLICABLE = "no GPU: prediction not applicable"
 
@@ -68,8 +72,6 @@ class Prediction(BaseModel):
 
 
 def _spec(config: dict[str, Any], name: str) -> ModelSpec:
-    from planner.config_import import model_from_config
-
     return model_from_config(config, model_id=name)
 
 
@@ -94,9 +96,6 @@ def predict(
     batch_size: int = 1,
 ) -> Prediction:
     """Memory plan and speed estimate of the run's deployment (``hf`` for the transformers loop, batch 1)."""
-    from planner.deployment import Deployment
-    from planner.memory import plan_memory
-
     if gpu is None:
         return Prediction(applicable=False, reason=NOT_APPLICABLE)
     try:
@@ -147,8 +146,6 @@ def predict(
         prediction.assumptions.append("no speculative step was measured: no speed estimate")
         return prediction
     try:
-        from planner.speed import SpeedWorkload, estimate_speed
-
         est = estimate_speed(
             dep,
             SpeedWorkload.build(

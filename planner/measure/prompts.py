@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from planner.catalog import data_dir
 from planner.errors import InputError
+from planner.facts import data_dir
 
 DEFAULT_TASKS = ("chat", "code", "summarisation")
 

@@ -7,7 +7,7 @@ timeline), the planner's prediction for the same deployment and the errors betwe
 Files go to ``data/measurements/<timestamp>-<slug>.json`` (``PLANNER_MEASUREMENTS_DIR`` overrides
 the folder) by writing a temporary file in the same folder, ``fsync`` and ``os.replace``: a run that
 crashes halfway leaves no half-written file, and a reader never sees one. The same JSON goes to the
-SQLite store (:mod:`planner.store`). Pure pydantic: loading records needs no torch.
+SQLite store (:mod:`planner.validation.store`). Pure pydantic: loading records needs no torch.
 
 >>> make_record_id("meta-llama/Llama-3.1-8B", "Llama-3.2-1B", "transformers", "2026-01-02T03:04:05Z")
 '20260102T030405Z-llama-3.1-8b--llama-3.2-1b-transformers'
@@ -26,11 +26,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from planner.catalog import REPO_ROOT
+from planner.facts import REPO_ROOT
 from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict
 from planner.measure.nvml_sampler import NvmlResult
 from planner.measure.prediction import Prediction
 from planner.measure.torch_memory import TorchMemory
+from planner.validation.store import StoreError, load_all_measurements, save_measurement
 
 SCHEMA_VERSION = 1
 MEASUREMENTS_ENV = "PLANNER_MEASUREMENTS_DIR"
@@ -43,7 +44,7 @@ class HardwareInfo(BaseModel):
     driver_version: str | None = None
     cuda_version: str | None = None
     gpu_memory_total_bytes: int | None = None
-    #: The catalog GPU the device name matched (planner.name_matching.match_gpu), or the user's --gpu.
+    #: The catalog GPU the device name matched (planner.catalog.name_matching.match_gpu), or the user's --gpu.
     catalog_gpu: str | None = None
     cpu: str = ""
 
@@ -241,8 +242,6 @@ def save_record(
     record: MeasurementRecord, folder: str | Path | None = None, *, store_path: str | Path | None = None
 ) -> Path:
     """The record to ``<folder>/<id>.json`` (atomically) and to the SQLite store; returns the file."""
-    from planner.store import save_measurement
-
     payload = record.model_dump(mode="json")
     path = write_atomic(Path(folder or measurements_dir()) / f"{record.id}.json", payload)
     save_measurement(
@@ -261,8 +260,6 @@ def load_records(
     folder: str | Path | None = None, *, store_path: str | Path | None = None, use_store: bool = True
 ) -> tuple[list[MeasurementRecord], list[str]]:
     """Records from the folder's JSON files and the store (one per id), newest first, plus any problems."""
-    from planner.store import StoreError, load_all_measurements
-
     found: dict[str, MeasurementRecord] = {}
     problems: list[str] = []
     directory = Path(folder or measurements_dir())

@@ -21,8 +21,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from planner.acceptance_math import alpha_from_tau
 from planner.errors import InputError
 from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict, task_verdict
+from planner.measure.nvml_sampler import NvmlSampler
+from planner.measure.options import MeasureOptions
+from planner.measure.prediction import comparison, predict
+from planner.measure.prompts import load_prompts
+from planner.measure.record import MeasurementRecord, MemoryMeasurement, make_record_id, save_record, utc_now
+from planner.measure.torch_memory import TorchMemory
 from planner.measure.vllm_metrics import SpecAcceptance, acceptance_from_counters, counter_delta, counters_from_metrics
 
 
@@ -56,7 +63,7 @@ def _model_dir(source: str, random_weights: bool, scratch: Path, name: str) -> s
     return str(folder)
 
 
-def measure_vllm(options: Any):
+def measure_vllm(options: MeasureOptions) -> MeasurementRecord:
     """Run baseline and speculative engines over the prompts; return (and save) the record."""
     try:
         import vllm
@@ -66,13 +73,8 @@ def measure_vllm(options: Any):
         ) from None
     import torch
 
-    from planner.measure import harness
+    from planner.measure.environment import hardware_info, prediction_gpu, software_info
     from planner.measure.model_loading import byte_codec, resolve_dtype
-    from planner.measure.nvml_sampler import NvmlSampler
-    from planner.measure.prediction import comparison, predict
-    from planner.measure.prompts import load_prompts
-    from planner.measure.record import MeasurementRecord, MemoryMeasurement, make_record_id, save_record, utc_now
-    from planner.measure.torch_memory import TorchMemory
 
     if not torch.cuda.is_available():
         raise InputError("device", "cpu", "a CUDA GPU: the vLLM backend runs on GPUs only")
@@ -174,10 +176,9 @@ def measure_vllm(options: Any):
                 drafted_tokens=drafts * options.k,
             )
         )
-        from planner.speculative import alpha_from_tau
 
         total.alpha = total.alpha_from_tau = alpha_from_tau(min(options.k + 1.0, total.mean_accepted_len), options.k)
-    gpu = harness.prediction_gpu(device, options.gpu)
+    gpu = prediction_gpu(device, options.gpu)
     batch = max(1, round(len(prompts.prompts) / max(1, len(by_task))))
     prediction = predict(
         target_config=target_config,
@@ -216,8 +217,8 @@ def measure_vllm(options: Any):
         max_new_tokens=options.max_new_tokens,
         random_weights=options.random_weights,
         acceptance_meaningful=not options.random_weights,
-        hardware=harness.hardware_info(device, nvml, gpu),
-        software=harness.software_info(),
+        hardware=hardware_info(device, nvml, gpu),
+        software=software_info(),
         target=None,
         draft=None,
         dtype=dtype,

@@ -12,7 +12,7 @@ Three sources, each converted as reference speculative-decoding.md §2.6 says (�
   speculative tokens: K, ...`` (§2.1): V0's acceptance rate counts accepted tokens at any position, so
   only the efficiency converts, τ = e · (K+1).
 
-α is then the root of τ(α, K) = τ (:func:`planner.speculative.alpha_from_tau`); where per-position
+α is then the root of τ(α, K) = τ (:func:`planner.acceptance_math.alpha_from_tau`); where per-position
 rates exist, position 0 is also reported (the reference's direct estimate of α).
 
 >>> line = ("SpecDecoding metrics: Mean acceptance length: 3.00, Accepted throughput: 9.00 tokens/s, "
@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from planner.acceptance_math import alpha_from_tau, tau_from_system_efficiency
 from planner.errors import InputError
-from planner.speculative import alpha_from_tau, tau_from_system_efficiency
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 _V1 = re.compile(

@@ -11,8 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner import acceptance, catalog
-from planner.acceptance import (
+from planner import facts
+from planner.acceptance_math import alpha_from_tau
+from planner.catalog.lookup import get_model
+from planner.errors import CatalogError, InputError
+from planner.pairs import acceptance
+from planner.pairs.acceptance import (
     acceptance_prior,
     load_acceptance_priors,
     load_pair_evidence,
@@ -20,10 +24,7 @@ from planner.acceptance import (
     published_evidence,
     refit_priors,
 )
-from planner.catalog import get_model
-from planner.errors import CatalogError, InputError
-from planner.lineage import RELATIONS
-from planner.speculative import alpha_from_tau
+from planner.pairs.lineage import RELATIONS
 
 
 def test_measured_alpha_wins():
@@ -106,12 +107,12 @@ def test_a_broken_evidence_file_is_a_catalog_error_naming_the_entry(repo, tmp_pa
     raw["evidence"][0]["target"] = "no-such-model"
     path.write_text(json.dumps(raw))
     monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path / "data"))
-    catalog.clear_caches()
+    facts.clear_caches()
     acceptance.clear_caches()
     try:
         with pytest.raises(CatalogError, match=r"pair_evidence\.json entry 0"):
             load_pair_evidence()
     finally:
         monkeypatch.delenv("PLANNER_DATA_DIR")
-        catalog.clear_caches()
+        facts.clear_caches()
         acceptance.clear_caches()

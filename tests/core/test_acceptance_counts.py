@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from planner.acceptance_math import expected_tokens_per_step
 from planner.errors import InputError
 from planner.measure.acceptance_counts import acceptance_stats, task_verdict, verdicts_by_task
-from planner.speculation_rules import speculation_rules
-from planner.speculative import expected_tokens_per_step
+from planner.speed.policy import speculation_rules
 
 
 def test_exact_copy_counts_give_alpha_one_and_tau_k_plus_one():

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from planner.architecture import architecture_from_config
-from planner.catalog import list_models
-from planner.config_import import load_config, model_from_config
+from planner.catalog.config_import import load_config, model_from_config
+from planner.catalog.lookup import list_models
 from planner.errors import ConfigError, PlannerError
-from planner.meta_count import transformers_config
+from planner.model.architecture import architecture_from_config
+from planner.model.meta_device import transformers_config
 
 
 @pytest.mark.parametrize("spec", list_models(), ids=lambda s: s.id)

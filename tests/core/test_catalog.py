@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from planner import catalog
+from planner import facts
+from planner.catalog import lookup as catalog
+from planner.catalog.hardware import device_total_bytes
 from planner.errors import CatalogError
-from planner.hardware import device_total_bytes
 
 REQUIRED_GPUS = [
     "a100-sxm-40gb",
@@ -128,12 +129,12 @@ def test_malformed_catalog_files_fail_clearly(tmp_path, monkeypatch):
         "tokenizers.json",
         "precisions.json",
     ):
-        (tmp_path / name).write_text((catalog.REPO_ROOT / "data" / name).read_text())
+        (tmp_path / name).write_text((facts.REPO_ROOT / "data" / name).read_text())
     gpus = json.loads((tmp_path / "gpus.json").read_text())
     del gpus["gpus"][0]["source"]
     (tmp_path / "gpus.json").write_text(json.dumps(gpus))
     monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path))
-    catalog.clear_caches()
+    facts.clear_caches()
     try:
         with pytest.raises(CatalogError, match="source"):
             catalog.list_gpus()
@@ -142,4 +143,4 @@ def test_malformed_catalog_files_fail_clearly(tmp_path, monkeypatch):
             catalog.list_nodes()
     finally:
         monkeypatch.delenv("PLANNER_DATA_DIR")
-        catalog.clear_caches()
+        facts.clear_caches()

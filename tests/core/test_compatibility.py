@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.architecture import FORMULA_FAMILIES
-from planner.catalog import get_model, list_models
-from planner.compatibility import CHECK_NAMES, check_pair
-from planner.config_import import model_from_config
+from planner.catalog.config_import import model_from_config
+from planner.catalog.lookup import get_model, list_models
 from planner.errors import InputError, PlannerError
-from planner.tokenizer_compare import TokenizerVocab
+from planner.model.geometry import FORMULA_FAMILIES
+from planner.pairs.compatibility import CHECK_NAMES, check_pair
+from planner.pairs.tokenizers import TokenizerVocab
 
 
 def statuses(verdict) -> dict[str, str]:

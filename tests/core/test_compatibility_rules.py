@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner.compatibility_rules import load_rules
 from planner.deployment import ENGINES
 from planner.errors import InputError
+from planner.pairs.rules import load_rules
 
 
 def test_every_engine_has_a_sourced_rule():

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine_log import parse_engine_log
 from planner.errors import InputError
+from planner.validation.engine_log import parse_engine_log
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "engine_logs"
 GIB = 2**30

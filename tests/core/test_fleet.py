@@ -6,10 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.catalog import get_model, get_node
+from planner.catalog.lookup import get_model, get_node
+from planner.decisions.fleet import Traffic, best_quote_on_node, compare_nodes, fleet_quote
 from planner.deployment import Deployment
 from planner.errors import PlannerError
-from planner.fleet import Traffic, best_quote_on_node, compare_nodes, fleet_quote
 
 DEP = Deployment.on_node(
     get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8, draft=get_model("Llama-3.2-1B")

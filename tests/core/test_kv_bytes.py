@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner.architecture import architecture_from_config
-from planner.catalog import get_kv_dtype, get_model
-from planner.kv_bytes import kv_bytes_for_context, kv_bytes_per_token, kv_element_bytes, kv_heads_per_gpu
+from planner.catalog.lookup import get_kv_dtype, get_model, get_weight_format
+from planner.model.architecture import architecture_from_config
+from planner.model.kv_bytes import kv_bytes_for_context, kv_bytes_per_token, kv_element_bytes, kv_heads_per_gpu
 
 
 def _shrunk(model_id: str, layers: int, **overrides) -> dict:
@@ -140,7 +140,6 @@ def test_fp8_halves_and_auto_follows_the_model_dtype():
     arch = get_model("Qwen2.5-7B").architecture
     assert kv_element_bytes(get_kv_dtype("fp8"), arch) == 1
     assert kv_element_bytes(get_kv_dtype("auto"), arch) == 2  # torch_dtype bfloat16
-    from planner.catalog import get_weight_format
 
     assert kv_element_bytes(get_kv_dtype("auto"), arch, get_weight_format("fp32")) == 4
     assert kv_element_bytes(get_kv_dtype("auto"), arch, get_weight_format("int4-awq")) == 2

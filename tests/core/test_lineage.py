@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalog import get_model
-from planner.config_import import model_from_config
-from planner.lineage import distillation_link, lineage_relation
+from planner.catalog.config_import import model_from_config
+from planner.catalog.lookup import get_model
+from planner.pairs.lineage import distillation_link, lineage_relation
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from planner.errors import CatalogError
-from planner.log_check import check_log
+from planner.validation.log_check import check_log
 from tests.conftest import run_cli
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "engine_logs"

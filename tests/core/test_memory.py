@@ -6,12 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.catalog import get_gpu, get_model, get_node, get_weight_format
+from planner.catalog.lookup import get_gpu, get_model, get_node, get_weight_format
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError
-from planner.memory import plan_memory
+from planner.memory.plan import plan_memory
+from planner.model.parallelism import tp_problem
+from planner.model.weight_bytes import weight_bytes
 from planner.units import GB, GIB
-from planner.weight_bytes import weight_bytes
 
 H100_NODE = get_node("8x-h100-sxm-80gb")
 COMPONENTS = (
@@ -231,8 +232,6 @@ def _build(spec, tp=1, **overrides):
 
 
 def _valid_tps(spec) -> list[int]:
-    from planner.parallelism import tp_problem
-
     arch = get_model(spec["target"]).architecture
     count = get_node(spec["node"]).gpu_count
     return [tp for tp in (1, 2, 4, 8) if tp <= count and tp_problem(arch, tp) is None]

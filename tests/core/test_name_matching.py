@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.name_matching import match_gpu, match_model
+from planner.catalog.name_matching import match_gpu, match_model
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalog import get_model
-from planner.pair_size import active_parameter_ratio, param_count, parameter_ratio
+from planner.catalog.lookup import get_model
+from planner.pairs.size_ratio import active_parameter_ratio, param_count, parameter_ratio
 
 
 def test_ratio_is_the_quotient_of_exact_counts():

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.architecture import architecture_from_config
-from planner.catalog import get_model, list_models
-from planner.meta_count import count_on_meta_device
-from planner.param_count import count_parameters
+from planner.catalog.lookup import get_model, list_models
+from planner.model import meta_device as meta_count
+from planner.model.architecture import architecture_from_config
+from planner.model.meta_device import count_on_meta_device
+from planner.model.param_count import count_parameters
 
 CATALOG_IDS = [m.id for m in list_models()]
 
@@ -157,9 +160,6 @@ def test_unknown_families_are_counted_on_the_meta_device(cfg):
 
 
 def test_meta_device_layouts_are_cached_on_disk_and_rebuilt_when_damaged(tmp_path, monkeypatch):
-    import json
-
-    from planner import meta_count
 
     monkeypatch.setenv("PLANNER_CACHE_DIR", str(tmp_path))
     cfg = {

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -84,14 +88,12 @@ def test_loading_skips_files_that_are_not_records_and_says_so(tmp_path):
 
 
 def test_records_load_without_torch(repo):
-    import subprocess
-    import sys
-
     code = (
         "import sys\n"
         "import planner.measure.record, planner.measure.prediction, planner.measure.prompts\n"
         "import planner.measure.acceptance_counts, planner.measure.nvml_sampler, planner.measure.vllm_metrics\n"
-        "import planner.engine_log, planner.log_check, planner.store, planner.charts.measure\n"
+        "import planner.validation.engine_log, planner.validation.log_check, planner.validation.store\n"
+        "import planner.reports.charts.measure\n"
         "print([m for m in ('torch', 'transformers', 'pynvml', 'vllm') if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, check=True)
@@ -104,9 +106,6 @@ def test_records_load_without_torch(repo):
 )
 def test_worked_examples_in_measure_docstrings(name):
     """The house-rules doctest run skips planner.measure (it may load torch); these examples must hold too."""
-    import doctest
-    import importlib
-
     module = importlib.import_module(f"planner.measure.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

@@ -9,10 +9,13 @@ import shutil
 import pandas as pd
 import pytest
 
-from planner.catalog import get_model, get_node
+from planner.catalog.lookup import get_model, get_node
+from planner.decisions.fleet import Traffic, compare_nodes
+from planner.deployment import Deployment
 from planner.errors import PlannerError
-from planner.fleet import Traffic, compare_nodes
-from planner.quote_report import quote_report
+from planner.memory.plan import plan_memory
+from planner.reports.quote import quote_report
+from planner.reports.sizing import sizing_report
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +58,6 @@ def test_unknown_format(report):
 
 
 def test_sizing_report_has_the_plan():
-    from planner.deployment import Deployment
-    from planner.memory import plan_memory
-    from planner.sizing_report import sizing_report
-
     dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("1x-h100-sxm-80gb"), max_model_len=8192)
     data = json.loads(sizing_report(dep, plan_memory(dep)).export("json"))
     titles = [s["title"] for s in data["sections"]]

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.catalog import get_gpu, get_kv_dtype, get_model, get_weight_format
+from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_weight_format
 from planner.errors import InputError
-from planner.roofline import compute_dtype, experts_touched_frac, forward_time, model_cost, peak_flops
-from planner.speed_profiles import speed_profile
+from planner.model.weight_bytes import weight_bytes_per_gpu
+from planner.speed.profiles import speed_profile
+from planner.speed.roofline import compute_dtype, experts_touched_frac, forward_time, model_cost, peak_flops
 from planner.units import GB
-from planner.weight_bytes import weight_bytes_per_gpu
 
 H100 = get_gpu("h100-sxm-80gb")
 PROFILE = speed_profile("vllm", "nvidia")

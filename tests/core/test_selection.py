@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalog import get_model, get_node
+from planner.catalog.lookup import get_model, get_node
+from planner.decisions.selection import candidate_drafts, decision_matrix, matrix_table
 from planner.deployment import Deployment
 from planner.errors import InputError
-from planner.memory import plan_memory
-from planner.selection import candidate_drafts, decision_matrix, matrix_table
+from planner.memory.plan import plan_memory
 
 
 @pytest.fixture(scope="module")

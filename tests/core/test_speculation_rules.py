@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.speculation_rules import speculation_rules
+from planner.speed.policy import speculation_rules
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner import speculative as spec
+from planner import acceptance_math as spec
 from planner.errors import InputError
 
 

@@ -8,11 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.catalog import get_model, get_node
+from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError
-from planner.speed import SpeedWorkload, baseline_speed, batch_sweep, estimate_speed, speed_report, speedup_grid
-from planner.speed_profiles import speed_profile
+from planner.speed.estimate import (
+    SpeedWorkload,
+    baseline_speed,
+    batch_sweep,
+    estimate_speed,
+    speed_report,
+    speedup_grid,
+)
+from planner.speed.profiles import speed_profile
 
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from planner import catalog
+from planner import facts
 from planner.errors import CatalogError, InputError
-from planner.speed_profiles import PARAMETERS, clear_profile_cache, speed_profile
+from planner.speed.profiles import PARAMETERS, clear_profile_cache, speed_profile
 
 
 @pytest.mark.parametrize("engine", ["vllm", "vllm-v0", "sglang", "trtllm", "hf"])
@@ -38,7 +38,7 @@ def test_unknown_engine_or_vendor_is_an_input_error():
 
 
 def test_missing_value_is_a_catalog_error(tmp_path, monkeypatch):
-    shutil.copytree(catalog.data_dir(), tmp_path / "data")
+    shutil.copytree(facts.data_dir(), tmp_path / "data")
     path = tmp_path / "data" / "speed_profiles.json"
     raw = json.loads(path.read_text())
     del raw["vendors"][0]["values"]["bandwidth_frac"]

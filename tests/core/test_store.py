@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from planner import store
-from planner.store import StoreError, list_measurements, load_measurement, save_measurement
+from planner.validation import store
+from planner.validation.store import StoreError, list_measurements, load_measurement, save_measurement
 
 
 def test_round_trip_and_newest_first(tmp_path):

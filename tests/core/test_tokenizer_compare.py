@@ -6,7 +6,7 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from planner.errors import InputError
-from planner.tokenizer_compare import TokenizerVocab, compare_vocabs, load_tokenizer_vocab
+from planner.pairs.tokenizers import TokenizerVocab, compare_vocabs, load_tokenizer_vocab
 
 CORPUS = ["the cat sat on the mat", "the dog sat on the log", "speculative decoding drafts tokens"]
 

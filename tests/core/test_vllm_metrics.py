@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from planner.acceptance_math import expected_tokens_per_step
 from planner.measure.vllm_metrics import (
     acceptance_from_counters,
     counter_delta,
@@ -13,7 +14,6 @@ from planner.measure.vllm_metrics import (
     parse_prometheus,
     parse_spec_log,
 )
-from planner.speculative import expected_tokens_per_step
 
 # Public vLLM V1 log line (DFlash2 drafter, K = 7), quoted in a public GitHub markdown note
 # (search-index file id 63441798540); format as reference speculative-decoding.md §2.2.

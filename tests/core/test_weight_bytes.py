@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from planner.architecture import architecture_from_config
-from planner.catalog import get_model, get_weight_format, list_weight_formats
+from planner.catalog.lookup import get_model, get_weight_format, list_weight_formats
 from planner.errors import InputError
-from planner.param_count import count_parameters
+from planner.model.architecture import architecture_from_config
+from planner.model.param_count import count_parameters
+from planner.model.weight_bytes import pp_stage_layers, stage_weight_bytes, weight_bytes, weight_bytes_per_gpu
 from planner.units import GB, GIB
-from planner.weight_bytes import pp_stage_layers, stage_weight_bytes, weight_bytes, weight_bytes_per_gpu
 
 
 def test_seed_figures():

@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_LIFETIME_S = 900  # the server exits by itself even if the test run is killed
@@ -89,7 +90,6 @@ def browser():
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
         pytest.skip("Debian chromium is not installed (make test installs it as root)")
-    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(

@@ -7,7 +7,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from planner.catalog import list_models
+from planner.catalog.lookup import list_models
 
 
 @pytest.mark.e2e

@@ -1,0 +1,227 @@
+"""Acceptance-rate math of speculative decoding: tokens per step, the metrics engines report, K, break-even.
+
+Symbols (shared/reference/speculative-decoding.md): ``alpha`` (α) is the per-token acceptance
+probability of the Leviathan model, ``k`` (K) the draft length, ``tau`` (τ) the mean number of
+tokens a verification step emits (bonus token included), ``rho`` (ρ) vLLM V1's "draft acceptance
+rate". Formulas:
+
+* τ(α, K) = (1 − α^(K+1)) / (1 − α) = Σ_{i=0..K} α^i (Leviathan et al. 2023, §3.1; reference §1.1);
+* ρ = (τ − 1) / K (vLLM V1 ``vllm/v1/spec_decode/metrics.py``; reference §1.3, §2.2);
+* SGLang "accept len", NVIDIA "acceptance rate" and Spec-Bench "mean accepted tokens" are τ;
+  vLLM V0 ``system_efficiency`` × (K+1) is τ (reference §2.1, §2.6);
+* speedup = τ · T_AR / T_SD(K); with free verification T_SD/T_AR = K·c + 1 and the break-even is
+  Leviathan's α = c (reference §1.1 corollary, §1.5).
+
+>>> round(expected_tokens_per_step(0.8, 5), 2), round(draft_acceptance_rate(0.8, 5), 2)
+(3.69, 0.54)
+>>> round(alpha_from_tau(expected_tokens_per_step(0.8, 5), 5), 9)
+0.8
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from planner.errors import InputError
+
+#: Bisection stops when the α bracket is this narrow (far below the 1e-6 round-trip promise).
+_ALPHA_TOLERANCE = 1e-12
+_MAX_ITERATIONS = 200
+
+
+def check_k(k: int, field: str = "k") -> int:
+    """K must be an integer >= 1."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(field, k, "an integer draft length >= 1")
+    return k
+
+
+def check_alpha(alpha: float, field: str = "alpha") -> float:
+    """α must be a probability in [0, 1]."""
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0.0 <= alpha <= 1.0:
+        raise InputError(field, alpha, "an acceptance probability in [0, 1]")
+    return float(alpha)
+
+
+def check_tau(tau: float, k: int, field: str = "mean_accepted_len") -> float:
+    """τ must lie in [1, K+1]: one token at least, K drafted plus the bonus token at most."""
+    check_k(k)
+    if isinstance(tau, bool) or not isinstance(tau, int | float) or not 1.0 <= tau <= k + 1:
+        raise InputError(field, tau, f"a mean accepted length in [1, K+1] = [1, {k + 1}] for K = {k}")
+    return float(tau)
+
+
+def expected_tokens_per_step(alpha: float, k: int) -> float:
+    """τ(α, K): tokens one verification step emits on average, bonus token included.
+
+    Summed as Σ α^i so that α = 1 (τ = K+1) needs no special case (Leviathan et al. 2023, §3.1).
+
+    >>> expected_tokens_per_step(0.0, 4), expected_tokens_per_step(1.0, 4)
+    (1.0, 5.0)
+    """
+    check_alpha(alpha)
+    check_k(k)
+    return sum(alpha**i for i in range(k + 1))
+
+
+def alpha_from_tau(tau: float, k: int) -> float:
+    """α whose τ(α, K) equals a measured mean accepted length ``tau`` (bisection; reference §1.3).
+
+    >>> alpha_from_tau(1.0, 5), alpha_from_tau(6.0, 5)
+    (0.0, 1.0)
+    """
+    check_tau(tau, k)
+    if tau <= 1.0:
+        return 0.0
+    if tau >= k + 1:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(_MAX_ITERATIONS):
+        mid = (low + high) / 2
+        if expected_tokens_per_step(mid, k) < tau:
+            low = mid
+        else:
+            high = mid
+        if high - low < _ALPHA_TOLERANCE:
+            break
+    return (low + high) / 2
+
+
+def draft_acceptance_rate(alpha: float, k: int) -> float:
+    """vLLM V1's "Avg Draft acceptance rate" ρ = (τ − 1)/K: accepted prefix tokens per drafted token.
+
+    It is not α (reference §1.3): α = 0.8 at K = 5 reports ρ = 0.54.
+    """
+    return (expected_tokens_per_step(alpha, k) - 1.0) / k
+
+
+def alpha_from_draft_acceptance_rate(rho: float, k: int) -> float:
+    """α from vLLM V1's ρ: solve τ = 1 + ρ·K (reference §2.6).
+
+    >>> round(alpha_from_draft_acceptance_rate(draft_acceptance_rate(0.7, 4), 4), 9)
+    0.7
+    """
+    check_k(k)
+    if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0.0 <= rho <= 1.0:
+        raise InputError("draft_acceptance_rate", rho, "a vLLM V1 draft acceptance rate in [0, 1]")
+    return alpha_from_tau(1.0 + rho * k, k)
+
+
+def alpha_from_accept_length(accept_length: float, k: int) -> float:
+    """α from SGLang's "accept len" or NVIDIA's "acceptance rate": both are τ (reference §2.3, §2.4)."""
+    return alpha_from_tau(check_tau(accept_length, k, "accept_length"), k)
+
+
+def tau_from_system_efficiency(system_efficiency: float, k: int) -> float:
+    """τ from vLLM V0's ``system_efficiency`` (emitted / max emittable): τ = efficiency × (K+1).
+
+    V0's own "draft acceptance rate" counts accepted tokens at any position, not the prefix, so
+    only the efficiency converts (reference §2.1).
+
+    >>> tau_from_system_efficiency(0.4, 4)
+    2.0
+    """
+    check_k(k)
+    if not 1.0 / (k + 1) <= system_efficiency <= 1.0:
+        raise InputError("system_efficiency", system_efficiency, f"a fraction in [1/(K+1), 1] for K = {k}")
+    return system_efficiency * (k + 1)
+
+
+def speedup_from_step_cost(alpha: float, k: int, step_cost_ratio: float) -> float:
+    """τ(α, K) / (T_SD(K) / T_AR): tokens per step over the step's cost in plain decoding steps.
+
+    With Leviathan's free verification the cost ratio is ``K·c + 1`` (reference §1.1):
+
+    >>> round(speedup_from_step_cost(0.8, 5, 5 * 0.05 + 1), 2)
+    2.95
+    """
+    if step_cost_ratio <= 0:
+        raise InputError("step_cost_ratio", step_cost_ratio, "a positive time ratio")
+    return expected_tokens_per_step(alpha, k) / step_cost_ratio
+
+
+def optimal_k(alpha: float, step_cost_ratios: Mapping[int, float]) -> tuple[int, float]:
+    """The draft length with the highest speedup and that speedup, from T_SD(K)/T_AR per K.
+
+    There is no closed form (Leviathan et al. 2023, Figure 3): scan the K given. Ties keep the
+    shorter K (it costs less KV and compute).
+
+    >>> optimal_k(0.8, {k: 1 + 0.05 * k for k in range(1, 17)})
+    (8, 3.09...)
+    """
+    if not step_cost_ratios:
+        raise InputError("k", None, "at least one draft length to compare")
+    best_k, best = 0, -1.0
+    for k in sorted(step_cost_ratios):
+        value = speedup_from_step_cost(alpha, k, step_cost_ratios[k])
+        if value > best * (1 + 1e-12):
+            best_k, best = k, value
+    return best_k, best
+
+
+def break_even_alpha(step_cost_ratios: Mapping[int, float]) -> float | None:
+    """The smallest α at which the best K of ``step_cost_ratios`` reaches speedup 1 (bisection).
+
+    The cost ratios come from the full speed model at one batch size (planner/speed/estimate.py), so the
+    break-even rises with batch as verification stops being free (reference §1.5). ``None`` when
+    even α = 1 does not pay. With free verification it is Leviathan's α = c:
+
+    >>> round(break_even_alpha({k: 1 + 0.1 * k for k in range(1, 9)}), 6)
+    0.1
+    >>> break_even_alpha({1: 2.5}) is None
+    True
+    """
+
+    def best(alpha: float) -> float:
+        return optimal_k(alpha, step_cost_ratios)[1]
+
+    if best(1.0) < 1.0:
+        return None
+    if best(0.0) >= 1.0:
+        return 0.0
+    low, high = 0.0, 1.0
+    for _ in range(_MAX_ITERATIONS):
+        mid = (low + high) / 2
+        if best(mid) < 1.0:
+            low = mid
+        else:
+            high = mid
+        if high - low < _ALPHA_TOLERANCE:
+            break
+    return high
+
+
+def resolve_alpha(
+    k: int,
+    *,
+    alpha: float | None = None,
+    mean_accepted_len: float | None = None,
+    draft_acceptance_rate: float | None = None,
+) -> float:
+    """α from exactly one of α, τ (SGLang / NVIDIA / vLLM "mean acceptance length") or vLLM V1 ρ.
+
+    >>> round(resolve_alpha(5, draft_acceptance_rate=0.538), 3)
+    0.8
+    """
+    given = {
+        name: value
+        for name, value in (
+            ("alpha", alpha),
+            ("mean_accepted_len", mean_accepted_len),
+            ("draft_acceptance_rate", draft_acceptance_rate),
+        )
+        if value is not None
+    }
+    if len(given) != 1:
+        raise InputError(
+            "acceptance",
+            ", ".join(given) or None,
+            "exactly one of alpha, mean_accepted_len (τ) or draft_acceptance_rate (ρ)",
+        )
+    check_k(k)
+    if alpha is not None:
+        return check_alpha(alpha)
+    if mean_accepted_len is not None:
+        return alpha_from_tau(mean_accepted_len, k)
+    assert draft_acceptance_rate is not None  # one of the three is given
+    return alpha_from_draft_acceptance_rate(draft_acceptance_rate, k)

@@ -1,0 +1,152 @@
+"""The catalog in ``data/``: loaded lazily on first use, validated by pydantic, looked up by id.
+
+Nothing is read at import time. Every loader is cached, so the app and the CLI parse each file once
+per process. ``PLANNER_DATA_DIR`` points the planner at another data folder (tests use it).
+
+>>> get_model("llama-3.1-70b").id
+'meta-llama/Llama-3.1-70B'
+>>> get_gpu("h100-sxm-80gb").memory_bandwidth_gb_s
+3350.0
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from planner.catalog.schemas import (
+    GpuPrice,
+    GpuSpec,
+    ModelSpec,
+    NodeType,
+    TokenizerSpec,
+)
+from planner.errors import CatalogError, first_pydantic_error
+from planner.facts import data_cache, read_data_file
+from planner.model.dtypes import KvDtype, WeightFormat
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def _load(name: str, key: str, model: type[T]) -> tuple[T, ...]:
+    raw = read_data_file(name)
+    entries = raw.get(key)
+    if not isinstance(entries, list):
+        raise CatalogError(f"catalog file {name} must hold a list under {key!r}")
+    parsed = []
+    for index, entry in enumerate(entries):
+        try:
+            parsed.append(model.model_validate(entry))
+        except ValidationError as exc:
+            label = entry.get("id", index) if isinstance(entry, dict) else index
+            raise CatalogError(f"{name} entry {label}: {first_pydantic_error(exc)}") from exc
+    ids = [getattr(p, "id", getattr(p, "gpu", None)) for p in parsed]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    if duplicates:
+        raise CatalogError(f"{name} has duplicate ids: {sorted(duplicates)}")
+    return tuple(parsed)
+
+
+@data_cache
+def list_models() -> tuple[ModelSpec, ...]:
+    return _load("models.json", "models", ModelSpec)
+
+
+@data_cache
+def list_gpus() -> tuple[GpuSpec, ...]:
+    return _load("gpus.json", "gpus", GpuSpec)
+
+
+@data_cache
+def list_nodes() -> tuple[NodeType, ...]:
+    nodes = _load("nodes.json", "nodes", NodeType)
+    known = {g.id for g in list_gpus()}
+    for node in nodes:
+        if node.gpu not in known:
+            raise CatalogError(f"nodes.json entry {node.id}: unknown gpu {node.gpu!r}")
+    return nodes
+
+
+@data_cache
+def list_prices() -> tuple[GpuPrice, ...]:
+    return _load("prices.json", "prices", GpuPrice)
+
+
+@data_cache
+def list_tokenizers() -> tuple[TokenizerSpec, ...]:
+    return _load("tokenizers.json", "tokenizers", TokenizerSpec)
+
+
+@data_cache
+def list_weight_formats() -> tuple[WeightFormat, ...]:
+    return _load("precisions.json", "weight_formats", WeightFormat)
+
+
+@data_cache
+def list_kv_dtypes() -> tuple[KvDtype, ...]:
+    return _load("precisions.json", "kv_dtypes", KvDtype)
+
+
+def _not_found(kind: str, wanted: str, ids: list[str], command: str) -> CatalogError:
+    close = difflib.get_close_matches(wanted.lower(), [i.lower() for i in ids], n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return CatalogError(
+        f"{kind} {wanted!r} is not in the catalog{hint} (list them with `python -m planner catalog {command}`)",
+        field=kind,
+    )
+
+
+def get_model(wanted: str) -> ModelSpec:
+    """A catalog model by Hugging Face id or the part after the slash, case-insensitively."""
+    key = wanted.strip().lower()
+    for model in list_models():
+        if key in (model.id.lower(), model.short_name.lower()):
+            return model
+    raise _not_found("model", wanted, [m.id for m in list_models()], "models")
+
+
+def _by_id(items: tuple[T, ...], wanted: str, kind: str, command: str) -> T:
+    key = wanted.strip().lower()
+    for item in items:
+        if item.id.lower() == key:  # type: ignore[attr-defined]
+            return item
+    raise _not_found(kind, wanted, [i.id for i in items], command)  # type: ignore[attr-defined]
+
+
+def get_gpu(wanted: str) -> GpuSpec:
+    return _by_id(list_gpus(), wanted, "gpu", "gpus")
+
+
+def get_node(wanted: str) -> NodeType:
+    return _by_id(list_nodes(), wanted, "node", "nodes")
+
+
+def get_tokenizer(wanted: str) -> TokenizerSpec:
+    return _by_id(list_tokenizers(), wanted, "tokenizer", "tokenizers")
+
+
+def get_weight_format(wanted: str) -> WeightFormat:
+    aliases = {
+        "float32": "fp32",
+        "bfloat16": "bf16",
+        "float16": "fp16",
+        "half": "fp16",
+        "awq": "int4-awq",
+        "gptq": "int4-gptq",
+        "float8": "fp8",
+    }
+    return _by_id(list_weight_formats(), aliases.get(wanted.lower(), wanted), "dtype", "precisions")
+
+
+def get_kv_dtype(wanted: str) -> KvDtype:
+    aliases = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+    return _by_id(list_kv_dtypes(), aliases.get(wanted.lower(), wanted), "kv_dtype", "precisions")
+
+
+def get_price(gpu_id: str) -> GpuPrice | None:
+    for price in list_prices():
+        if price.gpu == gpu_id:
+            return price
+    return None

@@ -1,0 +1,141 @@
+"""Pydantic models of the catalog: models, tokenizers, GPUs, node types, prices and precisions.
+
+They validate ``data/*.json`` on load (see :mod:`planner.catalog.lookup`) and are what every other
+module receives; no module passes string-keyed dicts of facts around.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from planner.facts import SourcedFact
+from planner.model.architecture import architecture_from_config
+from planner.model.geometry import Architecture
+
+
+class Lineage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    family: str
+    generation: str | None = None
+    base_model: str | None = None
+    distilled_from: list[str] | None = None
+    variant: str | None = None
+    notes: str | None = None
+
+
+class TokenizerSpec(SourcedFact):
+    id: str
+    name: str
+    kind: Literal["bpe", "sentencepiece", "unknown"]
+    regular_tokens: int | None = None
+    special_tokens: int | None = None
+    tokens: int | None = None
+    #: A tokenizer with the same regular vocabulary (ids) but different special tokens.
+    base: str | None = None
+
+
+class ModelSpec(SourcedFact):
+    """A model: its Hugging Face config, tokenizer identity, lineage and published size."""
+
+    model_config = ConfigDict(extra="forbid", ignored_types=(cached_property,))
+
+    id: str
+    size_label: str | None = None
+    tokenizer: str | None = None
+    lineage: Lineage
+    published_params: str | None = None
+    config: dict[str, Any]
+    verification: str | None = None
+    notes: str = ""
+    origin: Literal["catalog", "imported"] = "catalog"
+
+    @cached_property
+    def architecture(self) -> Architecture:
+        return architecture_from_config(self.config)
+
+    @property
+    def short_name(self) -> str:
+        return self.id.rsplit("/", 1)[-1]
+
+
+class GpuSpec(SourcedFact):
+    """One accelerator. Bandwidths in GB/s (10^9 B/s), throughput in dense TFLOPS (10^12 FLOP/s)."""
+
+    id: str
+    name: str
+    vendor: Literal["nvidia", "amd", "other"]
+    marketed_memory_gb: float = Field(gt=0)
+    memory_type: str
+    reported_memory_gib: float | None = Field(default=None, gt=0)
+    reported_memory_source: str | None = None
+    nvidia_smi_total_mib: int | None = Field(default=None, gt=0)
+    nvidia_smi_source: str | None = None
+    memory_bandwidth_gb_s: float = Field(gt=0)
+    bf16_dense_tflops: float | None = Field(default=None, gt=0)
+    fp16_dense_tflops: float | None = Field(default=None, gt=0)
+    fp8_dense_tflops: float | None = Field(default=None, gt=0)
+    fp4_dense_tflops: float | None = Field(default=None, gt=0)
+    scale_up_link: str
+    scale_up_bandwidth_gb_s: float = Field(ge=0)
+    date: str | None = None
+    notes: str = ""
+    #: Regular expressions (lower case) matching the names drivers and logs print for this GPU.
+    name_patterns: list[str] = Field(default_factory=list)
+    #: Lower is tried first (an "H100 NVL" must match before plain "H100").
+    match_priority: int = 100
+
+    @property
+    def supports_bf16(self) -> bool:
+        return self.bf16_dense_tflops is not None
+
+
+class NodeType(SourcedFact):
+    id: str
+    name: str
+    gpu: str
+    gpu_count: int = Field(ge=1)
+    fabric: str
+    examples: list[str] = Field(default_factory=list)
+
+
+class PriceObservation(SourcedFact):
+    usd_per_gpu_hour: float = Field(gt=0)
+    provider: str
+    date: str
+
+
+class GpuPrice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str
+    observations: list[PriceObservation] = Field(min_length=1)
+
+    @property
+    def default_usd_per_gpu_hour(self) -> float:
+        """The median of the dated observations (the documented default; users override it)."""
+        values = sorted(o.usd_per_gpu_hour for o in self.observations)
+        mid = len(values) // 2
+        return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+    @property
+    def latest_date(self) -> str:
+        return max(o.date for o in self.observations)
+
+
+class CatalogFile(BaseModel):
+    """Top level of a data/*.json file: a description plus the entry list under one key."""
+
+    model_config = ConfigDict(extra="allow")
+
+    description: str
+
+    @field_validator("description")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("description must not be empty")
+        return value

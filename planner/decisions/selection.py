@@ -1,0 +1,266 @@
+"""The decision matrix: every candidate draft for a target on a node, checked, sized, timed, ranked.
+
+For each smaller catalog (or imported) model: the compatibility verdict and its checks
+(:mod:`planner.pairs.compatibility`), the draft's weights per GPU, its share of the KV pool and the
+concurrency it costs (:mod:`planner.memory.plan`), the predicted speedup at batch 1 and at the chosen batch,
+the optimal K and break-even α (:mod:`planner.speed.estimate`) at the α of
+:func:`planner.pairs.acceptance.acceptance_prior`
+(measured > published > prior, each labelled). Compatible drafts that fit rank by predicted speedup at
+the chosen batch; drafts that do not fit follow; incompatible ones sink to the bottom with the reason.
+
+>>> from planner.catalog.lookup import get_model, get_node
+>>> from planner.deployment import Deployment
+>>> base = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8)
+>>> matrix = decision_matrix(base, batch_size=8)
+>>> matrix.rows[0].draft.startswith("meta-llama/Llama-3.2"), matrix.rows[-1].verdict
+(True, 'incompatible')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+from pydantic import BaseModel
+
+from planner.catalog.lookup import list_models
+from planner.catalog.schemas import ModelSpec
+from planner.deployment import Deployment
+from planner.errors import InputError, PlannerError
+from planner.memory.plan import plan_memory
+from planner.pairs.acceptance import acceptance_prior
+from planner.pairs.compatibility import check_pair
+from planner.pairs.size_ratio import param_count
+from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.units import GIB
+
+
+class MatrixRow(BaseModel):
+    rank: int = 0
+    draft: str
+    verdict: str
+    parameter_ratio: float
+    checks: dict[str, str]
+    reasons: list[str]
+    fits: bool
+    memory_problems: list[str]
+    draft_weights_bytes_per_gpu: int | None = None
+    draft_kv_share_frac: float | None = None
+    kv_cache_tokens: int | None = None
+    max_concurrency: float | None = None
+    lost_concurrency: float | None = None
+    alpha: float | None = None
+    alpha_source: str | None = None
+    alpha_detail: str | None = None
+    speedup_batch_1: float | None = None
+    speedup_at_batch: float | None = None
+    optimal_k_at_batch: int | None = None
+    break_even_alpha: float | None = None
+    speed_verdict: str | None = None
+    why_lower: str = ""
+
+
+class DecisionMatrix(BaseModel):
+    target: str
+    node: str
+    engine: str
+    tp: int
+    batch_size: int
+    alpha_override: float | None
+    baseline_max_concurrency: float
+    baseline_kv_cache_tokens: int
+    rows: list[MatrixRow]
+    assumptions: list[str]
+
+
+def candidate_drafts(target: ModelSpec, extra: Iterable[ModelSpec] = ()) -> list[ModelSpec]:
+    """Catalog and imported models with fewer parameters than the target (the target itself excluded)."""
+    target_params = param_count(target).total_params
+    seen, out = set(), []
+    for spec in [*list_models(), *extra]:
+        if spec.id in seen or spec.id == target.id:
+            continue
+        seen.add(spec.id)
+        if param_count(spec).total_params < target_params:
+            out.append(spec)
+    return out
+
+
+def _row(
+    base: Deployment,
+    draft: ModelSpec,
+    batch_size: int,
+    alpha: float | None,
+    prompt_tokens: int,
+    output_tokens: int,
+    baseline_concurrency: float,
+) -> MatrixRow:
+    verdict = check_pair(base.target, draft, engine=base.engine, target_tp=base.tp)
+    row = MatrixRow(
+        draft=draft.id,
+        verdict=verdict.verdict,
+        parameter_ratio=verdict.parameter_ratio,
+        checks={c.name: c.status for c in verdict.checks},
+        reasons=[f"{c.name}: {c.detail}" for c in verdict.checks if c.status != "pass"],
+        fits=False,
+        memory_problems=[],
+    )
+    try:
+        dep = base.model_copy(update={"draft": draft, "draft_tp": None, "draft_dtype": None})
+        dep = Deployment.build(
+            **{
+                **dep.model_dump(exclude={"target", "draft", "gpu"}),
+                "target": dep.target,
+                "draft": draft,
+                "gpu": dep.gpu,
+            }
+        )
+        plan = plan_memory(dep, with_suggestions=False)
+    except PlannerError as exc:
+        row.memory_problems = [str(exc)]
+        return row
+    row.fits = plan.fits
+    row.memory_problems = plan.problems
+    row.draft_weights_bytes_per_gpu = plan.per_gpu.draft_weights_bytes
+    row.draft_kv_share_frac = plan.draft_kv_share_frac
+    row.kv_cache_tokens = plan.kv_cache_tokens
+    row.max_concurrency = plan.max_concurrency
+    row.lost_concurrency = round(baseline_concurrency - plan.max_concurrency, 2)
+    if verdict.verdict == "incompatible":
+        return row
+    estimate = acceptance_prior(base.target, draft, measured_alpha=alpha)
+    row.alpha, row.alpha_source, row.alpha_detail = estimate.alpha, estimate.source, estimate.detail
+    try:
+        at_1 = estimate_speed(
+            dep,
+            SpeedWorkload.build(
+                batch_size=1, alpha=estimate.alpha, prompt_tokens=prompt_tokens, output_tokens=output_tokens
+            ),
+        )
+        at_b = estimate_speed(
+            dep,
+            SpeedWorkload.build(
+                batch_size=batch_size, alpha=estimate.alpha, prompt_tokens=prompt_tokens, output_tokens=output_tokens
+            ),
+        )
+    except PlannerError as exc:
+        row.reasons.append(f"speed: {exc}")
+        return row
+    row.speedup_batch_1 = at_1.speedup_at_optimal_k
+    row.speedup_at_batch = at_b.speedup_at_optimal_k
+    row.optimal_k_at_batch = at_b.optimal_k
+    row.break_even_alpha = at_b.break_even_alpha
+    row.speed_verdict = at_b.verdict
+    return row
+
+
+def _sort_key(row: MatrixRow) -> tuple:
+    group = 2 if row.verdict == "incompatible" else (0 if row.fits else 1)
+    return (group, -(row.speedup_at_batch or 0.0), row.draft)
+
+
+def _first_sentence(text: str) -> str:
+    return text.split(". ", maxsplit=1)[0].split("; ", maxsplit=1)[0].rstrip(".")
+
+
+def _why_lower(row: MatrixRow, top: MatrixRow, batch_size: int) -> str:
+    if row.verdict == "incompatible":
+        failed = {k for k, v in row.checks.items() if v == "fail"}
+        first = next((r for r in row.reasons if r.split(":")[0] in failed), row.reasons[0] if row.reasons else "")
+        return "incompatible — " + (_first_sentence(first) or "a check failed")
+    if not row.fits:
+        return "does not fit — " + (
+            _first_sentence(row.memory_problems[0]) if row.memory_problems else "no KV cache left"
+        )
+    if row.speedup_at_batch is None:
+        return "no speed estimate — " + (row.reasons[-1] if row.reasons else "")
+    return (
+        f"predicted {row.speedup_at_batch:.2f}x at batch {batch_size} vs {top.speedup_at_batch:.2f}x for "
+        f"{top.draft} (α {row.alpha:.2f}, {row.alpha_source})"
+    )
+
+
+def decision_matrix(
+    base: Deployment,
+    *,
+    batch_size: int = 1,
+    alpha: float | None = None,
+    measured_alphas: Mapping[str, float] | None = None,
+    extra_drafts: Iterable[ModelSpec] = (),
+    prompt_tokens: int = 1024,
+    output_tokens: int = 128,
+) -> DecisionMatrix:
+    """Rank every candidate draft for ``base`` (its target, node, engine, precisions; its draft ignored).
+
+    ``alpha`` assumes one acceptance for every pair; ``measured_alphas`` gives per-draft measurements.
+    """
+    if batch_size < 1:
+        raise InputError("batch_size", batch_size, "an integer >= 1")
+    alone = base.model_copy(update={"draft": None, "draft_tp": None, "draft_dtype": None})
+    baseline = plan_memory(alone, with_suggestions=False)
+    measured = dict(measured_alphas or {})
+    rows = [
+        _row(
+            alone,
+            draft,
+            batch_size,
+            alpha if alpha is not None else measured.get(draft.id),
+            prompt_tokens,
+            output_tokens,
+            baseline.max_concurrency,
+        )
+        for draft in candidate_drafts(base.target, extra_drafts)
+    ]
+    rows.sort(key=_sort_key)
+    for rank, row in enumerate(rows, start=1):
+        row.rank = rank
+        if rank > 1:
+            row.why_lower = _why_lower(row, rows[0], batch_size)
+    return DecisionMatrix(
+        target=base.target.id,
+        node=base.node_id or f"{base.gpu_count}x {base.gpu.id}",
+        engine=base.engine,
+        tp=base.tp,
+        batch_size=batch_size,
+        alpha_override=alpha,
+        baseline_max_concurrency=baseline.max_concurrency,
+        baseline_kv_cache_tokens=baseline.kv_cache_tokens,
+        rows=rows,
+        assumptions=[
+            "α per pair: the value entered, else a published measurement of the pair, else the lineage/size prior "
+            "(data/acceptance_priors.json) — each row says which",
+            f"speedups are at the optimal K for {prompt_tokens}-token prompts and {output_tokens}-token outputs",
+            "drafts run at the target's TP where they can, else TP 1 (replicated on every rank)",
+        ],
+    )
+
+
+def matrix_table(matrix: DecisionMatrix):
+    """The matrix as a pandas DataFrame (units in column names), for the page, the CLI --csv and reports."""
+
+    return pd.DataFrame(
+        [
+            {
+                "rank": r.rank,
+                "draft": r.draft,
+                "verdict": r.verdict,
+                "ratio (x)": round(r.parameter_ratio, 1),
+                **{f"check {k}": v for k, v in r.checks.items()},
+                "fits": r.fits,
+                "draft weights / GPU (GiB)": None
+                if r.draft_weights_bytes_per_gpu is None
+                else r.draft_weights_bytes_per_gpu / GIB,
+                "draft KV share (%)": None if r.draft_kv_share_frac is None else 100 * r.draft_kv_share_frac,
+                "lost concurrency": r.lost_concurrency,
+                "α": r.alpha,
+                "α source": r.alpha_source,
+                "speedup @ batch 1": r.speedup_batch_1,
+                f"speedup @ batch {matrix.batch_size}": r.speedup_at_batch,
+                "optimal K": r.optimal_k_at_batch,
+                "break-even α": r.break_even_alpha,
+                "speed verdict": r.speed_verdict,
+                "why lower": r.why_lower,
+            }
+            for r in matrix.rows
+        ]
+    )

@@ -1,0 +1,63 @@
+"""The data folder: where facts live, how one file is read, and one registry of every cache over it.
+
+Every loader of ``data/*.json`` is decorated with :func:`data_cache`, so :func:`clear_caches` forgets
+all of them at once (after ``PLANNER_DATA_DIR`` changes, or an edit to ``data/``). Nothing is read at
+import time. :class:`SourcedFact` is the base of every catalog entry: each fact carries its source.
+
+>>> read_data_file("gpus.json")["gpus"][0]["id"] != ""
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from planner.errors import CatalogError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+F = TypeVar("F", bound=Callable[..., Any])
+_CACHES: list[Any] = []
+
+
+def data_dir() -> Path:
+    """The folder of catalog facts: ``PLANNER_DATA_DIR`` or the repository's ``data/``."""
+    return Path(os.environ.get("PLANNER_DATA_DIR", REPO_ROOT / "data"))
+
+
+def read_data_file(name: str) -> dict[str, Any]:
+    """Parse one JSON file of the data folder (errors name the file)."""
+    path = data_dir() / name
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise CatalogError(f"catalog file {path} is missing") from exc
+    except json.JSONDecodeError as exc:
+        raise CatalogError(f"catalog file {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from exc
+
+
+def data_cache(func: F) -> F:
+    """``functools.cache``, registered so :func:`clear_caches` clears it with every other data cache."""
+    cached = cache(func)
+    _CACHES.append(cached)
+    return cached  # type: ignore[return-value]
+
+
+def clear_caches() -> None:
+    """Forget everything loaded from the data folder, in every module."""
+    for cached in _CACHES:
+        cached.cache_clear()
+
+
+class SourcedFact(BaseModel):
+    """A catalog entry: every fact carries where it came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str | list[str] = Field(min_length=1)

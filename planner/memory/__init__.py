@@ -1,0 +1,15 @@
+"""The per-GPU memory plan: the engine's budget, what stops it from starting, and ranked fixes."""
+
+from planner.memory.budget import concurrency_by_context, plan_budget
+from planner.memory.plan import plan_memory
+from planner.memory.types import COMPONENT_LABELS, GpuMemory, MemoryPlan, Suggestion
+
+__all__ = [
+    "COMPONENT_LABELS",
+    "GpuMemory",
+    "MemoryPlan",
+    "Suggestion",
+    "concurrency_by_context",
+    "plan_budget",
+    "plan_memory",
+]

@@ -1,0 +1,295 @@
+"""Counting with transformers on the ``meta`` device: the reference and the fallback.
+
+Instantiating a model on the meta device allocates no memory and downloads nothing, yet yields every
+parameter tensor with its real shape. The planner uses it (1) in tests, as the ground truth its
+closed-form counts must equal to the parameter, and (2) for architectures the formulas do not know.
+``trust_remote_code`` is never used and no weights are ever loaded.
+
+>>> counts = count_on_meta_device({"model_type": "gpt_neox", "num_hidden_layers": 2,
+...     "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 1000})
+>>> counts.total_params
+228096
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import os
+import re
+from dataclasses import astuple
+from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from planner.errors import ConfigError
+from planner.model.geometry import Architecture
+from planner.model.tensors import WeightTensor
+
+_NON_CONFIG_KEYS = {"architectures", "_name_or_path", "transformers_version", "auto_map"}
+
+
+class MetaCount(BaseModel):
+    """Parameter and persistent-buffer counts of a model instantiated on the meta device."""
+
+    total_params: int
+    persistent_buffer_elements: int
+    params_by_module: dict[str, int]
+    model_class: str
+
+
+def transformers_config(cfg: dict[str, Any]):
+    """Build transformers' own config object for ``cfg`` (raises ConfigError on unknown types)."""
+    try:
+        from transformers import AutoConfig
+    except ImportError as exc:  # pragma: no cover - transformers is a runtime requirement
+        raise ConfigError("transformers is not installed, so only the built-in families can be counted") from exc
+    model_type = cfg.get("model_type")
+    kwargs = {k: v for k, v in cfg.items() if k not in _NON_CONFIG_KEYS and k != "model_type"}
+    try:
+        with _quiet():
+            return AutoConfig.for_model(model_type, **kwargs)
+    except ValueError as exc:
+        if "Unrecognized" in str(exc) or "model_type" in str(exc) or "not" in str(exc):
+            raise ConfigError(
+                f"`model_type` = {model_type!r} is not an architecture transformers knows; "
+                "use a supported model_type (e.g. llama, qwen2, mistral, gemma2, falcon, gpt_neox)",
+                field="model_type",
+            ) from exc
+        raise ConfigError(f"config.json is not valid for {model_type!r}: {exc}") from exc
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise ConfigError(f"config.json is not valid for {model_type!r}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Silence transformers' logger and stray prints while a config or model is built."""
+    logger = logging.getLogger("transformers")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        logger.setLevel(previous)
+
+
+def build_on_meta_device(cfg: dict[str, Any]):
+    """``AutoModelForCausalLM.from_config`` on the meta device: real shapes, no memory, no weights."""
+    config = transformers_config(cfg)
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    try:
+        with _quiet(), torch.device("meta"):
+            return AutoModelForCausalLM.from_config(config, trust_remote_code=False)
+    except ValueError as exc:
+        raise ConfigError(
+            f"`model_type` = {cfg.get('model_type')!r} has no causal-LM class in transformers: {exc}",
+            field="model_type",
+        ) from exc
+    except (RuntimeError, TypeError, AttributeError, IndexError, ZeroDivisionError) as exc:
+        raise ConfigError(f"transformers cannot build this config: {exc}") from exc
+
+
+def count_on_meta_device(cfg: dict[str, Any]) -> MetaCount:
+    """Count the parameters and persistent buffers of the model transformers builds for ``cfg``."""
+    model = build_on_meta_device(cfg)
+    persistent = set(model.state_dict().keys())
+    seen: set[int] = set()
+    by_module: dict[str, int] = {}
+    total = 0
+    for name, param in model.named_parameters(remove_duplicate=True):
+        if id(param) in seen:
+            continue
+        seen.add(id(param))
+        total += param.numel()
+        top = _module_bucket(name)
+        by_module[top] = by_module.get(top, 0) + param.numel()
+    buffers = sum(buf.numel() for name, buf in model.named_buffers() if name in persistent)
+    return MetaCount(
+        total_params=total,
+        persistent_buffer_elements=buffers,
+        params_by_module=by_module,
+        model_class=type(model).__name__,
+    )
+
+
+def _module_bucket(name: str) -> str:
+    """Map a parameter name to a coarse component (embedding, attention, mlp, norm, lm_head...)."""
+    lowered = name.lower()
+    if "lm_head" in lowered or lowered.startswith("embed_out"):
+        return "lm_head"
+    if "embed" in lowered or "wte" in lowered or "wpe" in lowered:
+        return "embedding"
+    if "norm" in lowered or "ln_" in lowered or "layernorm" in lowered:
+        return "norms"
+    if "expert" in lowered:
+        return "experts"
+    if any(key in lowered for key in ("attn", "attention", "q_proj", "k_proj", "v_proj", "qkv")):
+        return "attention"
+    if any(key in lowered for key in ("mlp", "ffn", "feed_forward", "dense_h_to_4h", "dense_4h_to_h", "fc")):
+        return "mlp"
+    return "other"
+
+
+_LAYER_INDEX = re.compile(r"\.(?:layers|h|blocks|layer|decoder_layers)\.(\d+)\.")
+
+
+def meta_weight_tensors(cfg: dict[str, Any]) -> list[WeightTensor]:
+    """The tensor layout of a model transformers builds, for families the formulas do not know.
+
+    Sharding under tensor parallelism is not known for arbitrary families: matrices are assumed to
+    split evenly, vectors to be replicated, embeddings to split by vocabulary.
+    """
+    return list(_meta_weight_tensors_cached(json.dumps(cfg, sort_keys=True, default=str)))
+
+
+def _disk_cache_path(cfg_json: str, kind: str = "meta-layouts"):
+    """Where a layout is kept between processes: keyed by the config and the transformers release."""
+    try:
+        release = version("transformers")
+    except PackageNotFoundError:  # pragma: no cover - transformers is a runtime requirement
+        return None
+    root = Path(
+        os.environ.get("PLANNER_CACHE_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sd-capacity-planner"
+    )
+    digest = hashlib.sha256(f"{release}\n{cfg_json}".encode()).hexdigest()[:24]
+    return root / kind / f"{digest}.json"
+
+
+@lru_cache(maxsize=32)
+def _meta_weight_tensors_cached(cfg_json: str) -> tuple:
+    """Instantiate on the meta device once; later processes read the layout from a disk cache."""
+    path = _disk_cache_path(cfg_json)
+    if path is not None and path.is_file():
+        try:
+            return tuple(
+                WeightTensor(c, k, r, co, p, tuple(layers), st)
+                for c, k, r, co, p, layers, st in json.loads(path.read_text())
+            )
+        except (ValueError, TypeError):
+            pass  # a damaged cache entry is rebuilt below
+    tensors = _build_meta_layout(cfg_json)
+    _write_cache(path, json.dumps([astuple(t) for t in tensors]))
+    return tensors
+
+
+def _write_cache(path, text: str) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the cache is an optimisation; a read-only home still works
+
+
+def _build_meta_layout(cfg_json: str) -> tuple:
+    model = build_on_meta_device(json.loads(cfg_json))
+    persistent = set(model.state_dict().keys())
+    seen: set[int] = set()
+    tensors = []
+    for name, param in model.named_parameters(remove_duplicate=True):
+        if id(param) in seen:
+            continue
+        seen.add(id(param))
+        tensors.append(_as_weight_tensor(WeightTensor, name, tuple(param.shape), buffer=False))
+    for name, buf in model.named_buffers():
+        if name in persistent:
+            tensors.append(_as_weight_tensor(WeightTensor, name, tuple(buf.shape), buffer=True))
+    return tuple(tensors)
+
+
+def _as_weight_tensor(cls, name: str, shape: tuple[int, ...], *, buffer: bool):
+    component = "buffers" if buffer else _module_bucket(name)
+    match = _LAYER_INDEX.search("." + name)
+    layers = (int(match.group(1)),) if match else ()
+    rows = shape[-2] if len(shape) >= 2 else (shape[0] if shape else 1)
+    cols = shape[-1] if len(shape) >= 2 else 1
+    per_layer = 1
+    for extra in shape[:-2]:
+        per_layer *= extra
+    if buffer:
+        kind, style = "buffer", "replicated"
+    elif component in ("embedding", "lm_head"):
+        kind, style = component, "vocab"
+    elif len(shape) <= 1:
+        kind, style = ("bias" if name.endswith("bias") else "norm"), "replicated"
+    else:
+        kind, style = "linear", "column"
+    return cls(component, kind, rows, cols, per_layer, layers, style)
+
+
+def architecture_via_transformers(cfg: dict[str, Any]) -> Architecture:
+    """The geometry of a family the formulas do not know (disk-cached like the layouts)."""
+    cfg_json = json.dumps(cfg, sort_keys=True, default=str)
+    path = _disk_cache_path(cfg_json, "architectures")
+    if path is not None and path.is_file():
+        try:
+            return Architecture.model_validate_json(path.read_text())
+        except ValueError:
+            pass
+    arch = _architecture_from_transformers(cfg)
+    _write_cache(path, arch.model_dump_json())
+    return arch
+
+
+def _architecture_from_transformers(cfg: dict[str, Any]) -> Architecture:
+    """Resolve the attention geometry of a family the formulas do not know, from transformers.
+
+    Reads the standard attribute names transformers configs expose (``num_hidden_layers``,
+    ``num_key_value_heads``, ``head_dim``, ``layer_types``), including the aliases older
+    architectures use (Falcon's ``multi_query`` / ``num_kv_heads``).
+    """
+    config = transformers_config(cfg)
+    get = config.__dict__.get
+
+    def attr(*names: str, default=None):
+        for name in names:
+            value = getattr(config, name, None)
+            if value is not None:
+                return value
+        return default
+
+    layers = attr("num_hidden_layers", "n_layer", "num_layers")
+    hidden = attr("hidden_size", "n_embd", "d_model")
+    heads = attr("num_attention_heads", "n_head", "num_heads")
+    if not layers or not hidden or not heads:
+        raise ConfigError(
+            "config.json must give num_hidden_layers, hidden_size and num_attention_heads",
+            field="num_hidden_layers",
+        )
+    kv_heads = attr("num_key_value_heads", "num_kv_heads", "n_head_kv")
+    if cfg.get("model_type") == "falcon" and not get("new_decoder_architecture", False):
+        kv_heads = 1 if get("multi_query", True) else heads
+    kv_heads = kv_heads or heads
+    head_dim = attr("head_dim") or hidden // heads
+    kinds = tuple(getattr(config, "layer_types", None) or ("full_attention",) * layers)
+    kinds = tuple(k if k in ("full_attention", "sliding_attention") else "full_attention" for k in kinds)
+    window = getattr(config, "sliding_window", None) if "sliding_attention" in kinds else None
+    return Architecture(
+        model_type=cfg["model_type"],
+        formula_family=None,
+        num_layers=layers,
+        hidden_size=hidden,
+        intermediate_size=attr("intermediate_size", "ffn_hidden_size", "n_inner", default=4 * hidden),
+        num_attention_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        vocab_size=attr("vocab_size"),
+        tie_word_embeddings=bool(getattr(config, "tie_word_embeddings", False)),
+        max_position_embeddings=attr("max_position_embeddings", "n_positions"),
+        layer_types=kinds,
+        sliding_window=window,
+        torch_dtype=str(cfg.get("torch_dtype") or "bfloat16").removeprefix("torch."),
+    )

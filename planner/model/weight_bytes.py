@@ -1,0 +1,152 @@
+"""Weight bytes of a model in a storage format, whole and per GPU under tensor/pipeline parallelism.
+
+Formula, per linear layer of ``rows`` outputs and ``cols`` inputs in a quantized format
+(layouts as vLLM's ``awq.py`` / ``gptq.py`` / ``fp8.py`` ``create_weights`` allocate them)::
+
+    packed values  rows·cols·bits/8
+    scales         rows·ceil(cols/group)·scale_bytes           (group = cols when per-channel)
+    zero points    ceil(cols/group)·ceil(rows·zp_bits/32)·4     (packed into int32)
+    g_idx          cols·g_idx_bytes                              (GPTQ act-order index)
+    tensor scales  tensor_scale_bytes                            (NVFP4 global scales)
+
+Embeddings, the LM head, norms, biases and MoE routers stay in the format's ``unquantized_dtype``;
+persistent buffers (DeepSeek-V3's router score bias) are stored in fp32.
+
+>>> from planner.catalog.lookup import get_model, get_weight_format
+>>> plan = weight_bytes(get_model("Llama-3.1-70B").architecture, get_weight_format("bf16"))
+>>> plan.total_bytes, round(plan.total_bytes / 2**30, 1)
+(141107412992, 131.4)
+"""
+
+from __future__ import annotations
+
+from math import ceil
+from typing import Any
+
+from pydantic import BaseModel
+
+from planner.errors import InputError
+from planner.model.dtypes import WeightFormat
+from planner.model.geometry import Architecture
+from planner.model.param_count import layout_tensors
+from planner.model.tensors import WeightTensor
+
+DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
+UNQUANTIZED_KINDS = ("embedding", "lm_head", "norm", "bias", "router")
+BUFFER_BYTES = 4
+
+
+class WeightBytes(BaseModel):
+    """Bytes of weights by component, and what the format leaves unquantized."""
+
+    format: str
+    total_bytes: int
+    components: dict[str, int]
+    unquantized: list[str]
+    bits_per_quantized_weight: float | None
+
+
+def _quantized_linear_bytes(rows: int, cols: int, fmt: WeightFormat) -> int:
+    group = fmt.group_size or cols
+    groups = ceil(cols / group)
+    packed = ceil(rows * cols * fmt.weight_bits / 8)
+    scales = rows * groups * fmt.scale_bytes
+    zeros = groups * ceil(rows * fmt.zero_point_bits / 32) * 4 if fmt.zero_point_bits else 0
+    return packed + scales + zeros + cols * fmt.g_idx_bytes + fmt.tensor_scale_bytes
+
+
+def tensor_bytes(
+    tensor: WeightTensor,
+    fmt: WeightFormat,
+    rows: int | None = None,
+    cols: int | None = None,
+    count: int | None = None,
+) -> int:
+    """Bytes of ``count`` copies of ``tensor`` (optionally resharded to ``rows`` x ``cols``)."""
+    rows = tensor.rows if rows is None else rows
+    cols = tensor.cols if cols is None else cols
+    count = tensor.count if count is None else count
+    if tensor.kind == "buffer":
+        return rows * cols * count * BUFFER_BYTES
+    if fmt.quantized and tensor.kind == "linear":
+        return _quantized_linear_bytes(rows, cols, fmt) * count
+    dtype = fmt.unquantized_dtype if fmt.quantized else fmt.id
+    return rows * cols * count * DTYPE_BYTES[dtype]
+
+
+def weight_bytes(arch: Architecture, fmt: WeightFormat, config: dict[str, Any] | None = None) -> WeightBytes:
+    """Bytes of the whole model's weights (plus persistent buffers) stored in ``fmt``."""
+    components: dict[str, int] = {}
+    quantized_weights = quantized_bytes = 0
+    for tensor in layout_tensors(arch, config):
+        n_bytes = tensor_bytes(tensor, fmt)
+        components[tensor.component] = components.get(tensor.component, 0) + n_bytes
+        if fmt.quantized and tensor.kind == "linear":
+            quantized_weights += tensor.numel
+            quantized_bytes += n_bytes
+    return WeightBytes(
+        format=fmt.id,
+        total_bytes=sum(components.values()),
+        components=components,
+        unquantized=["embeddings", "lm_head", "norms", "biases", "router"] if fmt.quantized else [],
+        bits_per_quantized_weight=8 * quantized_bytes / quantized_weights if quantized_weights else None,
+    )
+
+
+def pp_stage_layers(num_layers: int, pp: int) -> list[range]:
+    """Layers of each pipeline stage, as vLLM's ``get_pp_indices`` splits them.
+
+    Layers divide evenly; the remainder goes one each to the stages before the last
+    (``pp_stage_layers(10, 4) == [range(0, 2), range(2, 5), range(5, 8), range(8, 10)]``).
+    """
+    if pp < 1 or pp > num_layers:
+        raise InputError("pp", pp, f"an integer from 1 to the {num_layers} layers")
+    sizes = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        sizes[-i] += 1
+    stages, start = [], 0
+    for size in sizes:
+        stages.append(range(start, start + size))
+        start += size
+    return stages
+
+
+def _shard(tensor: WeightTensor, tp: int, kv_heads: int, head_dim: int) -> tuple[int, int]:
+    """Rows and columns one rank holds under tensor parallelism of degree ``tp``."""
+    if tp == 1 or tensor.tp_style == "replicated":
+        return tensor.rows, tensor.cols
+    if tensor.tp_style == "row":
+        return tensor.rows, ceil(tensor.cols / tp)
+    if tensor.tp_style == "kv_column":
+        return max(1, kv_heads // tp) * head_dim, tensor.cols
+    return ceil(tensor.rows / tp), tensor.cols  # column and vocab
+
+
+def stage_weight_bytes(
+    arch: Architecture, fmt: WeightFormat, *, tp: int = 1, pp: int = 1, config: dict[str, Any] | None = None
+) -> list[int]:
+    """Bytes of weights on one GPU of each pipeline stage (all ranks of a stage hold the same)."""
+    stages = pp_stage_layers(arch.num_layers, pp)
+    totals = [0] * pp
+    for tensor in layout_tensors(arch, config):
+        rows, cols = _shard(tensor, tp, arch.num_kv_heads, arch.head_dim)
+        if tensor.layers:
+            for s, stage in enumerate(stages):
+                held = sum(1 for layer in tensor.layers if layer in stage)
+                if held:
+                    totals[s] += tensor_bytes(tensor, fmt, rows, cols, tensor.per_layer * held)
+        else:
+            # Outside the stack: embeddings on the first stage, LM head and final norm on the last;
+            # a tied embedding is needed on both ends.
+            first_only = tensor.kind == "embedding" and not (arch.tie_word_embeddings and pp > 1)
+            holders = [0] if first_only else ([0, pp - 1] if tensor.kind == "embedding" else [pp - 1])
+            for s in set(holders):
+                totals[s] += tensor_bytes(tensor, fmt, rows, cols)
+    return totals
+
+
+def weight_bytes_per_gpu(
+    arch: Architecture, fmt: WeightFormat, *, tp: int = 1, pp: int = 1, config: dict[str, Any] | None = None
+) -> int:
+    """Bytes of weights on the fullest GPU (engines size every rank to the tightest one)."""
+    return max(stage_weight_bytes(arch, fmt, tp=tp, pp=pp, config=config))

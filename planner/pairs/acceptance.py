@@ -1,0 +1,363 @@
+"""Acceptance α of a draft/target pair: measured, published, or a documented prior, in that order.
+
+* ``measured``: an α the user entered or measured (planner/measure), taken as given;
+* ``published``: the median α of the published measurements of this very pair in
+  ``data/pair_evidence.json`` whose acceptance converts to α (τ or ρ with K, via
+  :mod:`planner.acceptance_math`);
+* ``prior``: ``data/acceptance_priors.json`` by lineage relation (:mod:`planner.pairs.lineage`) and
+  parameter ratio r: ``α(r) = α_10 − slope · log10(r / 10)``, clipped to the observed range. The
+  file states how each number was fitted; :func:`refit_priors` redoes the fit and
+  ``python -m bench.acceptance_priors`` prints its error against every observation.
+
+Both files are read lazily, once, and validated by pydantic (the pattern of planner/catalog/lookup.py).
+
+>>> from planner.catalog.lookup import get_model
+>>> est = acceptance_prior(get_model("Qwen2.5-72B"), get_model("Qwen2.5-7B"))
+>>> est.source, round(est.alpha, 2)
+('published', 0.92)
+>>> est = acceptance_prior(get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B"))
+>>> est.source, est.relation, round(est.alpha, 2)
+('prior', 'distilled', 0.84)
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from_tau, check_alpha
+from planner.catalog.lookup import get_gpu, get_model
+from planner.catalog.schemas import ModelSpec
+from planner.errors import CatalogError, first_pydantic_error
+from planner.facts import data_cache, read_data_file
+from planner.pairs.lineage import RELATIONS, Relation, lineage_relation
+from planner.pairs.size_ratio import param_count, parameter_ratio
+
+Convention = Literal["alpha", "tau", "rho"]
+#: The ratio at which each relation's prior intercept is stated.
+REFERENCE_RATIO = 10.0
+
+
+class AcceptanceFigure(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    convention: Convention
+    value: float = Field(ge=0)
+
+
+def _alpha_of(figures: list[AcceptanceFigure], k: int | None) -> float | None:
+    """α from the first figure that converts: α as is, τ or ρ only with a known K."""
+    for figure in figures:
+        if figure.convention == "alpha":
+            return figure.value
+        if k is not None and figure.convention == "tau":
+            return alpha_from_tau(figure.value, k)
+        if k is not None and figure.convention == "rho":
+            return alpha_from_draft_acceptance_rate(figure.value, k)
+    return None
+
+
+class PairEvidence(BaseModel):
+    """One published measurement of a catalog pair (a row of shared/reference/specdec-measured.csv)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str
+    draft: str
+    target_measured: str
+    draft_measured: str
+    hardware: str
+    gpu: str | None = None
+    engine: Literal["vllm", "vllm-v0", "sglang", "trtllm", "hf", "other"]
+    batch_size: int | None = Field(default=None, ge=1)
+    batch_note: str
+    k: int | None = Field(default=None, ge=1)
+    k_implied: int | None = Field(default=None, ge=1)
+    k_note: str | None = None
+    acceptance: list[AcceptanceFigure] = []
+    speedup: float | None = Field(default=None, gt=0)
+    speedup_text: str
+    task: str
+    source: str = Field(min_length=1)
+    date: str | None = None
+    reliability: Literal["reported", "computed", "unverified"]
+    note: str = ""
+
+    @property
+    def alpha(self) -> float | None:
+        """α implied by the reported acceptance (K as stated, else as implied), or None."""
+        return _alpha_of(self.acceptance, self.k or self.k_implied)
+
+    def describe(self) -> str:
+        """One line: '3.55x at batch 1 on 1x NVIDIA H200 (FP8), trtllm (Llama-3.3-70B-Instruct + ...)'."""
+        speed = f"{self.speedup:.2f}x" if self.speedup is not None else self.speedup_text
+        batch = f"batch {self.batch_size}" if self.batch_size else self.batch_note
+        where = "" if batch == "not stated" else f" at {batch}"
+        where += "" if self.hardware == "not stated" else f" on {self.hardware}"
+        flag = "" if self.reliability == "reported" else f", {self.reliability}"
+        task = "" if self.task == "not stated" else f"; {self.task}"
+        return f"{speed}{where}, {self.engine} ({self.target_measured} + {self.draft_measured}{task}{flag})"
+
+
+class PriorObservation(BaseModel):
+    """An α observation the prior is fitted on: α directly, or τ with K; sizes given or from the catalog."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    relation: Relation
+    sweep: str | None = None
+    alpha: float | None = Field(default=None, ge=0, le=1)
+    tau: float | None = Field(default=None, ge=1)
+    k: int | None = Field(default=None, ge=1)
+    k_note: str | None = None
+    target_params: float | None = Field(default=None, gt=0)
+    draft_params: float | None = Field(default=None, gt=0)
+    target_model: str | None = None
+    draft_model: str | None = None
+    params_source: str
+    temperature: float | None = None
+    task: str
+    source: str = Field(min_length=1)
+    reliability: Literal["reported", "computed", "unverified"]
+
+    @model_validator(mode="after")
+    def _complete(self) -> PriorObservation:
+        if self.alpha is None and (self.tau is None or self.k is None):
+            raise ValueError("an observation needs alpha, or tau with k")
+        if (self.target_params is None) == (self.target_model is None):
+            raise ValueError("give exactly one of target_params or target_model")
+        if (self.draft_params is None) == (self.draft_model is None):
+            raise ValueError("give exactly one of draft_params or draft_model")
+        return self
+
+    @property
+    def resolved_alpha(self) -> float:
+        return self.alpha if self.alpha is not None else alpha_from_tau(self.tau, self.k)  # type: ignore[arg-type]
+
+    @property
+    def ratio(self) -> float:
+        def size(params: float | None, model: str | None) -> float:
+            return params if params is not None else param_count(get_model(model)).total_params  # type: ignore[arg-type]
+
+        return size(self.target_params, self.target_model) / size(self.draft_params, self.draft_model)
+
+
+class PriorRelation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: Relation
+    alpha_at_ratio_10: float = Field(ge=0, le=1)
+    slope_applies: bool
+    basis: Literal["fit", "assumption"]
+    derivation: str
+    source: list[str] = Field(min_length=1)
+
+
+class AcceptancePriors(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str
+    formula: str
+    slope_per_decade: float = Field(ge=0)
+    slope_derivation: str
+    alpha_min: float = Field(ge=0, le=1)
+    alpha_max: float = Field(ge=0, le=1)
+    clip_derivation: str
+    relations: list[PriorRelation]
+    observations: list[PriorObservation] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _every_relation(self) -> AcceptancePriors:
+        missing = set(RELATIONS) - {r.id for r in self.relations}
+        if missing:
+            raise ValueError(f"relations lack {sorted(missing)}")
+        return self
+
+    def relation(self, relation: Relation) -> PriorRelation:
+        return next(r for r in self.relations if r.id == relation)
+
+
+class AcceptanceEstimate(BaseModel):
+    """The α a prediction uses, where it came from, and a sentence saying so."""
+
+    alpha: float = Field(ge=0, le=1)
+    source: Literal["measured", "published", "prior"]
+    detail: str
+    relation: Relation | None = None
+    parameter_ratio: float | None = None
+    #: For a prior: "fit" (fitted to observations) or "assumption" (no observation of the relation).
+    basis: str | None = None
+    #: How the prior's numbers were obtained (from the data file).
+    derivation: str | None = None
+    evidence: list[str] = []
+
+
+@data_cache
+def load_pair_evidence() -> tuple[PairEvidence, ...]:
+
+    raw = read_data_file("pair_evidence.json")
+    rows = []
+    for index, entry in enumerate(raw.get("evidence") or []):
+        try:
+            row = PairEvidence.model_validate(entry)
+        except ValidationError as exc:
+            raise CatalogError(f"pair_evidence.json entry {index}: {first_pydantic_error(exc)}") from exc
+        try:
+            row = row.model_copy(update={"target": get_model(row.target).id, "draft": get_model(row.draft).id})
+            if row.gpu is not None:
+                get_gpu(row.gpu)
+        except CatalogError as exc:
+            raise CatalogError(f"pair_evidence.json entry {index}: {exc}") from exc
+        rows.append(row)
+    return tuple(rows)
+
+
+@data_cache
+def load_acceptance_priors() -> AcceptancePriors:
+
+    try:
+        return AcceptancePriors.model_validate(read_data_file("acceptance_priors.json"))
+    except ValidationError as exc:
+        raise CatalogError(f"acceptance_priors.json: {first_pydantic_error(exc)}") from exc
+
+
+@data_cache
+def evidence_ratios() -> tuple[tuple[PairEvidence, float], ...]:
+    """Every evidence row with its pair's exact parameter ratio (computed once)."""
+    return tuple((row, parameter_ratio(get_model(row.target), get_model(row.draft))) for row in load_pair_evidence())
+
+
+def clear_caches() -> None:
+    """Forget the loaded files (after PLANNER_DATA_DIR changes, or an edit to data/)."""
+    load_pair_evidence.cache_clear()
+    load_acceptance_priors.cache_clear()
+    evidence_ratios.cache_clear()
+
+
+def published_evidence(target: ModelSpec, draft: ModelSpec) -> list[PairEvidence]:
+    """Published measurements of exactly this (target, draft) pair, best numeric speedup first."""
+    rows = [e for e in load_pair_evidence() if e.target == target.id and e.draft == draft.id]
+    return sorted(rows, key=lambda e: -(e.speedup or 0.0))
+
+
+def prior_alpha(relation: Relation, ratio: float) -> float:
+    """The documented prior α for a relation at parameter ratio ``ratio`` (clipped)."""
+    priors = load_acceptance_priors()
+    rel = priors.relation(relation)
+    alpha = rel.alpha_at_ratio_10
+    if rel.slope_applies:
+        alpha -= priors.slope_per_decade * math.log10(ratio / REFERENCE_RATIO)
+    return min(max(alpha, priors.alpha_min), priors.alpha_max)
+
+
+class PriorFit(BaseModel):
+    """The prior's parameters redone from the observations (see data/acceptance_priors.json)."""
+
+    slope_per_decade: float
+    sweep_slopes: dict[str, float]
+    alpha_at_ratio_10: dict[str, float]
+    alpha_min: float
+    alpha_max: float
+    #: (label, relation, ratio, observed α) of every point the fit used.
+    points: list[tuple[str, str, float, float]]
+
+
+def _least_squares_slope(points: list[tuple[float, float]]) -> float:
+    xs = [math.log10(r) for r, _ in points]
+    ys = [a for _, a in points]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum((x - mean_x) ** 2 for x in xs)
+
+
+def fit_points() -> list[tuple[str, str, float, float]]:
+    """Every (label, relation, ratio, α) the prior rests on: its observations plus convertible evidence."""
+    points = [(o.label, o.relation, o.ratio, o.resolved_alpha) for o in load_acceptance_priors().observations]
+    for row in load_pair_evidence():
+        if row.alpha is not None:
+            target, draft = get_model(row.target), get_model(row.draft)
+            label = f"{row.target_measured} + {row.draft_measured}, {row.task}"
+            points.append((label, lineage_relation(target, draft), parameter_ratio(target, draft), row.alpha))
+    return points
+
+
+def refit_priors() -> PriorFit:
+    """Redo the fit the data file documents: median sweep slope, per-relation median intercept."""
+    priors = load_acceptance_priors()
+    sweeps: dict[str, list[tuple[float, float]]] = {}
+    for obs in priors.observations:
+        if obs.sweep:
+            sweeps.setdefault(obs.sweep, []).append((obs.ratio, obs.resolved_alpha))
+    slopes = {name: _least_squares_slope(pts) for name, pts in sweeps.items() if len(pts) >= 2}
+    slope = -statistics.median(slopes.values())
+    points = fit_points()
+    intercepts = {
+        relation: statistics.median(
+            a + slope * math.log10(r / REFERENCE_RATIO) for _, rel, r, a in points if rel == relation
+        )
+        for relation in RELATIONS
+        if any(rel == relation for _, rel, _, _ in points)
+    }
+    alphas = [a for *_, a in points]
+    return PriorFit(
+        slope_per_decade=slope,
+        sweep_slopes=slopes,
+        alpha_at_ratio_10=intercepts,
+        alpha_min=min(alphas),
+        alpha_max=max(alphas),
+        points=points,
+    )
+
+
+def acceptance_prior(target: ModelSpec, draft: ModelSpec, *, measured_alpha: float | None = None) -> AcceptanceEstimate:
+    """The α to assume for ``draft`` speculating for ``target``: measured, published, or prior."""
+    ratio = parameter_ratio(target, draft)
+    relation = lineage_relation(target, draft)
+    if measured_alpha is not None:
+        alpha = check_alpha(measured_alpha, "measured_alpha")
+        return AcceptanceEstimate(
+            alpha=alpha,
+            source="measured",
+            detail=f"α = {alpha:.3f} as measured or entered for this pair",
+            relation=relation,
+            parameter_ratio=ratio,
+        )
+    rows = [e for e in published_evidence(target, draft) if e.alpha is not None]
+    if rows:
+        alphas = [e.alpha for e in rows]
+        alpha = statistics.median(alphas)  # type: ignore[type-var]
+        listed = "; ".join(f"α {e.alpha:.3f} from {e.describe()}" for e in rows)
+        return AcceptanceEstimate(
+            alpha=alpha,
+            source="published",
+            detail=f"median α of {len(rows)} published measurement(s) of this pair: {listed}",
+            relation=relation,
+            parameter_ratio=ratio,
+            evidence=sorted({e.source for e in rows}),
+        )
+    priors = load_acceptance_priors()
+    rel = priors.relation(relation)
+    alpha = prior_alpha(relation, ratio)
+    how = (
+        f"α_10 {rel.alpha_at_ratio_10:.3f} − {priors.slope_per_decade:.3f}·log10({ratio:.1f}/10)"
+        if rel.slope_applies
+        else f"{rel.alpha_at_ratio_10:.3f} at every ratio"
+    )
+    return AcceptanceEstimate(
+        alpha=alpha,
+        source="prior",
+        detail=(
+            f"assumed α = {alpha:.2f} ({rel.basis}): no measurement of this pair, so the "
+            f"{relation.replace('_', ' ')} prior at {ratio:.1f}x, {how}, clipped to "
+            f"[{priors.alpha_min}, {priors.alpha_max}] (data/acceptance_priors.json); measure the pair to "
+            "replace it"
+        ),
+        relation=relation,
+        parameter_ratio=ratio,
+        basis=rel.basis,
+        derivation=rel.derivation,
+        evidence=rel.source,
+    )

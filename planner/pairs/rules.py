@@ -1,0 +1,91 @@
+"""The rules the compatibility checks apply, loaded from ``data/compatibility_rules.json``.
+
+Thresholds of the parameter-ratio check and what each serving engine enforces on a draft model
+(vocabulary, tokenizer, draft TP, context), each with its source; read lazily, once, and validated.
+
+>>> rules = load_rules()
+>>> rules.parameter_ratio.band_low, rules.parameter_ratio.band_high, rules.engine("vllm").draft_tp_rule
+(10.0, 50.0, 'equal')
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from planner.errors import CatalogError, InputError, first_pydantic_error
+from planner.facts import data_cache, read_data_file
+
+
+class RatioRules(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    band_low: float = Field(gt=0)
+    band_high: float = Field(gt=0)
+    fail_below: float = Field(gt=0)
+    fail_above: float = Field(gt=0)
+    measured_pair_overrides_fail: bool
+    rationale: str
+    source: list[str] = Field(min_length=1)
+
+
+class EngineRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    vocab_size_rule: Literal["equal", "decides_tokenizer"]
+    vocab_size_detail: str
+    different_tokenizer: Literal["reject", "universal_assisted_generation"]
+    heterogeneous_option: str | None
+    draft_tp_rule: Literal["equal", "one_or_equal", "any"]
+    draft_tp_detail: str
+    context_detail: str
+    source: list[str] = Field(min_length=1)
+
+
+class Workaround(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    source: str
+
+
+class OtherRuntime(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    vocab_rule: str
+    accepts_padding_only: bool
+    source: str
+
+
+class CompatibilityRules(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str
+    parameter_ratio: RatioRules
+    padding_workarounds: list[Workaround]
+    other_runtimes: list[OtherRuntime]
+    engines: list[EngineRule]
+
+    def engine(self, engine: str) -> EngineRule:
+        for rule in self.engines:
+            if rule.id == engine:
+                return rule
+        raise InputError("engine", engine, f"one of {', '.join(r.id for r in self.engines)}")
+
+
+@data_cache
+def load_rules() -> CompatibilityRules:
+
+    try:
+        return CompatibilityRules.model_validate(read_data_file("compatibility_rules.json"))
+    except ValidationError as exc:
+        raise CatalogError(f"compatibility_rules.json: {first_pydantic_error(exc)}") from exc
+
+
+def clear_caches() -> None:
+    """Forget the loaded rules (after PLANNER_DATA_DIR changes, or an edit to data/)."""
+    load_rules.cache_clear()

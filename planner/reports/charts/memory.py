@@ -1,0 +1,100 @@
+"""Plotly figures of memory plans (pure functions of planner.memory.plan results)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from planner.memory import COMPONENT_LABELS, GpuMemory, MemoryPlan
+from planner.units import GIB
+
+COLOURS = {
+    "target_weights_bytes": "#2b6cb0",
+    "draft_weights_bytes": "#63b3ed",
+    "activation_bytes": "#dd6b20",
+    "non_torch_bytes": "#805ad5",
+    "cudagraph_bytes": "#d53f8c",
+    "kv_cache_bytes": "#38a169",
+    "free_bytes": "#cbd5e0",
+}
+
+
+def gpu_memory_bar(plan: MemoryPlan) -> go.Figure:
+    """One stacked bar per pipeline stage: the GPU's memory by component, in GiB."""
+    stages: list[GpuMemory] = plan.stages
+    labels = [f"stage {i}" if len(stages) > 1 else "one GPU" for i in range(len(stages))]
+    fig = go.Figure()
+    for field, name in COMPONENT_LABELS.items():
+        color = COLOURS[field]
+        values = [getattr(s, field) / GIB for s in stages]
+        fig.add_bar(
+            y=labels,
+            x=values,
+            name=name,
+            orientation="h",
+            marker_color=color,
+            hovertemplate=f"{name}: %{{x:.2f}} GiB<extra></extra>",
+        )
+    budget = stages[plan.binding_stage].budget_bytes / GIB
+    fig.add_vline(
+        x=budget,
+        line_dash="dash",
+        line_color="#1a202c",
+        annotation_text=f"engine budget {budget:.1f} GiB",
+        annotation_position="top",
+    )
+    fig.update_layout(
+        barmode="stack",
+        xaxis_title="GiB (2^30 bytes) per GPU",
+        height=220 + 40 * len(stages),
+        legend={"orientation": "h", "y": -0.35},
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+    )
+    return fig
+
+
+def draft_cost_bars(plan: MemoryPlan) -> go.Figure:
+    """KV tokens and concurrency with and without the draft, side by side."""
+    fig = go.Figure()
+    categories = ["KV tokens (thousands)", "max concurrency"]
+    fig.add_bar(
+        name="without draft",
+        x=categories,
+        marker_color="#a0aec0",
+        y=[(plan.kv_cache_tokens_without_draft or 0) / 1000, plan.max_concurrency_without_draft or 0],
+    )
+    fig.add_bar(
+        name="with draft", x=categories, marker_color="#2b6cb0", y=[plan.kv_cache_tokens / 1000, plan.max_concurrency]
+    )
+    fig.update_layout(barmode="group", height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    return fig
+
+
+def concurrency_curve(points: list[tuple[int, float]], current_len: int) -> go.Figure:
+    """Max concurrent requests against max_model_len (log axis)."""
+    fig = go.Figure(
+        go.Scatter(
+            x=[p[0] for p in points],
+            y=[p[1] for p in points],
+            mode="lines+markers",
+            hovertemplate="%{x:,} tokens: %{y:.1f} requests<extra></extra>",
+        )
+    )
+    peak = max([p[1] for p in points] + [1.0])
+    fig.add_scatter(  # a trace marks the current length (shapes on log axes take log10 coordinates)
+        x=[current_len, current_len],
+        y=[0, peak],
+        mode="lines+text",
+        line={"dash": "dot", "color": "#718096"},
+        text=["", "current max length"],
+        textposition="top right",
+        hoverinfo="skip",
+        showlegend=False,
+    )
+    fig.update_layout(
+        xaxis_type="log",
+        xaxis_title="max model length (tokens)",
+        yaxis_title="max concurrent requests",
+        height=320,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+    )
+    return fig

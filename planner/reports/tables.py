@@ -1,0 +1,89 @@
+"""Catalog tables (pandas) for the app, the reports and the CLI: one row per model or GPU.
+
+Column names carry their units; GB means 10^9 bytes and GiB 2^30 bytes, as the header says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from planner.catalog.hardware import device_total_bytes
+from planner.catalog.lookup import list_gpus, list_nodes
+from planner.catalog.model_facts import ModelFacts
+from planner.memory import COMPONENT_LABELS
+from planner.units import GB, GIB, KIB
+
+
+def models_table(facts: Iterable[ModelFacts]) -> pd.DataFrame:
+    rows = []
+    for f in facts:
+        arch = f.architecture
+        rows.append(
+            {
+                "model": f.model,
+                "size": f.size_label,
+                "type": arch.model_type,
+                "params (B)": f.params.total_params / 1e9,
+                "active params (B)": f.params.active_params / 1e9,
+                "layers": arch.num_layers,
+                "hidden": arch.hidden_size,
+                "heads q/kv": f"{arch.num_attention_heads}/{arch.num_kv_heads}",
+                "head_dim": arch.head_dim,
+                "attention": "MLA" if arch.mla else ("sliding+full" if arch.num_sliding_layers else "full"),
+                "vocab": arch.vocab_size,
+                "tokenizer": f.tokenizer or "unknown",
+                "KV/token bf16 (KiB)": f.kv_bytes_per_token_by_dtype["bf16"] / KIB,
+                "KV/token fp8 (KiB)": f.kv_bytes_per_token_by_dtype["fp8"] / KIB,
+                **{f"weights {fmt} (GB)": n / GB for fmt, n in f.weight_bytes_by_format.items()},
+                "count method": f.params.method,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def gpus_table() -> pd.DataFrame:
+    rows = []
+    for gpu in list_gpus():
+        total = device_total_bytes(gpu)
+        rows.append(
+            {
+                "gpu": gpu.id,
+                "name": gpu.name,
+                "marketed memory (GB)": gpu.marketed_memory_gb,
+                "reported memory (GiB)": total.bytes / GIB,
+                "reported is": "logged" if not total.estimated else "estimated",
+                "bandwidth (GB/s)": gpu.memory_bandwidth_gb_s,
+                "bf16 dense (TFLOPS)": gpu.bf16_dense_tflops,
+                "fp16 dense (TFLOPS)": gpu.fp16_dense_tflops,
+                "fp8 dense (TFLOPS)": gpu.fp8_dense_tflops,
+                "fp4 dense (TFLOPS)": gpu.fp4_dense_tflops,
+                "scale-up link": gpu.scale_up_link,
+                "scale-up (GB/s)": gpu.scale_up_bandwidth_gb_s,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def nodes_table() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "node": n.id,
+                "name": n.name,
+                "gpu": n.gpu,
+                "gpus": n.gpu_count,
+                "fabric": n.fabric,
+                "examples": ", ".join(n.examples),
+            }
+            for n in list_nodes()
+        ]
+    )
+
+
+def gpu_memory_table(gpu) -> pd.DataFrame:
+    """One GPU's memory plan as rows of (component, GiB, GB): the total, the engine budget, then the parts."""
+    rows = [("total reported by the device", gpu.total_bytes), ("engine budget", gpu.budget_bytes)]
+    rows += [(label, getattr(gpu, field)) for field, label in COMPONENT_LABELS.items()]
+    return pd.DataFrame([{"component": name, "GiB": value / GIB, "GB": value / GB} for name, value in rows])

@@ -1,0 +1,178 @@
+"""Engine speed profiles: the achievable fractions of peak and the overheads the roofline uses.
+
+``data/speed_profiles.json`` holds two layers, each value with its source or the derivation of its
+fit (``bench/fit_speed_profile.py``):
+
+* ``vendors``: what the hardware and its libraries achieve (HBM streaming fraction, GEMM fraction of
+  the dense peak, link fraction, all-reduce latency), per GPU vendor;
+* ``engines``: what the serving engine adds (per-layer launch floor with and without CUDA graphs,
+  per-step and per-speculative-step overheads, the draft proposer's first-pass width); an engine
+  may name a ``base`` engine and ``vendor_overrides`` for values that differ by vendor.
+
+A resolved profile is vendor values, then the base engine's, then the engine's, then the engine's
+overrides for that vendor, so every number lives in one place.
+
+>>> profile = speed_profile("vllm", "amd")
+>>> profile.id, 0 < profile.bandwidth_frac <= 1
+('vllm-amd', True)
+>>> speed_profile("trtllm", "nvidia").value_source("allreduce_latency_s")[:6]
+'SGLang'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from planner.errors import CatalogError, InputError, first_pydantic_error
+from planner.facts import data_cache, read_data_file
+
+PROFILE_FILE = "speed_profiles.json"
+
+#: Every parameter a resolved profile has (their meaning is in the data file's ``parameters``).
+PARAMETERS = (
+    "bandwidth_frac",
+    "flops_frac",
+    "link_frac",
+    "allreduce_latency_s",
+    "layer_overhead_s",
+    "eager_layer_overhead_s",
+    "step_overhead_s",
+    "tp_step_overhead_s",
+    "draft_step_overhead_s",
+    "spec_step_overhead_s",
+    "draft_first_pass_tokens",
+    "cuda_graphs",
+)
+
+
+class ProfileValue(BaseModel):
+    """One calibrated or sourced value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float | int | bool
+    source: str = Field(min_length=1)
+
+
+class VendorEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    vendor: str
+    values: dict[str, ProfileValue]
+
+
+class EngineEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    engine: str
+    base: str | None = None
+    source: str = Field(min_length=1)
+    values: dict[str, ProfileValue] = {}
+    vendor_overrides: dict[str, dict[str, ProfileValue]] = {}
+
+
+class ProfileFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str
+    parameters: dict[str, str]
+    calibration: dict[str, Any] = {}
+    vendors: list[VendorEntry]
+    engines: list[EngineEntry]
+
+
+class SpeedProfile(BaseModel):
+    """A resolved profile: every parameter with its value and source."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    engine: str
+    vendor: str
+    bandwidth_frac: float = Field(gt=0, le=1)
+    flops_frac: float = Field(gt=0, le=1)
+    link_frac: float = Field(gt=0, le=1)
+    allreduce_latency_s: float = Field(ge=0)
+    layer_overhead_s: float = Field(ge=0)
+    eager_layer_overhead_s: float = Field(ge=0)
+    step_overhead_s: float = Field(ge=0)
+    tp_step_overhead_s: float = Field(ge=0)
+    draft_step_overhead_s: float = Field(ge=0)
+    spec_step_overhead_s: float = Field(ge=0)
+    draft_first_pass_tokens: int = Field(ge=1)
+    cuda_graphs: bool
+    sources: dict[str, str]
+
+    def value_source(self, name: str) -> str:
+        return self.sources[name]
+
+    def with_values(self, **values: Any) -> SpeedProfile:
+        """A copy with some values replaced (the fit's grid search, what-if studies)."""
+        sources = dict(self.sources) | dict.fromkeys(values, "override")
+        return self.model_copy(update={**values, "sources": sources})
+
+    def parameters(self) -> list[tuple[str, float | int | bool, str]]:
+        """(name, value, source) of every parameter, for the assumptions panel and reports."""
+        return [(name, getattr(self, name), self.sources[name]) for name in PARAMETERS]
+
+
+@data_cache
+def _file() -> ProfileFile:
+    try:
+        return ProfileFile.model_validate(read_data_file(PROFILE_FILE))
+    except ValidationError as exc:
+        raise CatalogError(f"{PROFILE_FILE}: {first_pydantic_error(exc)}") from exc
+
+
+def _engine_values(name: str, vendor: str, engines: dict[str, EngineEntry], seen: tuple[str, ...] = ()) -> dict:
+    if name in seen:
+        raise CatalogError(f"{PROFILE_FILE}: engine {name!r} inherits from itself")
+    entry = engines[name]
+    values: dict[str, ProfileValue] = {}
+    if entry.base is not None:
+        if entry.base not in engines:
+            raise CatalogError(f"{PROFILE_FILE}: engine {name!r} has an unknown base {entry.base!r}")
+        values |= _engine_values(entry.base, vendor, engines, (*seen, name))
+    return values | entry.values | entry.vendor_overrides.get(vendor, {})
+
+
+@data_cache
+def _resolve(engine: str, vendor: str) -> SpeedProfile:
+    data = _file()
+    vendors = {v.vendor: v for v in data.vendors}
+    engines = {e.engine: e for e in data.engines}
+    if engine not in engines:
+        raise InputError("engine", engine, f"an engine with a speed profile: {', '.join(sorted(engines))}")
+    if vendor not in vendors:
+        raise InputError("gpu", vendor, f"a GPU vendor with a speed profile: {', '.join(sorted(vendors))}")
+    values = vendors[vendor].values | _engine_values(engine, vendor, engines)
+    missing = [name for name in PARAMETERS if name not in values]
+    if missing:
+        raise CatalogError(f"{PROFILE_FILE}: profile {engine}-{vendor} lacks {', '.join(missing)}")
+    try:
+        return SpeedProfile(
+            id=f"{engine}-{vendor}",
+            engine=engine,
+            vendor=vendor,
+            sources={name: values[name].source for name in PARAMETERS},
+            **{name: values[name].value for name in PARAMETERS},
+        )
+    except ValidationError as exc:
+        raise CatalogError(f"{PROFILE_FILE} profile {engine}-{vendor}: {first_pydantic_error(exc)}") from exc
+
+
+def speed_profile(engine: str, vendor: str) -> SpeedProfile:
+    """The resolved profile of ``engine`` on a GPU of ``vendor``."""
+    return _resolve(engine, vendor)
+
+
+def calibration_summary() -> dict[str, Any]:
+    """The calibration record of the data file (errors printed by ``make bench-speed-accuracy``)."""
+    return dict(_file().calibration)
+
+
+def clear_profile_cache() -> None:
+    _file.cache_clear()
+    _resolve.cache_clear()
