@@ -1,6 +1,6 @@
 """Read the published speculative-decoding measurements into planner inputs, or say why a row cannot be.
 
-Each row of ``data/calibration/specdec-measured.csv`` (a copy of shared/reference/specdec-measured.csv)
+Each row of ``data/calibration/specdec-measured.csv`` (each row names its public source)
 is parsed by the same rules, never by row: models and GPUs through :mod:`planner.catalog.name_matching`,
 the engine from its name and version (vLLM before 0.8 is the V0 engine), TP from "TP=n" or the GPU
 count, FP8 from the hardware or model text, lengths from "N in / M out" or "N/M", acceptance by the

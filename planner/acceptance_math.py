@@ -1,16 +1,17 @@
 """Acceptance-rate math of speculative decoding: tokens per step, the metrics engines report, K, break-even.
 
-Symbols (shared/reference/speculative-decoding.md): ``alpha`` (α) is the per-token acceptance
+Symbols (docs/acceptance.md): ``alpha`` (α) is the per-token acceptance
 probability of the Leviathan model, ``k`` (K) the draft length, ``tau`` (τ) the mean number of
 tokens a verification step emits (bonus token included), ``rho`` (ρ) vLLM V1's "draft acceptance
 rate". Formulas:
 
-* τ(α, K) = (1 − α^(K+1)) / (1 − α) = Σ_{i=0..K} α^i (Leviathan et al. 2023, §3.1; reference §1.1);
-* ρ = (τ − 1) / K (vLLM V1 ``vllm/v1/spec_decode/metrics.py``; reference §1.3, §2.2);
+* τ(α, K) = (1 − α^(K+1)) / (1 − α) = Σ_{i=0..K} α^i (Leviathan et al. 2023, §3.1, https://arxiv.org/abs/2211.17192);
+* ρ = (τ − 1) / K (vLLM V1 ``vllm/v1/spec_decode/metrics.py``,
+  https://github.com/vllm-project/vllm/blob/main/vllm/v1/spec_decode/metrics.py);
 * SGLang "accept len", NVIDIA "acceptance rate" and Spec-Bench "mean accepted tokens" are τ;
-  vLLM V0 ``system_efficiency`` × (K+1) is τ (reference §2.1, §2.6);
+  vLLM V0 ``system_efficiency`` × (K+1) is τ (https://github.com/vllm-project/vllm/issues/9565);
 * speedup = τ · T_AR / T_SD(K); with free verification T_SD/T_AR = K·c + 1 and the break-even is
-  Leviathan's α = c (reference §1.1 corollary, §1.5).
+  Leviathan's α = c (Leviathan et al. 2023, corollary of §3.4; docs/speed-model.md).
 
 >>> round(expected_tokens_per_step(0.8, 5), 2), round(draft_acceptance_rate(0.8, 5), 2)
 (3.69, 0.54)
@@ -65,7 +66,7 @@ def expected_tokens_per_step(alpha: float, k: int) -> float:
 
 
 def alpha_from_tau(tau: float, k: int) -> float:
-    """α whose τ(α, K) equals a measured mean accepted length ``tau`` (bisection; reference §1.3).
+    """α whose τ(α, K) equals a measured mean accepted length ``tau`` (bisection; docs/acceptance.md).
 
     >>> alpha_from_tau(1.0, 5), alpha_from_tau(6.0, 5)
     (0.0, 1.0)
@@ -90,13 +91,13 @@ def alpha_from_tau(tau: float, k: int) -> float:
 def draft_acceptance_rate(alpha: float, k: int) -> float:
     """vLLM V1's "Avg Draft acceptance rate" ρ = (τ − 1)/K: accepted prefix tokens per drafted token.
 
-    It is not α (reference §1.3): α = 0.8 at K = 5 reports ρ = 0.54.
+    It is not α (docs/acceptance.md): α = 0.8 at K = 5 reports ρ = 0.54.
     """
     return (expected_tokens_per_step(alpha, k) - 1.0) / k
 
 
 def alpha_from_draft_acceptance_rate(rho: float, k: int) -> float:
-    """α from vLLM V1's ρ: solve τ = 1 + ρ·K (reference §2.6).
+    """α from vLLM V1's ρ: solve τ = 1 + ρ·K (docs/acceptance.md).
 
     >>> round(alpha_from_draft_acceptance_rate(draft_acceptance_rate(0.7, 4), 4), 9)
     0.7
@@ -108,7 +109,7 @@ def alpha_from_draft_acceptance_rate(rho: float, k: int) -> float:
 
 
 def alpha_from_accept_length(accept_length: float, k: int) -> float:
-    """α from SGLang's "accept len" or NVIDIA's "acceptance rate": both are τ (reference §2.3, §2.4)."""
+    """α from SGLang's "accept len" or NVIDIA's "acceptance rate": both are τ (docs/acceptance.md)."""
     return alpha_from_tau(check_tau(accept_length, k, "accept_length"), k)
 
 
@@ -116,7 +117,7 @@ def tau_from_system_efficiency(system_efficiency: float, k: int) -> float:
     """τ from vLLM V0's ``system_efficiency`` (emitted / max emittable): τ = efficiency × (K+1).
 
     V0's own "draft acceptance rate" counts accepted tokens at any position, not the prefix, so
-    only the efficiency converts (reference §2.1).
+    only the efficiency converts (https://github.com/vllm-project/vllm/issues/9565).
 
     >>> tau_from_system_efficiency(0.4, 4)
     2.0
@@ -130,7 +131,7 @@ def tau_from_system_efficiency(system_efficiency: float, k: int) -> float:
 def speedup_from_step_cost(alpha: float, k: int, step_cost_ratio: float) -> float:
     """τ(α, K) / (T_SD(K) / T_AR): tokens per step over the step's cost in plain decoding steps.
 
-    With Leviathan's free verification the cost ratio is ``K·c + 1`` (reference §1.1):
+    With Leviathan's free verification the cost ratio is ``K·c + 1`` (Leviathan et al. 2023, §3.4):
 
     >>> round(speedup_from_step_cost(0.8, 5, 5 * 0.05 + 1), 2)
     2.95
@@ -163,7 +164,7 @@ def break_even_alpha(step_cost_ratios: Mapping[int, float]) -> float | None:
     """The smallest α at which the best K of ``step_cost_ratios`` reaches speedup 1 (bisection).
 
     The cost ratios come from the full speed model at one batch size (planner/speed/estimate.py), so the
-    break-even rises with batch as verification stops being free (reference §1.5). ``None`` when
+    break-even rises with batch as verification stops being free (docs/speed-model.md). ``None`` when
     even α = 1 does not pay. With free verification it is Leviathan's α = c:
 
     >>> round(break_even_alpha({k: 1 + 0.1 * k for k in range(1, 9)}), 6)

@@ -1,8 +1,8 @@
 """Exact acceptance statistics from per-step accepted counts, and the per-task speculation verdict.
 
 A speculative step drafts ``K`` tokens; the target accepts a prefix of ``n`` of them
-(0 <= n <= K) and adds one token of its own. From the list of ``n`` per step (reference
-speculative-decoding.md §1.3, §2.2 — the same counters as vLLM V1's ``spec_decode`` metrics):
+(0 <= n <= K) and adds one token of its own. From the list of ``n`` per step (docs/acceptance.md; the
+same counters as vLLM V1's ``spec_decode`` metrics):
 
 * τ (mean accepted length) = 1 + Σn / steps (bonus token included);
 * acceptance at draft position i = #(n > i) / steps (vLLM's per-position rate, unconditional);
@@ -78,7 +78,7 @@ def acceptance_stats(accepted_per_step: Iterable[int], k: int) -> AcceptanceStat
 
 
 class TaskVerdict(BaseModel):
-    """The seed's rule applied to one task's measured α (thresholds from data/speculation_rules.json)."""
+    """The planner's default policy applied to one task's measured α (thresholds from data/speculation_rules.json)."""
 
     task: str
     prompts: int

@@ -1,7 +1,7 @@
 """Live GPU memory from NVML: a background thread samples device and per-process usage.
 
-What each figure measures (named as vLLM's ``vllm/utils/mem_utils.py`` does; reference
-serving-memory-and-tools.md §3.1 item 4):
+What each figure measures (named as vLLM's ``vllm/utils/mem_utils.py`` does,
+https://github.com/vllm-project/vllm/blob/main/vllm/utils/mem_utils.py):
 
 * ``device_used_bytes`` — ``nvmlDeviceGetMemoryInfo(h).used``: everything on the GPU, every process
   and the driver's own reservation.

@@ -1,7 +1,7 @@
 """PyTorch's own view of GPU memory, and the bytes a transformers KV cache holds.
 
 Each figure is named for what it measures (as vLLM's ``vllm/utils/mem_utils.py`` names its
-``torch_peak`` / ``non_torch_memory``; reference serving-memory-and-tools.md §3.1 item 4).
+``torch_peak`` / ``non_torch_memory``, https://github.com/vllm-project/vllm/blob/main/vllm/utils/mem_utils.py).
 torch is imported inside the functions, so records (which hold a :class:`TorchMemory`) load without it.
 """
 

@@ -4,9 +4,9 @@ Needs a GPU machine with the ``vllm`` package; without it :func:`measure_vllm` r
 ``InputError`` naming the transformers backend instead. Tensor parallelism (default: every visible
 GPU) is how the harness scales past one GPU. The baseline is a second engine without the draft.
 Acceptance comes from vLLM's own counters (``LLM.get_metrics()``), read before and after each task's
-prompts and converted by :mod:`planner.measure.vllm_metrics` (reference speculative-decoding.md
-§2.6). Prompts run as one batch per task, so speed is throughput at that batch, and the prediction
-is the ``vllm`` engine's plan and speed estimate at the same batch.
+prompts and converted by :mod:`planner.measure.vllm_metrics` (docs/acceptance.md).
+Prompts run as one batch per task, so speed is throughput at that batch, and the prediction is the
+``vllm`` engine's plan and speed estimate at the same batch.
 
 This module imports vllm only inside :func:`measure_vllm`; it has not been run in this project's
 CI (no GPU there): the metric parsing and conversion it relies on are unit-tested on real metric text.

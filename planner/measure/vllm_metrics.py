@@ -1,16 +1,17 @@
 """vLLM's speculative-decoding metrics, parsed and converted to α, τ and per-position acceptance.
 
-Three sources, each converted as reference speculative-decoding.md §2.6 says (ρ is not α):
+Three sources, each converted as docs/acceptance.md explains (ρ is not α):
 
 * the V1 log line ``SpecDecoding metrics: Mean acceptance length: τ, ..., Accepted: A tokens,
   Drafted: D tokens, Per-position acceptance rate: r0, r1, ..., Avg Draft acceptance rate: ρ%``
-  (``vllm/v1/spec_decode/metrics.py``; §2.2) — τ includes the bonus token, ρ = A / D;
+  (https://github.com/vllm-project/vllm/blob/main/vllm/v1/spec_decode/metrics.py) — τ includes the
+  bonus token, ρ = A / D;
 * the V1 Prometheus counters ``vllm:spec_decode_num_drafts``, ``..._num_draft_tokens``,
   ``..._num_accepted_tokens``, ``..._num_accepted_tokens_per_pos{position=i}`` (with or without the
-  ``_total`` suffix; §2.2), or the same counters from ``LLM.get_metrics()``: τ = 1 + accepted / drafts;
+  ``_total`` suffix), or the same counters from ``LLM.get_metrics()``: τ = 1 + accepted / drafts;
 * the V0 line ``Speculative metrics: Draft acceptance rate: ..., System efficiency: e, Number of
-  speculative tokens: K, ...`` (§2.1): V0's acceptance rate counts accepted tokens at any position, so
-  only the efficiency converts, τ = e · (K+1).
+  speculative tokens: K, ...`` (https://github.com/vllm-project/vllm/issues/9539): V0's acceptance rate
+  counts accepted tokens at any position, so only the efficiency converts, τ = e · (K+1).
 
 α is then the root of τ(α, K) = τ (:func:`planner.acceptance_math.alpha_from_tau`); where per-position
 rates exist, position 0 is also reported (the reference's direct estimate of α).

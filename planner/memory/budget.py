@@ -5,7 +5,7 @@ Budget rules (see planner/engines/profiles.py and data/engines.json for sources)
 * vLLM V1: ``KV = gpu_memory_utilization · total − weights(target + draft) − activation peak −
   non-torch (− CUDA-graph estimate from v0.21)``; draft layers share the block pool, so a token costs
   target + draft bytes; ``num_blocks = KV // (block_size · bytes_per_token)``, the minimum over stages.
-* vLLM V0: the same pool sized without the draft's weights (issue #9995), then split so both models
+* vLLM V0: the same pool sized without the draft's weights (vLLM issue #9995), then split so both models
   get the same number of blocks: ``blocks · kv_t / (kv_t + kv_d)``.
 * SGLang: ``rest = free after target weights − total · (1 − mem_fraction_static)`` for the target's
   tokens; a draft gets its own pool of ``tokens + headroom`` beside it (its weights live in the slack).

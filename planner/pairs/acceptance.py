@@ -61,7 +61,7 @@ def _alpha_of(figures: list[AcceptanceFigure], k: int | None) -> float | None:
 
 
 class PairEvidence(BaseModel):
-    """One published measurement of a catalog pair (a row of shared/reference/specdec-measured.csv)."""
+    """One published measurement of a catalog pair (a row of data/calibration/specdec-measured.csv)."""
 
     model_config = ConfigDict(extra="forbid")
 

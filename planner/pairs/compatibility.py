@@ -1,7 +1,6 @@
 """Can this draft speculate for this target? A verdict from five named checks, each with its reason.
 
-Checks (rules and sources in ``data/compatibility_rules.json``; reference:
-shared/reference/speculative-decoding.md §4-§5 and §7.3):
+Checks (rules and sources in ``data/compatibility_rules.json``; notes in docs/compatibility.md):
 
 * ``tokenizer``: same token→id mapping. Real ``tokenizer.json`` files win when given
   (:mod:`planner.pairs.tokenizers`); otherwise the catalog identity (data/tokenizers.json), where a
@@ -10,7 +9,7 @@ shared/reference/speculative-decoding.md §4-§5 and §7.3):
   152,064 vs 151,936) warns, naming the engines that reject it and the workaround;
 * ``lineage``: family, generation, distillation link (planner/pairs/lineage.py) and RoPE (another RoPE
   type or base warns; a different scaling factor over the same type and base is only noted);
-* ``parameter_ratio``: the seed's 10x-50x band passes, outside warns with measured counter-evidence,
+* ``parameter_ratio``: the default 10x-50x band passes, outside warns with measured counter-evidence,
   under 5x or over 200x fails unless this very pair measured a speedup;
 * ``engine``: the serving engine's draft TP rule and context handling.
 
@@ -379,7 +378,10 @@ def _ratio_check(target: ModelSpec, draft: ModelSpec, ratio: float) -> Check:
             return Check(
                 name="parameter_ratio",
                 status="warn",
-                detail=f"{ratio:.1f}x{moe} is {limit}, which the seed rule fails, but evidence says otherwise: {found}",
+                detail=(
+                    f"{ratio:.1f}x{moe} is {limit}, which the planner's default band fails, "
+                    f"but evidence says otherwise: {found}"
+                ),
                 evidence=evidence,
             )
         return Check(

@@ -11,7 +11,7 @@ acceptance prior (:mod:`planner.pairs.acceptance`):
 * ``different_family``.
 
 No engine checks lineage; a same-family draft is a proxy for matching tokenizers and output
-distributions (shared/reference/speculative-decoding.md §5, "Architecture family").
+distributions (docs/compatibility.md).
 
 >>> from planner.catalog.lookup import get_model
 >>> lineage_relation(get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B"))

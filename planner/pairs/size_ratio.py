@@ -1,7 +1,7 @@
 """Exact sizes of a draft/target pair: total and active parameters, and their ratio.
 
 The ratio is target total parameters over draft total parameters, both counted exactly by
-:func:`planner.model.param_count.count_parameters` (the seed's 10x-50x criterion is about model size).
+:func:`planner.model.param_count.count_parameters` (the common 10x-50x guidance for draft size is about model size).
 Counts are cached per distinct config, so ranking every catalog draft against a target stays fast
 (families outside the closed-form formulas are counted once on the meta device).
 

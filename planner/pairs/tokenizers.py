@@ -2,7 +2,7 @@
 
 A draft proposes token *ids* that the target verifies as its own, so the two mappings must agree
 id for id. vLLM and SGLang compare ``vocab_size`` and (SGLang, since PR #23838) ``get_vocab()``;
-llama.cpp compares token texts from id 5 on (shared/reference/speculative-decoding.md §5). This
+llama.cpp compares token texts from id 5 on (``common/speculative.cpp``; docs/compatibility.md). This
 module does the full comparison with the Hugging Face ``tokenizers`` library (imported lazily,
 only when a file is read): ids that differ, tokens only one side has, special tokens that differ,
 and the first differences by id.

@@ -3,8 +3,8 @@
 A plain decode step is one target forward over one token per sequence; a speculative step is the
 draft's ``K`` autoregressive forwards at its own TP (``Deployment.resolved_draft_tp``; vLLM's
 draft-model proposer feeds more tokens to the first one) plus one target forward over ``K+1``
-tokens per sequence, plus the engine's per-draft-step and per-step speculation overheads (reference
-speculative-decoding.md §1.5)::
+tokens per sequence, plus the engine's per-draft-step and per-step speculation overheads (Leviathan et al.
+2023, https://arxiv.org/abs/2211.17192; docs/speed-model.md)::
 
     T_AR = T_t(B, 1)     T_SD(K) = T_d(B, n₁) + (K−1)·T_d(B, 1) + K·t_draft + T_t(B, K+1) + t_spec
     TPOT = T_AR               TPOT_SD = T_SD(K) / τ(α, K)          speedup = τ·T_AR / T_SD

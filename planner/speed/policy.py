@@ -1,7 +1,8 @@
 """The rules the speed model applies: verdict thresholds, the K search range, the default workload.
 
-They live in ``data/speculation_rules.json`` with their source (the issue and the seed's rules), and
-every estimate states them, so a reader sees why a draft was recommended or turned off.
+They are the planner's default policy: they live in ``data/speculation_rules.json`` with their public
+rationale (docs/speculation-policy.md), can be edited there, and every estimate states them, so a
+reader sees why a draft was recommended or turned off.
 
 >>> rules = speculation_rules()
 >>> rules.verdict.recommend_min_speedup, rules.verdict.disable_below_alpha, rules.k_search.max_k
@@ -37,7 +38,10 @@ class VerdictRules(BaseModel):
     def decide(self, *, alpha: float, speedup_at_optimal_k: float) -> tuple[Verdict, str]:
         """The verdict and its reason, thresholds named."""
         if alpha < self.disable_below_alpha:
-            return "disable", f"α = {alpha:.3f} is below {self.disable_below_alpha} (the seed's disable rule)"
+            return "disable", (
+                f"α = {alpha:.3f} is below {self.disable_below_alpha} "
+                "(the planner's default policy disables speculation below this acceptance)"
+            )
         if speedup_at_optimal_k >= self.recommend_min_speedup and alpha >= self.recommend_min_alpha:
             return "recommend", (
                 f"speedup {speedup_at_optimal_k:.2f} ≥ {self.recommend_min_speedup} at the optimal K "

@@ -1,7 +1,7 @@
 """Time of one forward pass of a deployed model: bytes over bandwidth vs FLOPs over peak, plus comms.
 
 For ``B`` sequences each adding ``q`` query tokens at a cached context of ``S`` tokens, per GPU after
-tensor-parallel sharding, summed over pipeline stages (reference speculative-decoding.md §1.5)::
+tensor-parallel sharding, summed over pipeline stages (docs/speed-model.md)::
 
     T = Σ_stages max(bytes_read / (BW · η_bw), FLOPs / (peak · η_flops))
         + layers · t_layer + t_step (+ t_tp_step when tp > 1)        (launch floor, scheduler)

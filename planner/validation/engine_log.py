@@ -1,10 +1,10 @@
 """Read a serving engine's start-up log (vLLM V0/V1, SGLang, TensorRT-LLM) into the facts it states.
 
-The log lines recognised are the ones the engines print (quoted in shared/reference
-serving-memory-and-tools.md §3.1, kv-cases-notes.md and the vllm-kv-cases.csv rows; the tests carry
-one fixture per format, each citing its source). Each fact keeps the line it came from
-(``evidence``). Units: vLLM and SGLang print GiB even where they write "GB" (kv-cases-notes.md
-finding 10), so "GB" in these logs is read as GiB; bytes are integers. With several ranks the first
+The log lines recognised are the ones the engines print (the real logs of
+data/calibration/vllm-kv-cases.csv, each row with its source URL; docs/measurement.md); the tests carry
+one fixture per format, each citing its source. Each fact keeps the line it came from
+(``evidence``). Units: vLLM and SGLang print GiB even where they write "GB" (the logged weights
+match params × bytes / 2^30, e.g. Llama-3.1-8B 14.96 GiB computed, 14.99 logged), so "GB" in these logs is read as GiB; bytes are integers. With several ranks the first
 (rank 0) value is kept, as the engines' own summaries do.
 
 >>> facts = parse_engine_log('''
@@ -296,7 +296,7 @@ def parse_engine_log(text: str | bytes) -> EngineLogFacts:
 def _derive(facts: EngineLogFacts, text: str) -> None:
     """Facts implied by others, each with a note saying how."""
     if facts.engine in ("vllm-v0", "vllm-v1", "sglang") and re.search(r"[0-9]\s*GB\b", text):
-        facts.notes.append('"GB" in this log is read as GiB (vLLM and SGLang print GiB; kv-cases-notes.md finding 10)')
+        facts.notes.append('"GB" in this log is read as GiB (vLLM and SGLang print GiB under that label)')
     peak = re.search(r"Memory profiling results:.*?peak_torch_memory=" + _G, text, re.IGNORECASE)
     if facts.activation_peak_bytes is None and peak and facts.weights_bytes is not None:
         facts.activation_peak_bytes = _bytes(peak.group(1), peak.group(2)) - facts.weights_bytes

@@ -47,4 +47,4 @@ def test_goal_is_met_on_the_rows_that_report_acceptance():
     match = re.search(r"median \|error\| ([\d.]+)% over (\d+) rows \((meets|misses)", out)
     assert match, out
     assert int(match.group(2)) == 5
-    assert float(match.group(1)) <= 15.0  # issue 4 goal; data/speed_profiles.json calibration: 4.9%
+    assert float(match.group(1)) <= 15.0  # accuracy goal; data/speed_profiles.json calibration: 4.9%

@@ -15,7 +15,7 @@ def test_check_log_json_for_the_logged_llmd_case():
     payload = json.loads(out.stdout)
     assert payload["applicable"] and payload["facts"]["kv_cache_tokens"] == 476016
     rows = {r["quantity"]: r for r in payload["comparison"]}
-    # reference row llmd-llama31-8b-tp1-16k: 476,016 tokens logged; the plan is within 1%
+    # data/calibration/vllm-kv-cases.csv row llmd-llama31-8b-tp1-16k: 476,016 tokens logged; the plan is within 1%
     assert abs(rows["kv_cache_tokens"]["error_frac"]) < 0.01
     assert payload["deployment"]["engine_profile"] == "vllm-v1-0.10"
 

@@ -1,4 +1,4 @@
-"""`python -m planner size`: the JSON contract, the seed example and clear errors."""
+"""`python -m planner size`: the JSON contract, a worked example and clear errors."""
 
 from __future__ import annotations
 

@@ -36,7 +36,8 @@ def test_measured_alpha_wins():
 
 
 def test_published_alpha_is_the_median_of_the_pairs_measurements():
-    # vllm-project/vllm#53987 (specdec-measured.csv): tau 9.80, 8.98, 8.60 at K = (tau-1)/rho = 15.
+    # https://github.com/vllm-project/vllm/pull/53987 (data/calibration/specdec-measured.csv):
+    # tau 9.80, 8.98, 8.60 at K = (tau-1)/rho = 15.
     est = acceptance_prior(get_model("Qwen2.5-72B"), get_model("Qwen2.5-7B"))
     assert est.source == "published"
     assert est.alpha == pytest.approx(statistics.median(alpha_from_tau(t, 15) for t in (9.80, 8.98, 8.60)), abs=1e-9)

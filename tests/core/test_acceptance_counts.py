@@ -27,7 +27,7 @@ def test_no_acceptance_gives_alpha_zero_and_tau_one():
 
 
 def test_vllm_style_counters():
-    # the maintainer's example in vllm-project/vllm#9565 (reference speculative-decoding.md §2.1), as a prefix:
+    # the maintainer's example in https://github.com/vllm-project/vllm/issues/9565, as a prefix:
     # acceptance vector [1, 0, 1, 0] has an accepted prefix of 1 -> V1 counts 1 accepted of 4 drafted
     stats = acceptance_stats([1], k=4)
     assert stats.accepted_tokens == 1 and stats.drafted_tokens == 4

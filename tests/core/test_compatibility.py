@@ -1,4 +1,4 @@
-"""Draft/target compatibility: the acceptance cases of issue 5, engine rules, real tokenizer files, invariants."""
+"""Draft/target compatibility: worked cases, engine rules, real tokenizer files, invariants."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def statuses(verdict) -> dict[str, str]:
     return {c.name: c.status for c in verdict.checks}
 
 
-# ----- acceptance cases of issue 5 ---------------------------------------------------------------------
+# ----- worked cases --------------------------------------------------------------------------------------
 
 
 def test_llama31_70b_with_llama32_1b_is_compatible_and_only_the_ratio_warns_with_evidence():
@@ -34,7 +34,8 @@ def test_llama31_70b_with_llama32_1b_is_compatible_and_only_the_ratio_warns_with
     # Exact counts: 70,553,706,496 / 1,235,814,400 (tests/core/test_param_count.py), tolerance 1e-9.
     assert v.parameter_ratio == pytest.approx(70_553_706_496 / 1_235_814_400, rel=1e-9)
     ratio = v.check("parameter_ratio")
-    # The measured counter-evidence: AMD SSD blog Table 1, 2.72x at TP 2 (specdec-measured.csv).
+    # The measured counter-evidence: AMD ROCm blog ssd_mi300x Table 1, 2.72x at TP 2
+    # (data/calibration/specdec-measured.csv).
     assert "measured for this pair" in ratio.detail and "2.72x" in ratio.detail
     assert any("ssd_mi300x" in source for source in ratio.evidence)
     assert v.lineage_relation == "distilled"
@@ -101,7 +102,7 @@ def test_qwen3_target_with_qwen25_draft_shares_the_base_vocabulary_and_warns():
 
 
 def test_ratio_over_200x_is_a_warning_when_this_pair_measured_a_speedup():
-    # Llama-3.1-405B + Llama-3.2-1B is about 328x, but measured 2.06-3.33x (specdec-measured.csv).
+    # Llama-3.1-405B + Llama-3.2-1B is about 328x, but measured 2.06-3.33x (data/calibration/specdec-measured.csv).
     v = check_pair(get_model("Llama-3.1-405B"), get_model("Llama-3.2-1B"))
     assert v.parameter_ratio > 200
     ratio = v.check("parameter_ratio")

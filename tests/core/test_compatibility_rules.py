@@ -21,7 +21,7 @@ def test_every_engine_has_a_sourced_rule():
 def test_ratio_thresholds_are_ordered():
     r = load_rules().parameter_ratio
     assert r.fail_below < r.band_low < r.band_high < r.fail_above
-    assert (r.band_low, r.band_high, r.fail_below, r.fail_above) == (10, 50, 5, 200)  # issue 5
+    assert (r.band_low, r.band_high, r.fail_below, r.fail_above) == (10, 50, 5, 200)  # docs/compatibility.md
 
 
 def test_unknown_engine_names_the_allowed_ones():

@@ -1,4 +1,4 @@
-"""Start-up log parsing on the formats quoted in shared/reference (fixtures in tests/fixtures/engine_logs)."""
+"""Start-up log parsing on the formats engines print (fixtures and their public sources: tests/fixtures/engine_logs)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def gib(value: int | None) -> float | None:
 
 
 def test_vllm_v0_profiling_summary():
-    # reference serving-memory-and-tools.md §3.1 item 9 (vLLM #12330)
+    # https://github.com/vllm-project/vllm/issues/12330 (A100 40GB, Llama-3-8B), values as logged there
     f = facts("vllm-v0-12330-a100-40gb.log")
     assert f.engine == "vllm-v0"
     assert gib(f.gpu_memory_total_bytes) == 39.50 and f.gpu_memory_utilization == 0.90
@@ -35,7 +35,8 @@ def test_vllm_v0_profiling_summary():
 
 
 def test_vllm_v0_key_value_results_line():
-    # reference vllm-kv-cases.csv row vllm10517-3090-20000: weights "GB" are GiB, activation = peak - weights
+    # data/calibration/vllm-kv-cases.csv row vllm10517-3090-20000 (https://github.com/vllm-project/vllm/issues/10517):
+    # weights "GB" are GiB, activation = peak - weights
     f = facts("vllm-v0-10517-rtx3090.log")
     assert f.engine == "vllm-v0"
     assert f.weights_bytes == round(14.9888 * GIB)
@@ -47,14 +48,14 @@ def test_vllm_v0_key_value_results_line():
 
 
 def test_vllm_v0_capacity_error():
-    # reference row vllm13061-r1-distill-qwen14b-2x4090
+    # data/calibration/vllm-kv-cases.csv row vllm13061-r1-distill-qwen14b-2x4090
     f = facts("vllm-v0-13061-rtx4090-tp2-error.log")
     assert f.kv_cache_tokens == 81536 and f.max_model_len == 131072
     assert f.weights_bytes == round(13.9476 * GIB)
 
 
 def test_vllm_v1_019_profiling_lines():
-    # reference row llmd-llama31-8b-tp1-16k (vLLM 0.19.0)
+    # data/calibration/vllm-kv-cases.csv row llmd-llama31-8b-tp1-16k (vLLM 0.19.0)
     f = facts("vllm-v1-019-llmd-llama31-8b-16k.log")
     assert f.engine == "vllm-v1"
     assert f.model == "meta-llama/Llama-3.1-8B-Instruct"
@@ -68,7 +69,7 @@ def test_vllm_v1_019_profiling_lines():
 
 
 def test_vllm_v1_free_memory_summary_line():
-    # reference row doc-qwen25-7b-awq-16gb: the "Actual usage is ..." breakdown
+    # data/calibration/vllm-kv-cases.csv row doc-qwen25-7b-awq-16gb: the "Actual usage is ..." breakdown
     f = facts("vllm-v1-qwen25-7b-awq-16gb.log")
     assert gib(f.gpu_memory_total_bytes) == 15.99 and f.gpu_memory_utilization == 0.9
     assert gib(f.weights_bytes) == 5.29 and gib(f.activation_peak_bytes) == 1.04
@@ -77,7 +78,7 @@ def test_vllm_v1_free_memory_summary_line():
 
 
 def test_vllm_v1_engine_config_line():
-    # reference row armlp-dgxspark-mistral7b-gptq
+    # data/calibration/vllm-kv-cases.csv row armlp-dgxspark-mistral7b-gptq
     f = facts("vllm-v1-dgx-spark-mistral-gptq.log")
     assert f.engine_version == "0.11.0+582e4e37.nv25.11"
     assert f.model == "TheBloke/Mistral-7B-Instruct-v0.2-GPTQ" and f.quantization == "gptq"
@@ -87,14 +88,14 @@ def test_vllm_v1_engine_config_line():
 
 
 def test_vllm_v1_speculative_config():
-    # reference row doc-5070ti-qwen3-8b-awq-eagle3-v030
+    # data/calibration/vllm-kv-cases.csv row doc-5070ti-qwen3-8b-awq-eagle3-v030
     f = facts("vllm-v1-030-qwen3-8b-awq-eagle3.log")
     assert f.speculative_method == "eagle3" and f.num_speculative_tokens == 3
     assert f.kv_cache_tokens == 23024 and gib(f.kv_cache_bytes) == 3.25
 
 
 def test_sglang_lines():
-    # reference rows vllm21348-qwen3-235b-fp8-tp4-sglang and sglang12421-qwen3-30b-a3b-tp4
+    # data/calibration/vllm-kv-cases.csv rows vllm21348-qwen3-235b-fp8-tp4-sglang and sglang12421-qwen3-30b-a3b-tp4
     f = facts("sglang-21348-qwen3-235b-fp8-tp4.log")
     assert f.engine == "sglang" and f.kv_cache_tokens == 367404
     assert gib(f.kv_cache_bytes) == pytest.approx(16.46)  # K + V, "GB" read as GiB
@@ -104,7 +105,8 @@ def test_sglang_lines():
 
 
 def test_tensorrt_llm_lines():
-    # reference serving-memory-and-tools.md §3.4
+    # the example log of TensorRT-LLM's memory reference (docs/source/reference/memory.md,
+    # https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/reference/memory.md)
     f = facts("trtllm-reference-memory-doc.log")
     assert f.engine == "trtllm"
     assert gib(f.gpu_memory_total_bytes) == 79.10 and gib(f.kv_cache_bytes) == 63.44 and f.kv_cache_tokens == 259840

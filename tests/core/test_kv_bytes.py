@@ -110,9 +110,10 @@ def test_all_sliding_mistral_layers():
     assert _real_cache_bytes(cfg, 30) == kv_bytes_for_context(arch, 4, 30, slack_tokens=-1)
 
 
-def test_seed_figures_per_token():
-    # shared/reference/speculative-decoding.md §4.6: 70B 320 KiB, 8B 128 KiB, 3B 112 KiB, 1B 32 KiB,
-    # Qwen2.5-7B 56 KiB, 0.5B 12 KiB; DeepSeek-V3 MLA 61 x 576 x 2 = 70,272 B.
+def test_published_geometries_per_token():
+    # 2 · layers · kv_heads · head_dim · 2 B over each model's config.json (e.g. https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json:
+    # 80 x 8 x 128 -> 320 KiB); 8B 128 KiB, 3B 112 KiB, 1B 32 KiB, Qwen2.5-7B 56 KiB, 0.5B 12 KiB;
+    # DeepSeek-V3 MLA 61 x (512 + 64) x 2 = 70,272 B (https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json).
     expected = {
         "Llama-3.1-70B": 320 * 1024,
         "Llama-3.1-8B": 128 * 1024,
@@ -129,7 +130,7 @@ def test_seed_figures_per_token():
 def test_tensor_parallel_replicates_kv_heads_beyond_their_count():
     arch = get_model("Llama-3.1-70B").architecture  # 8 KV heads
     assert [kv_heads_per_gpu(arch, tp) for tp in (1, 2, 4, 8)] == [8, 4, 2, 1]
-    assert kv_bytes_per_token(arch, 2, tp=8) == 40_960  # reference §3.7 sanity anchor
+    assert kv_bytes_per_token(arch, 2, tp=8) == 40_960  # 327,680 B / 8 ranks, one KV head each (docs/kv-cache.md)
     qwen = get_model("Qwen2.5-0.5B").architecture  # 2 KV heads
     assert kv_bytes_per_token(qwen, 2, tp=2) == kv_bytes_per_token(qwen, 2, tp=4)  # replicated
     mla = get_model("DeepSeek-V3").architecture

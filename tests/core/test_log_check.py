@@ -19,7 +19,8 @@ def _log(name: str) -> str:
 
 
 def test_logged_llmd_case_agrees_with_the_plan():
-    # reference vllm-kv-cases.csv row llmd-llama31-8b-tp1-16k; `make bench-accuracy` reaches -0.0% on it
+    # data/calibration/vllm-kv-cases.csv row llmd-llama31-8b-tp1-16k (llm-d-planner PR #205 log);
+    # `make bench-accuracy` reaches -0.0% on it
     check = check_log(_log("vllm-v1-019-llmd-llama31-8b-16k.log"))
     assert check.applicable
     d = check.deployment
@@ -64,7 +65,8 @@ def test_check_log_predicts_what_size_predicts():
 
 
 def test_sglang_case_with_the_users_missing_facts():
-    # reference row vllm21348-qwen3-235b-fp8-tp4-sglang: the log line has neither model nor TP nor fraction
+    # data/calibration/vllm-kv-cases.csv row vllm21348-qwen3-235b-fp8-tp4-sglang:
+    # the log line has neither model nor TP nor fraction
     check = check_log(
         _log("sglang-21348-qwen3-235b-fp8-tp4.log"),
         model="Qwen/Qwen3-235B-A22B-FP8",

@@ -1,4 +1,4 @@
-"""The memory plan: seed example, engine rules, log golden cases, invariants (hypothesis)."""
+"""The memory plan: worked example, engine rules, log golden cases, invariants (hypothesis)."""
 
 from __future__ import annotations
 
@@ -60,9 +60,10 @@ def test_70b_on_one_h100_does_not_fit_and_says_what_would():
     assert "tensor parallelism" in changes and "more memory" in changes and "int4" in changes
 
 
-def test_sanity_anchor_from_reference_section_3_7():
-    # serving-memory-and-tools.md §3.7: 70B + 1B on 8x H100, TP8: 45,056 B/token/GPU, the draft ~9%,
-    # about 1.17 M tokens per replica at gmu 0.9 (their activation+non-torch guess was 5-6 GiB).
+def test_sanity_anchor_70b_plus_1b_on_8x_h100():
+    # 70B + 1B on 8x H100, TP8: 40,960 + 4,096 = 45,056 B/token/GPU from the configs (https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json,
+    # https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json), the draft ~9%; about 1.17 M tokens per
+    # replica at gmu 0.9 by vLLM V1's budget rule with 5-6 GiB of activation + non-torch (docs/engine-memory.md).
     plan = plan_memory(dep(tp=8, draft=get_model("Llama-3.2-1B"), memory_fraction=0.9, engine_version="0.19.0"))
     assert plan.kv_bytes_per_token_per_gpu == 45_056
     assert plan.draft_kv_share_frac == pytest.approx(4096 / 45056)
@@ -72,7 +73,8 @@ def test_sanity_anchor_from_reference_section_3_7():
 @pytest.mark.parametrize(
     ("kwargs", "tokens", "tolerance"),
     [
-        # llmd-llama31-8b-tp1-16k (vllm-kv-cases.csv): vLLM 0.19.0, H100, gmu 0.95 -> 476,016 tokens
+        # llmd-llama31-8b-tp1-16k (data/calibration/vllm-kv-cases.csv, llm-d-planner PR #205):
+        # vLLM 0.19.0, H100, gmu 0.95 -> 476,016 tokens
         (
             {
                 "target": "Llama-3.1-8B",

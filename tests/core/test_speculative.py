@@ -10,8 +10,9 @@ from planner import acceptance_math as spec
 from planner.errors import InputError
 
 
-def test_tau_and_rho_of_the_reference_example():
-    # shared/reference/speculative-decoding.md §1.3: α = 0.8 and K = 5 give τ = 3.69 and ρ = 0.54.
+def test_tau_and_rho_of_the_worked_example():
+    # Leviathan et al. 2023 §3.1 (https://arxiv.org/abs/2211.17192): τ(0.8, 5) = (1 − 0.8^6)/0.2 = 3.69;
+    # vLLM V1 ρ = (τ − 1)/K = 0.54 (vllm/v1/spec_decode/metrics.py; docs/acceptance.md).
     assert round(spec.expected_tokens_per_step(0.8, 5), 2) == 3.69
     assert round(spec.draft_acceptance_rate(0.8, 5), 2) == 0.54
 
@@ -51,7 +52,8 @@ def test_tau_grows_with_alpha_and_k(alpha, k):
 
 def test_engine_conventions_convert_to_alpha():
     # SGLang "accept len" and NVIDIA "acceptance rate" are τ; vLLM V0 system efficiency × (K+1) is τ
-    # (reference §2.1, §2.3, §2.4, §2.6); the V0 example of vllm#9565: efficiency 0.4 at K = 4 is τ = 2.
+    # (docs/acceptance.md); the V0 example of https://github.com/vllm-project/vllm/issues/9565:
+    # efficiency 0.4 at K = 4 is τ = 2.
     tau = spec.expected_tokens_per_step(0.7, 4)
     assert spec.alpha_from_accept_length(tau, 4) == pytest.approx(0.7, abs=1e-6)
     assert spec.tau_from_system_efficiency(0.4, 4) == pytest.approx(2.0)
@@ -59,7 +61,8 @@ def test_engine_conventions_convert_to_alpha():
 
 
 def test_leviathan_break_even_is_alpha_equals_c():
-    # With free verification the cost of K drafts is K·c + 1 and the break-even is α = c (§1.1).
+    # With free verification the cost of K drafts is K·c + 1 and the break-even is α = c (Leviathan et al. 2023,
+    # corollary of §3.4, https://arxiv.org/abs/2211.17192).
     for c in (0.02, 0.1, 0.3):
         ratios = {k: 1 + k * c for k in range(1, 17)}
         assert spec.break_even_alpha(ratios) == pytest.approx(c, abs=1e-6)

@@ -1,4 +1,4 @@
-"""vLLM's speculative-decoding metrics: parsing real metric text and converting as reference §2.6 says."""
+"""vLLM's speculative-decoding metrics: parsing real metric text and converting as docs/acceptance.md explains."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from planner.measure.vllm_metrics import (
 )
 
 # Public vLLM V1 log line (DFlash2 drafter, K = 7), quoted in a public GitHub markdown note
-# (search-index file id 63441798540); format as reference speculative-decoding.md §2.2.
+# (search-index file id 63441798540); format of https://github.com/vllm-project/vllm/blob/main/vllm/v1/spec_decode/metrics.py.
 V1_DFLASH = (
     "(APIServer pid=1) INFO 09-04 11:01:16 [metrics.py:125] SpecDecoding metrics: Mean acceptance length: 6.82, "
     "Current speculative depth: 7, Accepted throughput: 6.46 tokens/s, Drafted throughput: 7.77 tokens/s, "
@@ -32,13 +32,13 @@ V1_TWO_LINES = (
     "3.20 tokens/s, Drafted throughput: 6.40 tokens/s, Accepted: 32 tokens, Drafted: 64 tokens, Per-position "
     "acceptance rate: 0.750, 0.250, Avg Draft acceptance rate: 50.0%\n"
 )
-# vLLM V0 line from vllm-project/vllm#9539 (reference speculative-decoding.md §2.1, counts from the issue).
+# vLLM V0 line from vllm-project/vllm#9539 (https://github.com/vllm-project/vllm/issues/9539, counts from the issue).
 V0_9539 = (
     "INFO 10-16 19:05:47 metrics.py:367] Speculative metrics: Draft acceptance rate: 0.642, System efficiency: "
     "0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft tokens: 13311, "
     "Number of emitted tokens: 10616."
 )
-# Prometheus exposition of the V1 counter names listed in reference §2.2 (label values illustrative).
+# Prometheus exposition of the V1 counter names of vllm/v1/spec_decode/metrics.py (label values illustrative).
 PROMETHEUS = """\
 # HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.
 # TYPE vllm:spec_decode_num_drafts_total counter

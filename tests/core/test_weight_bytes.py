@@ -1,4 +1,4 @@
-"""Weight bytes per precision, whole model and per GPU, against seed figures and engine logs."""
+"""Weight bytes per precision, whole model and per GPU, against published sizes and engine logs."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from planner.model.weight_bytes import pp_stage_layers, stage_weight_bytes, weig
 from planner.units import GB, GIB
 
 
-def test_seed_figures():
-    # The seed's worked example: Llama-3.1-70B bf16 ~141 GB (131.4 GiB); Llama-3.2-3B ~6.4 GB.
+def test_published_sizes_in_bf16():
+    # 2 bytes x the exact counts: Llama-3.1-70B ~141 GB (131.4 GiB), "70B" model card
+    # (https://huggingface.co/meta-llama/Llama-3.1-70B); Llama-3.2-3B ~6.4 GB ("3.21B", its model card).
     big = weight_bytes(get_model("Llama-3.1-70B").architecture, get_weight_format("bf16")).total_bytes
     assert big == 2 * 70_553_706_496
     assert round(big / GB) == 141 and round(big / GIB, 1) == 131.4
@@ -47,7 +48,7 @@ def test_quantized_linear_layouts_match_vllm_tensor_shapes():
     gptq = awq + 4096 * 4  # + g_idx int32 [in]
     assert weight_bytes(arch, get_weight_format("int4-gptq")).total_bytes == 7 * gptq + unquant
     bits = weight_bytes(arch, get_weight_format("int4-gptq")).bits_per_quantized_weight
-    assert bits == pytest.approx(4 + 16 / 128 + 4 / 128 + 32 / 4096)  # ~4.16 bits (reference §3.6)
+    assert bits == pytest.approx(4 + 16 / 128 + 4 / 128 + 32 / 4096)  # ~4.16 bits (vLLM gptq.py create_weights)
     nvfp4 = weight_bytes(arch, get_weight_format("nvfp4")).bits_per_quantized_weight
     assert nvfp4 == pytest.approx(4.5, abs=0.001)
     assert weight_bytes(arch, get_weight_format("mxfp4")).bits_per_quantized_weight == pytest.approx(4.25)
@@ -57,7 +58,8 @@ def test_quantized_linear_layouts_match_vllm_tensor_shapes():
 
 
 def test_runtime_fp8_matches_the_vllm_log():
-    # llmd-llama31-8b-runtime-fp8 (vllm-kv-cases.csv): --quantization fp8 logged 8.49 GiB of weights.
+    # llmd-llama31-8b-runtime-fp8 (data/calibration/vllm-kv-cases.csv, llm-d-planner PR #205):
+    # --quantization fp8 logged 8.49 GiB of weights.
     n = weight_bytes(get_model("Llama-3.1-8B").architecture, get_weight_format("fp8")).total_bytes
     assert n / GIB == pytest.approx(8.49, rel=0.01)
 

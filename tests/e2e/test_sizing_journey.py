@@ -1,4 +1,4 @@
-"""Browser journey: size the seed's deployment, break it (70B on one H100), read the suggestions."""
+"""Browser journey: size the default scenario, break it (70B on one H100), read the suggestions."""
 
 from __future__ import annotations
 
