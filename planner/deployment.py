@@ -22,30 +22,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from planner.catalog.lookup import get_gpu, get_kv_dtype, get_weight_format, list_kv_dtypes, list_weight_formats
 from planner.catalog.schemas import GpuSpec, ModelSpec, NodeType
 from planner.errors import CatalogError, InputError, first_pydantic_error
-from planner.model.dtypes import KvDtype, WeightFormat
+from planner.model.dtypes import KvDtype, WeightFormat, precision_id
 from planner.model.parallelism import tp_problem, valid_tp_degrees
 
 Engine = Literal["vllm", "vllm-v0", "sglang", "trtllm", "hf"]
 ENGINES: tuple[str, ...] = ("vllm", "vllm-v0", "sglang", "trtllm", "hf")
 
-_DTYPE_FORMATS = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
-_QUANT_FORMATS = {
-    "fp8": "fp8",
-    "awq": "int4-awq",
-    "gptq": "int4-gptq",
-    "nvfp4": "nvfp4",
-    "mxfp4": "mxfp4",
-    "modelopt_fp4": "nvfp4",
-}
 
 
 def default_weight_format(spec: ModelSpec) -> str:
-    """The format a checkpoint ships in: its ``quantization_config``, else its ``torch_dtype``."""
+    """The format a checkpoint ships in: its ``quantization_config``, else its ``torch_dtype`` (else bf16)."""
     quant = spec.config.get("quantization_config") or {}
-    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
-    if method in _QUANT_FORMATS:
-        return _QUANT_FORMATS[method]
-    return _DTYPE_FORMATS.get(spec.architecture.torch_dtype, "bf16")
+    method = str(quant.get("quant_method", "")) if isinstance(quant, dict) else ""
+    return precision_id(method) or precision_id(spec.architecture.torch_dtype) or "bf16"
 
 
 class Deployment(BaseModel):

@@ -25,13 +25,11 @@ from planner.deployment import Deployment
 from planner.engines.profiles import engine_profile, list_engine_profiles
 from planner.errors import PlannerError
 from planner.memory.plan import plan_memory
+from planner.model.dtypes import precision_id
 from planner.units import fmt_gib
 from planner.validation.engine_log import EngineLogFacts, parse_engine_log
 
 _ENGINES = {"vllm-v1": "vllm", "vllm-v0": "vllm-v0", "sglang": "sglang", "trtllm": "trtllm"}
-_QUANT_FORMATS = {"awq": "int4-awq", "awq_marlin": "int4-awq", "gptq": "int4-gptq", "gptq_marlin": "int4-gptq",
-                  "fp8": "fp8", "modelopt_fp4": "nvfp4", "mxfp4": "mxfp4"}  # fmt: skip
-_DTYPE_FORMATS = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
 
 
 class ComparisonRow(BaseModel):
@@ -111,11 +109,7 @@ def _gpu(facts: EngineLogFacts, wanted: str | None) -> tuple[GpuSpec | None, str
 def _weight_format(facts: EngineLogFacts, from_name: str | None) -> str | None:
     if from_name:
         return from_name
-    if facts.quantization and facts.quantization.lower() in _QUANT_FORMATS:
-        return _QUANT_FORMATS[facts.quantization.lower()]
-    if facts.dtype and facts.dtype.lower() in _DTYPE_FORMATS:
-        return _DTYPE_FORMATS[facts.dtype.lower()]
-    return None
+    return precision_id(facts.quantization or "") or precision_id(facts.dtype or "")
 
 
 def _engine_version(facts: EngineLogFacts, engine: str, notes: list[str]) -> str | None:
@@ -186,7 +180,7 @@ def check_log(
         tp=tp,
         pp=pp,
         dtype=_weight_format(facts, name_format),
-        kv_dtype="fp8" if (facts.kv_cache_dtype or "").lower().startswith(("fp8", "float8")) else "auto",
+        kv_dtype="fp8" if precision_id(facts.kv_cache_dtype or "", "kv") == "fp8" else "auto",
         engine=engine,
         engine_version=_engine_version(facts, engine, check.notes),
         memory_fraction=memory_fraction or facts.gpu_memory_utilization,
