@@ -28,8 +28,8 @@ class Logged(BaseModel):
     kv_cache_bytes: int | None = None
     kv_cache_tokens: int | None = None
     weights_bytes: int | None = None
-    activation_bytes: int | None = None
-    non_torch_bytes: int | None = None
+    torch_peak_increase_bytes: int | None = None
+    non_torch_increase_bytes: int | None = None
     cudagraph_bytes: int | None = None
     max_concurrency: float | None = None
 
@@ -95,8 +95,8 @@ def case_from_row(row: dict, source_file: str) -> Case:
         kv_cache_bytes=_gib(row.get("kv_cache_gib") or row.get("available_kv_gib")),
         kv_cache_tokens=_first_int(row.get("kv_cache_tokens")),
         weights_bytes=_gib(row.get("weights_gib")),
-        activation_bytes=_gib(row.get("activation_peak_gib")),
-        non_torch_bytes=_gib(row.get("non_torch_gib")),
+        torch_peak_increase_bytes=_gib(row.get("activation_peak_gib")),
+        non_torch_increase_bytes=_gib(row.get("non_torch_gib")),
         cudagraph_bytes=_gib(row.get("cudagraph_gib") or row.get("cudagraph_estimate_gib")),
         max_concurrency=_first_float(row.get("max_concurrency_x")),
     )

@@ -25,9 +25,10 @@ from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.model.dtypes import KvDtype, WeightFormat, precision_id
 from planner.model.parallelism import tp_problem, valid_tp_degrees
 
-Engine = Literal["vllm", "vllm-v0", "sglang", "trtllm", "hf"]
+#: The serving engines, declared once: ``data/engines.json`` describes each (tests keep the two equal) and
+#: ``planner.engines.names.engine_id`` maps the spellings of logs and command lines to these ids.
 ENGINES: tuple[str, ...] = ("vllm", "vllm-v0", "sglang", "trtllm", "hf")
-
+Engine = Literal[ENGINES]  # type: ignore[valid-type]
 
 
 def default_weight_format(spec: ModelSpec) -> str:
