@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from planner.catalog.lookup import get_gpu, get_kv_dtype, get_weight_format, list_kv_dtypes, list_weight_formats
 from planner.catalog.schemas import GpuSpec, ModelSpec, NodeType
+from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.model.dtypes import KvDtype, WeightFormat, precision_id
 from planner.model.parallelism import tp_problem, valid_tp_degrees
@@ -65,7 +66,7 @@ class Deployment(BaseModel):
     max_model_len: int | None = Field(default=None, ge=16)
     max_num_batched_tokens: int | None = Field(default=None, ge=16)
     max_num_seqs: int | None = Field(default=None, ge=1)
-    num_speculative_tokens: int = Field(default=5, ge=1, le=64)
+    num_speculative_tokens: int = Field(default=NUM_SPECULATIVE_TOKENS, ge=1, le=64)
     enforce_eager: bool = False
     #: Plain transformers has no pool: memory for this many sequences of max_model_len tokens.
     hf_batch_size: int = Field(default=1, ge=1)

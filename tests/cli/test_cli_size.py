@@ -52,7 +52,8 @@ def test_size_json_contract_for_the_seed_example():
     } <= out.keys()
     assert out["fits"] is True
     assert (
-        sum(out["per_gpu"][k] for k in PER_GPU_KEYS - {"total_bytes", "memory_limit_bytes"}) == out["per_gpu"]["total_bytes"]
+        sum(out["per_gpu"][k] for k in PER_GPU_KEYS - {"total_bytes", "memory_limit_bytes"})
+        == out["per_gpu"]["total_bytes"]
     )
     assert 0 < out["draft_kv_share_frac"] < 0.5
 
