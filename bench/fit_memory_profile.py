@@ -15,7 +15,9 @@ import statistics
 import sys
 
 from bench.kv_cases import load_cases
-from planner.engines.profiles import act_element_bytes, engine_profile, moe_workspace_bytes, resolve_limits
+from planner.engines.components import moe_workspace_bytes
+from planner.engines.profiles import engine_profile, resolve_limits
+from planner.model.dtypes import element_bytes
 from planner.units import GIB, MIB
 
 
@@ -23,12 +25,12 @@ def _activation_rows():
     rows = []
     for case in load_cases():
         dep, logged = case.deployment, case.logged
-        if dep is None or dep.engine != "vllm" or logged.activation_bytes is None or dep.pp > 1:
+        if dep is None or dep.engine != "vllm" or logged.torch_peak_increase_bytes is None or dep.pp > 1:
             continue
         arch = dep.target.architecture
         limits = resolve_limits(dep, engine_profile(dep.engine, dep.engine_version))
         fmt = dep.target_format
-        elem = act_element_bytes(fmt.id, fmt.unquantized_dtype)
+        elem = element_bytes(fmt.activation_dtype)
         width = max(
             2 * arch.hidden_size + 3 * arch.intermediate_size / dep.tp,
             2 * arch.hidden_size + (2 * arch.num_attention_heads + 2 * arch.num_kv_heads) * arch.head_dim / dep.tp,
@@ -36,7 +38,7 @@ def _activation_rows():
         rows.append(
             {
                 "case": case.case_id,
-                "logged": logged.activation_bytes,
+                "logged": logged.torch_peak_increase_bytes,
                 "forward_unit": limits.max_num_batched_tokens * width * elem,
                 "sampler_unit": limits.max_num_seqs * arch.vocab_size,
                 "workspace": moe_workspace_bytes(arch, limits.max_num_batched_tokens, dep.tp, elem),
@@ -97,10 +99,10 @@ def main() -> int:
     layouts: dict[str, list[float]] = {}
     for case in load_cases():
         dep = case.deployment
-        if dep is None or dep.engine != "vllm" or case.logged.non_torch_bytes is None:
+        if dep is None or dep.engine != "vllm" or case.logged.non_torch_increase_bytes is None:
             continue
         key = "pp_only" if dep.pp > 1 and dep.tp == 1 else ("tp_multi" if dep.tp > 1 else "tp1")
-        layouts.setdefault(key, []).append(case.logged.non_torch_bytes / GIB)
+        layouts.setdefault(key, []).append(case.logged.non_torch_increase_bytes / GIB)
     print(
         "\nnon-torch medians (GiB): "
         + ", ".join(f"{k} {statistics.median(v):.2f} (n={len(v)})" for k, v in sorted(layouts.items()))

@@ -18,6 +18,7 @@ from planner.catalog.name_matching import match_gpu, match_model
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.facts import REPO_ROOT
+from planner.model.dtypes import precision_id
 from planner.units import GIB
 
 CASE_FILES = ("vllm-kv-cases.csv", "vllm_v0190_llmd_logs.csv")
@@ -27,8 +28,8 @@ class Logged(BaseModel):
     kv_cache_bytes: int | None = None
     kv_cache_tokens: int | None = None
     weights_bytes: int | None = None
-    activation_bytes: int | None = None
-    non_torch_bytes: int | None = None
+    torch_peak_increase_bytes: int | None = None
+    non_torch_increase_bytes: int | None = None
     cudagraph_bytes: int | None = None
     max_concurrency: float | None = None
 
@@ -77,21 +78,14 @@ def _engine(row: dict) -> tuple[str | None, str | None]:
 
 
 def _weight_format(row: dict, fallback: str | None) -> str | None:
-    quant = (row.get("quantization") or "").lower()
-    for key, value in (
-        ("awq", "int4-awq"),
-        ("gptq", "int4-gptq"),
-        ("fp8", "fp8"),
-        ("w8a8", "int8"),
-        ("compressed-tensors", fallback),
-    ):
-        if key in quant:
-            return value
-    dtype = (row.get("dtype") or "").lower()
-    if "float32" in dtype:
-        return "fp32"
-    if dtype.startswith("float16"):
-        return "fp16"
+    """The format the row's quantization (first word, e.g. ``awq (4-bit)``) or dtype column names."""
+    for column in ("quantization", "dtype"):
+        words = (row.get(column) or "").split()
+        fmt = precision_id(words[0]) if words else None
+        if fmt is not None:
+            return fmt
+        if column == "quantization" and words and words[0].lower() != "none":
+            return fallback  # compressed-tensors: the format the checkpoint name implies
     return fallback
 
 
@@ -101,8 +95,8 @@ def case_from_row(row: dict, source_file: str) -> Case:
         kv_cache_bytes=_gib(row.get("kv_cache_gib") or row.get("available_kv_gib")),
         kv_cache_tokens=_first_int(row.get("kv_cache_tokens")),
         weights_bytes=_gib(row.get("weights_gib")),
-        activation_bytes=_gib(row.get("activation_peak_gib")),
-        non_torch_bytes=_gib(row.get("non_torch_gib")),
+        torch_peak_increase_bytes=_gib(row.get("activation_peak_gib")),
+        non_torch_increase_bytes=_gib(row.get("non_torch_gib")),
         cudagraph_bytes=_gib(row.get("cudagraph_gib") or row.get("cudagraph_estimate_gib")),
         max_concurrency=_first_float(row.get("max_concurrency_x")),
     )

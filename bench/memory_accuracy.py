@@ -13,7 +13,7 @@ import sys
 
 from bench.kv_cases import Case, load_cases
 from planner.errors import PlannerError
-from planner.memory import MemoryPlan, plan_memory
+from planner.memory import MEMORY_COMPONENTS, MemoryPlan, plan_memory
 from planner.units import GIB
 
 
@@ -37,10 +37,9 @@ def evaluate(case: Case) -> dict | None:
         logged.kv_cache_bytes / logged.kv_cache_tokens if logged.kv_cache_bytes and logged.kv_cache_tokens else None
     )
     comp = {
-        "weights": (first.target_weights_bytes + first.draft_weights_bytes, logged.weights_bytes),
-        "activation": (first.activation_bytes, logged.activation_bytes),
-        "non_torch": (first.non_torch_bytes, logged.non_torch_bytes),
-        "cudagraph": (first.cudagraph_bytes, logged.cudagraph_bytes),
+        name: (getattr(first, f"{name}_bytes"), getattr(logged, f"{name}_bytes"))
+        for name in MEMORY_COMPONENTS
+        if name != "kv_cache"  # compared in GiB and tokens below
     }
     return {
         "case": case,

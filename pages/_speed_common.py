@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner.acceptance_math import draft_acceptance_rate, expected_tokens_per_step
+from planner.defaults import ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS
 from planner.speed.estimate import SpeedReport, SpeedWorkload, speed_report
 from planner.speed.policy import speculation_rules
 
@@ -18,7 +20,12 @@ ACCEPTANCE_MODES = {
     ),
     "ρ (vLLM V1 'Avg Draft acceptance rate', a fraction)": "draft_acceptance_rate",
 }
-_DEFAULT_VALUES = {"alpha": 0.8, "mean_accepted_len": 3.69, "draft_acceptance_rate": 0.54}
+#: The default acceptance in each spelling: α, and τ and ρ computed from it at the default K.
+_DEFAULT_VALUES = {
+    "alpha": ACCEPTANCE_ALPHA,
+    "mean_accepted_len": round(expected_tokens_per_step(ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS), 2),
+    "draft_acceptance_rate": round(draft_acceptance_rate(ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS), 2),
+}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -6,6 +6,7 @@ import streamlit as st
 from pages._common import guarded
 from pages._scenario import imported_models, scenario_deployment
 from planner.decisions.selection import decision_matrix, matrix_table
+from planner.defaults import ACCEPTANCE_ALPHA
 from planner.pairs.compatibility import check_pair
 from planner.pairs.tokenizers import load_tokenizer_vocab
 
@@ -26,7 +27,9 @@ dep = scenario_deployment()
 left, mid, right = st.columns(3)
 batch = left.number_input("Batch size to rank at", 1, 1024, value=8, step=1, key="selection_batch")
 assume = mid.checkbox("Assume one α for every pair", value=False, key="selection_assume")
-alpha = right.slider("α (per-token acceptance)", 0.0, 1.0, 0.8, 0.01, key="selection_alpha", disabled=not assume)
+alpha = right.slider(
+    "α (per-token acceptance)", 0.0, 1.0, ACCEPTANCE_ALPHA, 0.01, key="selection_alpha", disabled=not assume
+)
 
 matrix = (
     guarded(lambda: _matrix(dep, int(batch), float(alpha) if assume else None, tuple(imported_models())))

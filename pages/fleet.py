@@ -6,6 +6,7 @@ from pages._common import guarded
 from pages._scenario import lookup_model, scenario_inputs
 from planner.catalog import lookup as catalog
 from planner.decisions.fleet import Traffic, compare_nodes
+from planner.defaults import ACCEPTANCE_ALPHA
 from planner.reports.charts.fleet import cost_by_node
 from planner.reports.document import MIME
 from planner.reports.quote import quote_report, quotes_table
@@ -22,7 +23,7 @@ rate = c1.number_input("Requests per second", 0.01, 100_000.0, 20.0, step=1.0, k
 prompt = c2.number_input("Prompt tokens", 1, 1_000_000, 1024, step=128, key="fleet_prompt")
 output = c3.number_input("Output tokens", 1, 100_000, 256, step=64, key="fleet_output")
 slo_ms = c4.number_input("TPOT objective (ms, 0 = none)", 0.0, 10_000.0, 50.0, step=5.0, key="fleet_slo")
-alpha = st.slider("Assumed acceptance α of the draft", 0.0, 1.0, 0.8, 0.01, key="fleet_alpha")
+alpha = st.slider("Assumed acceptance α of the draft", 0.0, 1.0, ACCEPTANCE_ALPHA, 0.01, key="fleet_alpha")
 node_ids = [n.id for n in catalog.list_nodes()]
 default_nodes = [
     n for n in ("8x-h100-sxm-80gb", "8x-h200-sxm-141gb", "8x-mi300x-192gb", "4x-l40s-48gb") if n in node_ids

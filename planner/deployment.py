@@ -21,31 +21,22 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from planner.catalog.lookup import get_gpu, get_kv_dtype, get_weight_format, list_kv_dtypes, list_weight_formats
 from planner.catalog.schemas import GpuSpec, ModelSpec, NodeType
+from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.errors import CatalogError, InputError, first_pydantic_error
-from planner.model.dtypes import KvDtype, WeightFormat
+from planner.model.dtypes import KvDtype, WeightFormat, precision_id
 from planner.model.parallelism import tp_problem, valid_tp_degrees
 
-Engine = Literal["vllm", "vllm-v0", "sglang", "trtllm", "hf"]
+#: The serving engines, declared once: ``data/engines.json`` describes each (tests keep the two equal) and
+#: ``planner.engines.names.engine_id`` maps the spellings of logs and command lines to these ids.
 ENGINES: tuple[str, ...] = ("vllm", "vllm-v0", "sglang", "trtllm", "hf")
-
-_DTYPE_FORMATS = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
-_QUANT_FORMATS = {
-    "fp8": "fp8",
-    "awq": "int4-awq",
-    "gptq": "int4-gptq",
-    "nvfp4": "nvfp4",
-    "mxfp4": "mxfp4",
-    "modelopt_fp4": "nvfp4",
-}
+Engine = Literal[ENGINES]  # type: ignore[valid-type]
 
 
 def default_weight_format(spec: ModelSpec) -> str:
-    """The format a checkpoint ships in: its ``quantization_config``, else its ``torch_dtype``."""
+    """The format a checkpoint ships in: its ``quantization_config``, else its ``torch_dtype`` (else bf16)."""
     quant = spec.config.get("quantization_config") or {}
-    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
-    if method in _QUANT_FORMATS:
-        return _QUANT_FORMATS[method]
-    return _DTYPE_FORMATS.get(spec.architecture.torch_dtype, "bf16")
+    method = str(quant.get("quant_method", "")) if isinstance(quant, dict) else ""
+    return precision_id(method) or precision_id(spec.architecture.torch_dtype) or "bf16"
 
 
 class Deployment(BaseModel):
@@ -75,7 +66,7 @@ class Deployment(BaseModel):
     max_model_len: int | None = Field(default=None, ge=16)
     max_num_batched_tokens: int | None = Field(default=None, ge=16)
     max_num_seqs: int | None = Field(default=None, ge=1)
-    num_speculative_tokens: int = Field(default=5, ge=1, le=64)
+    num_speculative_tokens: int = Field(default=NUM_SPECULATIVE_TOKENS, ge=1, le=64)
     enforce_eager: bool = False
     #: Plain transformers has no pool: memory for this many sequences of max_model_len tokens.
     hf_batch_size: int = Field(default=1, ge=1)

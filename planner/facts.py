@@ -17,12 +17,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from planner.errors import CatalogError
+from planner.errors import CatalogError, first_pydantic_error
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M", bound=BaseModel)
 _CACHES: list[Any] = []
 
 
@@ -61,3 +62,23 @@ class SourcedFact(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source: str | list[str] = Field(min_length=1)
+
+
+def load_entries(name: str, key: str, model: type[M]) -> tuple[M, ...]:
+    """The list under ``key`` of data file ``name``, each entry validated as ``model``; ids must be unique."""
+    raw = read_data_file(name)
+    entries = raw.get(key)
+    if not isinstance(entries, list):
+        raise CatalogError(f"catalog file {name} must hold a list under {key!r}")
+    parsed = []
+    for index, entry in enumerate(entries):
+        try:
+            parsed.append(model.model_validate(entry))
+        except ValidationError as exc:
+            label = entry.get("id", index) if isinstance(entry, dict) else index
+            raise CatalogError(f"{name} entry {label}: {first_pydantic_error(exc)}") from exc
+    ids = [getattr(p, "id", getattr(p, "gpu", None)) for p in parsed]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    if duplicates:
+        raise CatalogError(f"{name} has duplicate ids: {sorted(duplicates)}")
+    return tuple(parsed)

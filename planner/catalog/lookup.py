@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from planner.catalog.schemas import (
     GpuPrice,
@@ -23,45 +23,26 @@ from planner.catalog.schemas import (
     NodeType,
     TokenizerSpec,
 )
-from planner.errors import CatalogError, first_pydantic_error
-from planner.facts import data_cache, read_data_file
-from planner.model.dtypes import KvDtype, WeightFormat
+from planner.errors import CatalogError
+from planner.facts import data_cache, load_entries
+from planner.model.dtypes import KvDtype, WeightFormat, list_kv_dtypes, list_weight_formats, precision_id
 
 T = TypeVar("T", bound=BaseModel)
 
 
-def _load(name: str, key: str, model: type[T]) -> tuple[T, ...]:
-    raw = read_data_file(name)
-    entries = raw.get(key)
-    if not isinstance(entries, list):
-        raise CatalogError(f"catalog file {name} must hold a list under {key!r}")
-    parsed = []
-    for index, entry in enumerate(entries):
-        try:
-            parsed.append(model.model_validate(entry))
-        except ValidationError as exc:
-            label = entry.get("id", index) if isinstance(entry, dict) else index
-            raise CatalogError(f"{name} entry {label}: {first_pydantic_error(exc)}") from exc
-    ids = [getattr(p, "id", getattr(p, "gpu", None)) for p in parsed]
-    duplicates = {i for i in ids if ids.count(i) > 1}
-    if duplicates:
-        raise CatalogError(f"{name} has duplicate ids: {sorted(duplicates)}")
-    return tuple(parsed)
-
-
 @data_cache
 def list_models() -> tuple[ModelSpec, ...]:
-    return _load("models.json", "models", ModelSpec)
+    return load_entries("models.json", "models", ModelSpec)
 
 
 @data_cache
 def list_gpus() -> tuple[GpuSpec, ...]:
-    return _load("gpus.json", "gpus", GpuSpec)
+    return load_entries("gpus.json", "gpus", GpuSpec)
 
 
 @data_cache
 def list_nodes() -> tuple[NodeType, ...]:
-    nodes = _load("nodes.json", "nodes", NodeType)
+    nodes = load_entries("nodes.json", "nodes", NodeType)
     known = {g.id for g in list_gpus()}
     for node in nodes:
         if node.gpu not in known:
@@ -71,22 +52,12 @@ def list_nodes() -> tuple[NodeType, ...]:
 
 @data_cache
 def list_prices() -> tuple[GpuPrice, ...]:
-    return _load("prices.json", "prices", GpuPrice)
+    return load_entries("prices.json", "prices", GpuPrice)
 
 
 @data_cache
 def list_tokenizers() -> tuple[TokenizerSpec, ...]:
-    return _load("tokenizers.json", "tokenizers", TokenizerSpec)
-
-
-@data_cache
-def list_weight_formats() -> tuple[WeightFormat, ...]:
-    return _load("precisions.json", "weight_formats", WeightFormat)
-
-
-@data_cache
-def list_kv_dtypes() -> tuple[KvDtype, ...]:
-    return _load("precisions.json", "kv_dtypes", KvDtype)
+    return load_entries("tokenizers.json", "tokenizers", TokenizerSpec)
 
 
 def _not_found(kind: str, wanted: str, ids: list[str], command: str) -> CatalogError:
@@ -128,21 +99,13 @@ def get_tokenizer(wanted: str) -> TokenizerSpec:
 
 
 def get_weight_format(wanted: str) -> WeightFormat:
-    aliases = {
-        "float32": "fp32",
-        "bfloat16": "bf16",
-        "float16": "fp16",
-        "half": "fp16",
-        "awq": "int4-awq",
-        "gptq": "int4-gptq",
-        "float8": "fp8",
-    }
-    return _by_id(list_weight_formats(), aliases.get(wanted.lower(), wanted), "dtype", "precisions")
+    """A weight format by id or any alias in ``data/precisions.json`` (``bfloat16``, ``awq_marlin``...)."""
+    return _by_id(list_weight_formats(), precision_id(wanted) or wanted, "dtype", "precisions")
 
 
 def get_kv_dtype(wanted: str) -> KvDtype:
-    aliases = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
-    return _by_id(list_kv_dtypes(), aliases.get(wanted.lower(), wanted), "kv_dtype", "precisions")
+    """A KV-cache dtype by id or alias (``fp8_e4m3``, ``float16``...)."""
+    return _by_id(list_kv_dtypes(), precision_id(wanted, "kv") or wanted, "kv_dtype", "precisions")
 
 
 def get_price(gpu_id: str) -> GpuPrice | None:

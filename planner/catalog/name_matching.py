@@ -18,23 +18,10 @@ import re
 
 from pydantic import BaseModel
 
-from planner.catalog.lookup import list_gpus, list_models
+from planner.catalog.lookup import list_gpus, list_models, list_weight_formats
 from planner.catalog.schemas import GpuSpec, ModelSpec
+from planner.facts import data_cache
 
-_QUANT_SUFFIXES = {
-    "awq": "int4-awq",
-    "gptq": "int4-gptq",
-    "gptq-int4": "int4-gptq",
-    "fp8": "fp8",
-    "fp8-dynamic": "fp8",
-    "fp8dyn": "fp8",
-    "w8a8": "int8",
-    "nvfp4": "nvfp4",
-    "mxfp4": "mxfp4",
-    "quantized.w8a8": "int8",
-    "quantized.w8a16": "int8",
-    "quantized.w4a16": "int4-gptq",
-}
 _VARIANT_SUFFIXES = ("instruct", "chat", "it", "hf", "base", "chat-hf", "v1.0", "chat-v1.0")
 
 
@@ -48,13 +35,21 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
 
 
+@data_cache
+def _quant_suffixes() -> tuple[tuple[str, str], ...]:
+    """Checkpoint-name suffixes of quantized formats (their ids and aliases in ``data/precisions.json``),
+    longest first."""
+    found = {_norm(spelling): f.id for f in list_weight_formats() if f.quantized for spelling in (f.id, *f.aliases)}
+    return tuple(sorted(found.items(), key=lambda kv: -len(kv[0])))
+
+
 def _strip(name: str) -> tuple[str, str | None]:
     """Drop quantization and fine-tune suffixes: returns (base name, weight format or None)."""
     fmt = None
     changed = True
     while changed:
         changed = False
-        for suffix, value in sorted(_QUANT_SUFFIXES.items(), key=lambda kv: -len(kv[0])):
+        for suffix, value in _quant_suffixes():
             if name.endswith("-" + suffix):
                 name, fmt, changed = name[: -len(suffix) - 1], fmt or value, True
         for suffix in _VARIANT_SUFFIXES:

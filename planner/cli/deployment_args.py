@@ -8,6 +8,7 @@ from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import get_gpu, get_node
 from planner.cli.common import positive_int
 from planner.deployment import ENGINES, Deployment
+from planner.engines.names import find_engine_id
 from planner.errors import InputError
 from planner.units import gib_to_bytes
 
@@ -30,6 +31,11 @@ def positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{value} must be > 0")
     return value
+
+
+def engine_name(text: str) -> str:
+    """``--engine``: any spelling the engine normaliser knows (vLLM, TensorRT-LLM...), else as typed."""
+    return find_engine_id(text) or text
 
 
 def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) -> None:
@@ -56,7 +62,7 @@ def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) 
         "int4-gptq, nvfp4, mxfp4 (default: the checkpoint's)",
     )
     parser.add_argument("--kv-dtype", default="auto", help="auto, bf16, fp16, fp8 or fp32")
-    parser.add_argument("--engine", default="vllm", choices=ENGINES)
+    parser.add_argument("--engine", default="vllm", type=engine_name, choices=ENGINES)
     parser.add_argument("--engine-version", help="engine release, e.g. 0.19.0 (default: the newest profiled)")
     parser.add_argument(
         "--gpu-memory-utilization",

@@ -12,10 +12,11 @@ import sys
 
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import positive_float
+from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.errors import InputError
 from planner.units import fmt_bytes
 
-DEFAULT_K = 5
+DEFAULT_K = NUM_SPECULATIVE_TOKENS
 DEFAULT_NEW_TOKENS = 64
 
 

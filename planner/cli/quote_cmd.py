@@ -9,6 +9,7 @@ from planner.catalog.lookup import get_node
 from planner.cli.common import add_json_flag, emit, positive_int, write_report
 from planner.cli.deployment_args import fraction, positive_float
 from planner.decisions.fleet import Traffic, compare_nodes
+from planner.defaults import ACCEPTANCE_ALPHA
 from planner.reports.quote import quote_report
 
 
@@ -25,7 +26,12 @@ def register(subparsers) -> None:
     parser.add_argument("--prompt-tokens", type=positive_int, default=1024)
     parser.add_argument("--output-tokens", type=positive_int, default=256)
     parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective")
-    parser.add_argument("--alpha", type=fraction, default=0.8, help="assumed acceptance of the draft (default 0.8)")
+    parser.add_argument(
+        "--alpha",
+        type=fraction,
+        default=ACCEPTANCE_ALPHA,
+        help=f"assumed acceptance of the draft (default {ACCEPTANCE_ALPHA})",
+    )
     parser.add_argument("--price-usd-per-gpu-hour", type=positive_float, help="override the catalog price")
     parser.add_argument("--engine", default="vllm", choices=["vllm", "vllm-v0", "sglang", "trtllm"])
     parser.add_argument("--kv-dtype", default="auto")

@@ -51,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
     lines = [
         f"{dep.target.id}{draft} on {dep.gpu_count}x {dep.gpu.id}, TP {dep.tp} PP {dep.pp}, {plan.engine_profile}",
         f"  verdict: {'FITS' if plan.fits else 'DOES NOT FIT'}",
-        f"  per GPU (GiB):  total {fmt_gib(gpu.total_bytes, 2)}, engine budget {fmt_gib(gpu.budget_bytes, 2)}",
-        *(f"    {name.removesuffix('_bytes'):<16}{fmt_gib(getattr(gpu, name), 2):>14}" for name in COMPONENT_LABELS),
+        f"  per GPU (GiB):  total {fmt_gib(gpu.total_bytes, 2)}, "
+        f"engine memory limit {fmt_gib(gpu.memory_limit_bytes, 2)}",
+        *(f"    {name.removesuffix('_bytes'):<26}{fmt_gib(getattr(gpu, name), 2):>10}" for name in COMPONENT_LABELS),
         f"  KV per token per GPU: {plan.kv_bytes_per_token_per_gpu:,} B "
         f"(target {plan.target_kv_bytes_per_token_per_gpu:,} + draft {plan.draft_kv_bytes_per_token_per_gpu:,})",
         f"  KV cache: {plan.kv_cache_tokens:,} tokens per replica; max concurrency {plan.max_concurrency:g} "

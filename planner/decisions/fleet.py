@@ -23,6 +23,7 @@ from math import ceil
 from pydantic import BaseModel, Field, ValidationError
 
 from planner.catalog.lookup import get_price
+from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.memory.plan import plan_memory
@@ -41,7 +42,7 @@ class Traffic(BaseModel):
     #: Time per output token objective (p50 of the model); None = throughput only.
     tpot_slo_s: float | None = Field(default=None, gt=0)
     #: Acceptance assumed for the draft (Leviathan α).
-    alpha: float = Field(default=0.8, ge=0, le=1)
+    alpha: float = Field(default=ACCEPTANCE_ALPHA, ge=0, le=1)
     #: Override of the catalog price ($/GPU-hour).
     usd_per_gpu_hour: float | None = Field(default=None, gt=0)
 

@@ -1,15 +1,11 @@
-"""How serving engines budget GPU memory: profiles from ``data/engines.json`` and the components
-(activation peak, non-torch memory, CUDA graphs) each engine subtracts before sizing its KV pool.
+"""How serving engines budget GPU memory: typed profiles from ``data/engines.json``, one variant per engine.
 
-The structure follows the engines' code (see each profile's ``source``); the coefficients are
-calibrated on real start-up logs (``calibration`` in the data file, error printed by
-``make bench-accuracy``).
-
-* activation peak (vLLM V1 profile run): ``max(forward, sampler) + moe_workspace`` where
-  ``forward = f · N · (2·H + 3·I/tp) · act_bytes`` over ``N = max_num_batched_tokens`` tokens,
-  ``sampler = s · max_num_seqs · vocab`` (fp32 logits and the sampler's copies, on the last stage only);
-* non-torch memory: a constant per parallel layout (NCCL and custom all-reduce buffers at TP > 1);
-* CUDA graphs: ``first + c · layers · (capture_sizes − 1)`` (vLLM's estimate; subtracted from v0.21 on).
+Everything the planner does differently per engine is a field of its profile (read from data) or a
+method of its variant class below; no other module branches on an engine's name. The engine list is
+``planner.deployment.ENGINES``; ``tests/core/test_engine_profiles.py`` keeps it equal to the data's
+engines and to the variants here. The memory components each profile's fields select are in
+:mod:`planner.engines.components`; the budget rule a profile names is applied by
+:mod:`planner.memory.budget_rules`.
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
@@ -22,15 +18,14 @@ calibrated on real start-up logs (``calibration`` in the data file, error printe
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from planner.catalog.hardware import device_total_bytes
 from planner.deployment import Deployment
-from planner.errors import InputError
+from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.facts import data_cache, read_data_file
-from planner.model.geometry import Architecture
 from planner.units import GIB, MIB
 
 BudgetRule = Literal[
@@ -39,10 +34,124 @@ BudgetRule = Literal[
 DraftKv = Literal["shared_pool", "even_block_split", "separate_pool_with_headroom", "separate_cache"]
 
 
-class EngineProfile(BaseModel):
-    """One engine release range: its budget rule, defaults and where they come from."""
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model_config = ConfigDict(extra="allow")
+
+class LogConventions(_Strict):
+    """How an engine's start-up log states memory (read by :mod:`planner.validation.engine_log`)."""
+
+    #: The log writes "GB" for 2^30 bytes.
+    gb_means_gib: bool
+    #: Tokens per KV block when the log counts blocks without stating their size.
+    default_block_size: int | None = Field(ge=1)
+    #: The log gives K and V sizes separately; the KV cache is their sum.
+    kv_reported_as_k_plus_v: bool
+    source: str
+
+
+class EngineSpec(_Strict):
+    """One engine: its names, memory knob and log conventions (its release profiles are listed apart)."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    memory_knob: str | None
+    log: LogConventions
+    source: str
+
+
+# ----- default limits, one typed shape per engine ------------------------------------------------
+
+
+class Batch(_Strict):
+    max_num_batched_tokens: int = Field(ge=1)
+    max_num_seqs: int = Field(ge=1)
+
+
+class VllmLimits(_Strict):
+    """vLLM V1: larger defaults on GPUs with at least ``large_gpu_min_total_gib`` (A100s excepted)."""
+
+    large_gpu_min_total_gib: float
+    large_gpu_excluded_names: tuple[str, ...]
+    large: Batch
+    small: Batch
+
+    def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
+        large = total_bytes >= self.large_gpu_min_total_gib * GIB and not any(
+            name in dep.gpu.name.lower() for name in self.large_gpu_excluded_names
+        )
+        tier = self.large if large else self.small
+        return tier.max_num_batched_tokens, tier.max_num_seqs
+
+
+class VllmV0Limits(_Strict):
+    """vLLM V0: ``max(max_model_len, floor)`` tokens, chunked prefill above ``chunked_prefill_above_len``."""
+
+    max_num_batched_tokens_at_least: int = Field(ge=1)
+    chunked_prefill_above_len: int = Field(ge=1)
+    chunked_prefill_max_num_batched_tokens: int = Field(ge=1)
+    max_num_seqs: int = Field(ge=1)
+
+    def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
+        length = dep.resolved_max_model_len
+        if length > self.chunked_prefill_above_len:
+            return self.chunked_prefill_max_num_batched_tokens, self.max_num_seqs
+        return max(length, self.max_num_batched_tokens_at_least), self.max_num_seqs
+
+
+class SglangLimits(_Strict):
+    """SGLang: the chunked-prefill size grows with the GPU's memory (``[upper GiB, tokens]`` steps)."""
+
+    chunked_prefill_size_by_gpu_gib: tuple[tuple[float, int], ...]
+    cuda_graph_max_bs: int = Field(ge=1)
+    max_num_seqs: int = Field(ge=1)
+    max_num_batched_tokens: int = Field(ge=1)
+
+    def chunk(self, total_bytes: int) -> int:
+        for upper_gib, chunk in self.chunked_prefill_size_by_gpu_gib:
+            if total_bytes < upper_gib * GIB:
+                return int(chunk)
+        return int(self.chunked_prefill_size_by_gpu_gib[-1][1])
+
+    def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
+        return self.chunk(total_bytes), self.max_num_seqs
+
+
+class FixedLimits(Batch):
+    def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
+        return self.max_num_batched_tokens, self.max_num_seqs
+
+
+class PerRequestLimits(_Strict):
+    """transformers ``generate``: no batching engine; the batch is the deployment's ``hf_batch_size``."""
+
+    max_num_batched_tokens: None = None
+    max_num_seqs: None = None
+
+    def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
+        return dep.hf_batch_size * dep.resolved_max_model_len, dep.hf_batch_size
+
+
+class ReservedMemoryRule(_Strict):
+    """SGLang's ``reserved_mem`` (MiB unless the name says GiB)."""
+
+    base_mib: float
+    per_chunked_prefill_token_mib: float
+    per_cuda_graph_bs_mib: float
+    per_eighth_gpu_mib: float
+    min_chunked_prefill_tokens: int
+    large_gpu_above_gib: float
+    min_gib_on_large_gpus: float
+    standalone_draft_extra_gib: float
+    eagle_draft_extra_gib: float
+
+
+# ----- profiles ----------------------------------------------------------------------------------
+
+
+class EngineProfile(_Strict):
+    """One engine release range: its budget rule, how its components are estimated, and its defaults."""
 
     id: str
     engine: str
@@ -51,33 +160,94 @@ class EngineProfile(BaseModel):
     min_version: str
     max_version: str
     budget_rule: BudgetRule
-    default_memory_fraction: float | None
+    default_memory_fraction: float | None = Field(gt=0, le=1)
     block_size: int = Field(ge=1)
     draft_kv: DraftKv
+    #: The engine's profile run counts the draft's weights (vLLM V0 does not: vLLM issue #9995).
     draft_weights_budgeted: bool = True
+    lookahead_slots_per_seq: Literal["k"]
     sliding_window_savings: bool
+    #: The KV budget subtracts the CUDA-graph estimate (vLLM from v0.21).
     cudagraph_subtracted: bool
-    default_limits: dict[str, Any]
-    reserved_memory_rule: dict[str, float] | None = None
+    #: The plan shows vLLM's CUDA-graph estimate as a component.
+    cudagraph_estimated: bool
+    #: The activation peak is the largest of the profile run's peaks (V1) or their sum (V0).
+    activation_peak: Literal["max", "sum"]
+    #: Entries of ``calibration`` in data/engines.json for the sampler's bytes per logit and non-torch memory.
+    sampler_calibration: Literal["sampler_bytes_per_logit", "v0_sampler_bytes_per_logit"]
+    non_torch_calibration: Literal["non_torch_gib", "sglang_non_torch_gib", "hf_context_gib"]
+    #: The engine runs draft-model speculative decoding under pipeline parallelism.
+    draft_with_pipeline_parallel: bool
+    #: Tokens a sliding-window layer keeps beyond its window: ``max_num_batched_tokens - 1`` (vLLM's
+    #: sizing) or ``-1`` (transformers keeps ``window - 1``).
+    sliding_window_slack: Literal["max_num_batched_tokens", "window_minus_one"]
     source: str
 
+    def memory_fraction(self, dep: Deployment, total_bytes: int) -> tuple[float, list[str]]:
+        """The memory knob's value when the deployment leaves it unset, and how it was derived."""
+        if self.default_memory_fraction is None:
+            raise CatalogError(f"engines.json profile {self.id}: default_memory_fraction is required")
+        return self.default_memory_fraction, []
 
-class Calibration(BaseModel):
-    model_config = ConfigDict(extra="allow")
 
-    sampler_bytes_per_logit: float
-    forward_activation_factor: float
-    moe_workspace_factor: float
-    non_torch_tp1_bytes: int
-    non_torch_tp_multi_bytes: int
-    non_torch_tp_multi_pcie_bytes: int
-    non_torch_pp_only_bytes: int
-    cudagraph_first_capture_bytes: int
-    cudagraph_bytes_per_layer_per_extra_graph: int
-    v0_sampler_bytes_per_logit: float
-    sglang_non_torch_tp1_bytes: int
-    sglang_non_torch_tp_multi_bytes: int
-    hf_context_bytes: int
+class VllmProfile(EngineProfile):
+    engine: Literal["vllm"]
+    default_limits: VllmLimits
+
+
+class VllmV0Profile(EngineProfile):
+    engine: Literal["vllm-v0"]
+    default_limits: VllmV0Limits
+
+
+class TrtllmProfile(EngineProfile):
+    engine: Literal["trtllm"]
+    default_limits: FixedLimits
+
+
+class HfProfile(EngineProfile):
+    engine: Literal["hf"]
+    default_limits: PerRequestLimits
+
+
+class SglangProfile(EngineProfile):
+    engine: Literal["sglang"]
+    default_limits: SglangLimits
+    reserved_memory_rule: ReservedMemoryRule
+
+    def memory_fraction(self, dep: Deployment, total_bytes: int) -> tuple[float, list[str]]:
+        """SGLang's default ``mem_fraction_static = (gpu_mem - reserved_mem) / gpu_mem``."""
+        if self.default_memory_fraction is not None:
+            return self.default_memory_fraction, []
+        rule = self.reserved_memory_rule
+        chunk = dep.max_num_batched_tokens or self.default_limits.chunk(total_bytes)
+        reserved_mib = (
+            rule.base_mib
+            + max(chunk, rule.min_chunked_prefill_tokens) * rule.per_chunked_prefill_token_mib
+            + self.default_limits.cuda_graph_max_bs * rule.per_cuda_graph_bs_mib
+            + dep.tp * dep.pp / 8 * rule.per_eighth_gpu_mib
+        )
+        reserved = reserved_mib * MIB
+        if total_bytes > rule.large_gpu_above_gib * GIB:
+            reserved = max(reserved, rule.min_gib_on_large_gpus * GIB)
+        if dep.draft is not None:
+            reserved += rule.standalone_draft_extra_gib * GIB
+        fraction = max(0.05, (total_bytes - reserved) / total_bytes)
+        return fraction, [f"mem_fraction_static {fraction:.3f} from SGLang's reserved-memory rule"]
+
+
+_ProfileVariant = Annotated[
+    VllmProfile | VllmV0Profile | SglangProfile | TrtllmProfile | HfProfile, Field(discriminator="engine")
+]
+#: Every profile variant, one per engine (the test keeps them equal to ``ENGINES`` and to the data).
+PROFILE_VARIANTS: tuple[type[EngineProfile], ...] = (
+    VllmProfile,
+    VllmV0Profile,
+    SglangProfile,
+    TrtllmProfile,
+    HfProfile,
+)
+_PROFILE: TypeAdapter[EngineProfile] = TypeAdapter(_ProfileVariant)
 
 
 class Limits(BaseModel):
@@ -100,50 +270,55 @@ def parse_version(text: str) -> tuple[int, int, int]:
 
 
 @data_cache
-def _engines() -> dict[str, Any]:
+def engines_file() -> dict:
     return read_data_file("engines.json")
+
+
+@data_cache
+def list_engines() -> tuple[EngineSpec, ...]:
+    """The engines of ``data/engines.json``, in file order."""
+    specs = []
+    for raw in engines_file()["engines"]:
+        fields = {key: value for key, value in raw.items() if key != "profiles"}
+        try:
+            specs.append(EngineSpec.model_validate(fields))
+        except ValidationError as exc:
+            raise CatalogError(f"engines.json engine {raw.get('id')}: {first_pydantic_error(exc)}") from exc
+    return tuple(specs)
 
 
 @data_cache
 def list_engine_profiles() -> tuple[EngineProfile, ...]:
     profiles = []
-    for engine in _engines()["engines"]:
-        for raw in engine["profiles"]:
-            profiles.append(
-                EngineProfile(engine=engine["id"], engine_name=engine["name"], memory_knob=engine["memory_knob"], **raw)
-            )
+    for engine, raw in zip(list_engines(), engines_file()["engines"], strict=True):
+        for entry in raw["profiles"]:
+            fields = {**entry, "engine": engine.id, "engine_name": engine.name, "memory_knob": engine.memory_knob}
+            try:
+                profiles.append(_PROFILE.validate_python(fields))
+            except ValidationError as exc:
+                raise CatalogError(f"engines.json profile {entry.get('id')}: {first_pydantic_error(exc)}") from exc
     return tuple(profiles)
 
 
-@data_cache
-def calibration() -> Calibration:
-    raw = _engines()["calibration"]
-    nt, sg = raw["non_torch_gib"], raw["sglang_non_torch_gib"]
-    return Calibration(
-        sampler_bytes_per_logit=raw["sampler_bytes_per_logit"]["value"],
-        forward_activation_factor=raw["forward_activation_factor"]["value"],
-        moe_workspace_factor=raw["moe_workspace_factor"]["value"],
-        non_torch_tp1_bytes=round(nt["tp1"] * GIB),
-        non_torch_tp_multi_bytes=round(nt["tp_multi"] * GIB),
-        non_torch_tp_multi_pcie_bytes=round(nt["tp_multi_pcie"] * GIB),
-        non_torch_pp_only_bytes=round(nt["pp_only"] * GIB),
-        cudagraph_first_capture_bytes=round(raw["cudagraph"]["first_capture_mib"] * MIB),
-        cudagraph_bytes_per_layer_per_extra_graph=round(raw["cudagraph"]["mib_per_layer_per_extra_graph"] * MIB),
-        v0_sampler_bytes_per_logit=raw["v0_sampler_bytes_per_logit"]["value"],
-        sglang_non_torch_tp1_bytes=round(sg["tp1"] * GIB),
-        sglang_non_torch_tp_multi_bytes=round(sg["tp_multi"] * GIB),
-        hf_context_bytes=round(raw["hf_context_gib"]["value"] * GIB),
-    )
+def engine_spec(engine: str) -> EngineSpec:
+    """The engine ``engine`` (an id of ``ENGINES``)."""
+    for spec in list_engines():
+        if spec.id == engine:
+            return spec
+    raise InputError("engine", engine, f"one of {', '.join(s.id for s in list_engines())}")
+
+
+def engine_profiles(engine: str) -> list[EngineProfile]:
+    """Every profiled release range of ``engine``, oldest first."""
+    found = [p for p in list_engine_profiles() if p.engine == engine_spec(engine).id]
+    return sorted(found, key=lambda p: parse_version(p.min_version))
 
 
 def engine_profile(engine: str, version: str | None = None) -> EngineProfile:
     """The profile of ``engine`` covering ``version`` (default: the newest profiled release)."""
-    candidates = [p for p in list_engine_profiles() if p.engine == engine]
-    if not candidates:
-        known = sorted({p.engine for p in list_engine_profiles()})
-        raise InputError("engine", engine, f"one of {', '.join(known)}")
+    candidates = engine_profiles(engine)
     if version is None:
-        return max(candidates, key=lambda p: parse_version(p.min_version))
+        return candidates[-1]
     wanted = parse_version(version)
     for profile in candidates:
         if parse_version(profile.min_version) <= wanted < parse_version(profile.max_version):
@@ -166,30 +341,12 @@ def capture_size_count(max_capture_size: int) -> int:
 
 def resolve_limits(dep: Deployment, profile: EngineProfile) -> Limits:
     """Apply the engine's documented defaults to the knobs the deployment leaves unset."""
-    limits = profile.default_limits
     total = dep.gpu_memory_bytes or device_total_bytes(dep.gpu).bytes
     notes: list[str] = []
-    fraction = dep.memory_fraction if dep.memory_fraction is not None else profile.default_memory_fraction
-    if fraction is None:  # SGLang derives mem_fraction_static from its reserved-memory rule
-        fraction = sglang_default_fraction(dep, profile, total)
-        notes.append(f"mem_fraction_static {fraction:.3f} from SGLang's reserved-memory rule")
-    if profile.engine == "vllm":
-        large = total >= limits["large_gpu_min_total_gib"] * GIB and not any(
-            name in dep.gpu.name.lower() for name in limits["large_gpu_excluded_names"]
-        )
-        tier = limits["large" if large else "small"]
-        tokens, seqs = tier["max_num_batched_tokens"], tier["max_num_seqs"]
-    elif profile.engine == "vllm-v0":
-        long = dep.resolved_max_model_len > limits["chunked_prefill_above_len"]
-        tokens = limits["chunked_prefill_max_num_batched_tokens"] if long else max(dep.resolved_max_model_len, 2048)
-        seqs = limits["max_num_seqs"]
-    elif profile.engine == "hf":
-        tokens, seqs = dep.hf_batch_size * dep.resolved_max_model_len, dep.hf_batch_size
-    else:
-        tokens = limits["max_num_batched_tokens"]
-        seqs = limits["max_num_seqs"]
-        if profile.engine == "sglang":
-            tokens = _sglang_chunk(limits, total)
+    fraction = dep.memory_fraction
+    if fraction is None:
+        fraction, notes = profile.memory_fraction(dep, total)
+    tokens, seqs = profile.default_limits.batch(dep, total)  # type: ignore[attr-defined]
     tokens = dep.max_num_batched_tokens or tokens
     seqs = dep.max_num_seqs or seqs
     captures = 0 if dep.enforce_eager else capture_size_count(min(2 * seqs, 512))
@@ -200,86 +357,4 @@ def resolve_limits(dep: Deployment, profile: EngineProfile) -> Limits:
         max_num_seqs=seqs,
         cudagraph_capture_sizes=captures,
         notes=notes,
-    )
-
-
-def _sglang_chunk(limits: dict[str, Any], total_bytes: int) -> int:
-    for upper_gib, chunk in limits["chunked_prefill_size_by_gpu_gib"]:
-        if total_bytes < upper_gib * GIB:
-            return int(chunk)
-    return int(limits["chunked_prefill_size_by_gpu_gib"][-1][1])
-
-
-def sglang_default_fraction(dep: Deployment, profile: EngineProfile, total_bytes: int) -> float:
-    """SGLang's default ``mem_fraction_static = (gpu_mem - reserved_mem) / gpu_mem``."""
-    rule = profile.reserved_memory_rule or {}
-    chunk = dep.max_num_batched_tokens or _sglang_chunk(profile.default_limits, total_bytes)
-    graph_bs = profile.default_limits["cuda_graph_max_bs"]
-    reserved_mib = (
-        rule["base_mib"]
-        + max(chunk, 2048) * rule["per_chunked_prefill_token_mib"]
-        + graph_bs * rule["per_cuda_graph_bs_mib"]
-        + dep.tp * dep.pp / 8 * rule["per_eighth_gpu_mib"]
-    )
-    reserved = reserved_mib * MIB
-    if total_bytes > 60 * GIB:
-        reserved = max(reserved, rule["min_gib_on_gpus_above_60_gib"] * GIB)
-    if dep.draft is not None:
-        reserved += rule["standalone_draft_extra_gib"] * GIB
-    return max(0.05, (total_bytes - reserved) / total_bytes)
-
-
-# ----- components -------------------------------------------------------------------------
-
-
-def act_element_bytes(weight_format_id: str, unquantized_dtype: str) -> int:
-    return 4 if (weight_format_id == "fp32" or unquantized_dtype == "fp32") else 2
-
-
-def forward_activation_bytes(arch: Architecture, tokens: int, tp: int, element_bytes: int) -> int:
-    """Peak live activations of one layer over ``tokens`` tokens on one GPU."""
-    h = arch.hidden_size
-    q = arch.num_attention_heads * arch.head_dim
-    widths = [2 * h + (2 * q + 2 * arch.num_kv_heads * arch.head_dim) / tp]  # qkv and attention output
-    has_dense_layers = arch.moe is None or len(arch.moe.moe_layers) < arch.num_layers
-    if has_dense_layers:
-        widths.append(2 * h + 3 * arch.intermediate_size / tp)  # gate_up output and activation output
-    if arch.moe is not None:
-        widths.append(2 * h + 3 * arch.moe.expert_intermediate_size / tp)
-    return round(calibration().forward_activation_factor * tokens * max(widths) * element_bytes)
-
-
-def moe_workspace_bytes(arch: Architecture, tokens: int, tp: int, element_bytes: int) -> int:
-    """Fused-MoE workspaces (vLLM keeps them between calls): ``N · top_k · (max(2I/tp, H) + I/tp)``."""
-    if arch.moe is None or not arch.moe.moe_layers:
-        return 0
-    width = arch.moe.expert_intermediate_size / tp
-    per_token = arch.moe.experts_per_token * (max(2 * width, arch.hidden_size) + width)
-    return round(calibration().moe_workspace_factor * tokens * per_token * element_bytes)
-
-
-def sampler_bytes(vocab_size: int, num_seqs: int, per_logit: float | None = None) -> int:
-    """The profile run's sampler over ``num_seqs`` dummy requests and the full vocabulary."""
-    return round((per_logit or calibration().sampler_bytes_per_logit) * num_seqs * vocab_size)
-
-
-def non_torch_bytes(engine: str, tp: int, pp: int, peer_link: bool = True) -> int:
-    """CUDA context growth, NCCL and all-reduce buffers; custom all-reduce needs a peer link (NVLink)."""
-    cal = calibration()
-    if engine == "sglang":
-        return cal.sglang_non_torch_tp_multi_bytes if tp > 1 else cal.sglang_non_torch_tp1_bytes
-    if engine == "hf":
-        return cal.hf_context_bytes
-    if tp > 1:
-        return cal.non_torch_tp_multi_bytes if peer_link else cal.non_torch_tp_multi_pcie_bytes
-    return cal.non_torch_pp_only_bytes if pp > 1 else cal.non_torch_tp1_bytes
-
-
-def cudagraph_bytes(layers: int, capture_sizes: int) -> int:
-    """vLLM's CUDA-graph memory estimate: a first capture, then per-graph memory growing with depth."""
-    if capture_sizes <= 0:
-        return 0
-    cal = calibration()
-    return (
-        cal.cudagraph_first_capture_bytes + layers * (capture_sizes - 1) * cal.cudagraph_bytes_per_layer_per_extra_graph
     )

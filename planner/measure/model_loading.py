@@ -21,18 +21,8 @@ import torch
 
 from planner.catalog.config_import import load_config
 from planner.errors import InputError
+from planner.model.dtypes import precision_id
 
-#: Accepted spellings -> the weight-format id of data/precisions.json.
-DTYPE_IDS = {
-    "bf16": "bf16",
-    "bfloat16": "bf16",
-    "fp16": "fp16",
-    "float16": "fp16",
-    "half": "fp16",
-    "fp32": "fp32",
-    "float32": "fp32",
-    "float": "fp32",
-}
 TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -40,10 +30,10 @@ def resolve_dtype(text: str | None, device: str, field_name: str = "dtype") -> s
     """The weight format id for ``--dtype`` (default bf16 on CUDA, fp32 on CPU)."""
     if text is None:
         return "bf16" if device.startswith("cuda") else "fp32"
-    key = text.strip().lower().removeprefix("torch.")
-    if key not in DTYPE_IDS:
+    fmt = precision_id(text)
+    if fmt not in TORCH_DTYPES:
         raise InputError(field_name, text, "one of bf16, fp16, fp32 (bfloat16, float16, float32)")
-    return DTYPE_IDS[key]
+    return fmt
 
 
 def resolve_device(text: str | None) -> str:

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.measure.nvml_sampler import DEFAULT_INTERVAL_S
 
 
@@ -20,7 +21,7 @@ class MeasureOptions(BaseModel):
     device: str | None = None
     dtype: str | None = None
     draft_dtype: str | None = None
-    k: int = Field(default=5, ge=1, le=32)
+    k: int = Field(default=NUM_SPECULATIVE_TOKENS, ge=1, le=32)
     prompts: str | None = None
     prompts_per_task: int | None = Field(default=None, ge=1)
     max_new_tokens: int = Field(default=64, ge=1, le=8192)

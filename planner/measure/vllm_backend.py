@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.acceptance_math import alpha_from_tau
+from planner.catalog.lookup import get_weight_format
 from planner.errors import InputError
 from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict, task_verdict
 from planner.measure.nvml_sampler import NvmlSampler
@@ -95,7 +96,7 @@ def measure_vllm(options: MeasureOptions) -> MeasurementRecord:
     longest = max(len(p.prompt.encode()) for p in prompts.prompts) + options.max_new_tokens
     common: dict[str, Any] = {
         "model": target_dir,
-        "dtype": {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}[dtype],
+        "dtype": get_weight_format(dtype).torch_dtype,
         "tensor_parallel_size": tp,
         "seed": options.seed,
         "max_model_len": longest + options.k + 8,

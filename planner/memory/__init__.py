@@ -2,10 +2,11 @@
 
 from planner.memory.budget import concurrency_by_context, plan_budget
 from planner.memory.plan import plan_memory
-from planner.memory.types import COMPONENT_LABELS, GpuMemory, MemoryPlan, Suggestion
+from planner.memory.types import COMPONENT_LABELS, MEMORY_COMPONENTS, GpuMemory, MemoryPlan, Suggestion
 
 __all__ = [
     "COMPONENT_LABELS",
+    "MEMORY_COMPONENTS",
     "GpuMemory",
     "MemoryPlan",
     "Suggestion",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from planner.deployment import Deployment
 from planner.engines.profiles import EngineProfile
+from planner.memory.budget_rules import budget_rule
 from planner.memory.types import MemoryPlan
 from planner.pairs.compatibility import check_pair
 from planner.units import fmt_gib
@@ -13,18 +14,18 @@ def deployment_problems(dep: Deployment, plan: MemoryPlan, profile: EngineProfil
     """Problems of ``plan`` and whether the deployment fits at all."""
     problems: list[str] = []
     gpu = plan.per_gpu
-    weights = gpu.target_weights_bytes + gpu.draft_weights_bytes
+    weights = gpu.weights_bytes
     fits = True
     if weights > gpu.total_bytes:
         problems.append(f"weights need {fmt_gib(weights)} per GPU but the GPU reports {fmt_gib(gpu.total_bytes)}")
         fits = False
     elif gpu.kv_cache_bytes <= 0 or plan.num_blocks <= 0:
         problems.append(
-            f"no memory is left for the KV cache: the {fmt_gib(gpu.budget_bytes)} budget is taken by weights "
-            f"({fmt_gib(weights)}), activations ({fmt_gib(gpu.activation_bytes)}) and runtime overheads"
+            f"no memory is left for the KV cache: the {fmt_gib(gpu.memory_limit_bytes)} budget is taken by weights "
+            f"({fmt_gib(weights)}), activations ({fmt_gib(gpu.torch_peak_increase_bytes)}) and runtime overheads"
         )
         fits = False
-    elif profile.budget_rule != "whole_device" and plan.kv_cache_tokens < plan.max_model_len:
+    elif budget_rule(profile).POOLED and plan.kv_cache_tokens < plan.max_model_len:
         problems.append(
             f"one request of max_model_len {plan.max_model_len:,} tokens needs more KV cache than the "
             f"{plan.kv_cache_tokens:,} tokens available (the engine refuses to start); "
@@ -62,6 +63,8 @@ def _draft_problems(dep: Deployment, profile: EngineProfile, plan: MemoryPlan) -
             f"{profile.id} does not count the draft's {fmt_gib(plan.per_gpu.draft_weights_bytes)} of weights in "
             "its budget (issue #9995): keep gpu_memory_utilization low enough to leave room for them"
         )
-    if dep.pp > 1 and dep.engine == "vllm":
-        problems.append("vLLM V1 does not run draft-model speculative decoding with pipeline parallelism")
+    if dep.pp > 1 and not profile.draft_with_pipeline_parallel:
+        problems.append(
+            f"{profile.engine_name} does not run draft-model speculative decoding with pipeline parallelism"
+        )
     return problems

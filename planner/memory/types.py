@@ -6,30 +6,55 @@ from pydantic import BaseModel
 
 from planner.engines.profiles import Limits
 
-#: The per-GPU components that add up to the total, in display order, with the labels the UI shows.
+#: The memory components as vLLM's profiler names them (``vllm/utils/mem_utils.py`` MemoryProfilingResult:
+#: weights, torch peak increase, non-torch increase; ``gpu_worker.py``: CUDA graphs, KV cache). Planned,
+#: logged and measured memory use these names, each as a ``<name>_bytes`` figure, so a comparison is a loop.
+MEMORY_COMPONENTS: tuple[str, ...] = ("weights", "torch_peak_increase", "non_torch_increase", "cudagraph", "kv_cache")
+
+#: The per-GPU parts that add up to the total, in display order, with the labels the UI shows.
 COMPONENT_LABELS = {
     "target_weights_bytes": "target weights",
     "draft_weights_bytes": "draft weights",
-    "activation_bytes": "activation peak",
-    "non_torch_bytes": "non-torch (NCCL, context)",
+    "torch_peak_increase_bytes": "activation peak (torch peak increase)",
+    "non_torch_increase_bytes": "non-torch increase (NCCL, context)",
     "cudagraph_bytes": "CUDA graphs",
     "kv_cache_bytes": "KV cache",
-    "free_bytes": "free / outside budget",
+    "unused_budget_bytes": "unused budget",
+    "outside_budget_bytes": "free outside the budget",
 }
 
 
 class GpuMemory(BaseModel):
-    """One GPU's memory by component; the components add up to ``total_bytes``."""
+    """One GPU's memory by component; the parts of ``COMPONENT_LABELS`` add up to ``total_bytes``.
+
+    ``memory_limit_bytes`` is what the engine's memory knob lets it use (vLLM ``gpu_memory_utilization`` and
+    SGLang ``mem_fraction_static`` times the total; the whole device for TensorRT-LLM and transformers);
+    TensorRT-LLM takes its KV fraction of the free memory left after weights and runtime, which is
+    ``kv_fraction_base_bytes``. What no component uses is split into ``unused_budget_bytes`` (inside the
+    limit) and ``outside_budget_bytes`` (the rest of the device, less what the engine puts there without
+    counting it, such as vLLM 0.10-0.20's CUDA graphs); either is negative when the plan over-commits.
+    """
 
     total_bytes: int
-    budget_bytes: int
+    memory_limit_bytes: int
+    kv_fraction_base_bytes: int | None = None
     target_weights_bytes: int
     draft_weights_bytes: int
-    activation_bytes: int
-    non_torch_bytes: int
+    torch_peak_increase_bytes: int
+    non_torch_increase_bytes: int
     cudagraph_bytes: int
     kv_cache_bytes: int
-    free_bytes: int
+    unused_budget_bytes: int
+    outside_budget_bytes: int
+
+    @property
+    def weights_bytes(self) -> int:
+        return self.target_weights_bytes + self.draft_weights_bytes
+
+    @property
+    def free_bytes(self) -> int:
+        """Memory no component uses (negative: over-committed)."""
+        return self.unused_budget_bytes + self.outside_budget_bytes
 
 
 class Suggestion(BaseModel):

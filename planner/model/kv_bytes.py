@@ -20,11 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from planner.errors import InputError
-from planner.model.dtypes import KvDtype, WeightFormat
+from planner.errors import CatalogError, InputError
+from planner.model.dtypes import KvDtype, WeightFormat, element_bytes
 from planner.model.geometry import Architecture
-
-_ACTIVATION_BYTES = {"float32": 4, "fp32": 4, "float16": 2, "fp16": 2, "bfloat16": 2, "bf16": 2}
 
 
 def kv_element_bytes(kv_dtype: KvDtype, arch: Architecture, weight_format: WeightFormat | None = None) -> int:
@@ -36,9 +34,11 @@ def kv_element_bytes(kv_dtype: KvDtype, arch: Architecture, weight_format: Weigh
     if kv_dtype.bytes is not None:
         return kv_dtype.bytes
     if weight_format is not None:
-        dtype = weight_format.unquantized_dtype if weight_format.quantized else weight_format.id
-        return _ACTIVATION_BYTES[dtype]
-    return _ACTIVATION_BYTES.get(arch.torch_dtype, 2)
+        return element_bytes(weight_format.activation_dtype)
+    try:
+        return element_bytes(arch.torch_dtype)
+    except CatalogError:  # a torch_dtype the catalog does not know: 16-bit, as most checkpoints ship
+        return 2
 
 
 def kv_heads_per_gpu(arch: Architecture, tp: int) -> int:

@@ -26,12 +26,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from planner.errors import InputError
-from planner.model.dtypes import WeightFormat
+from planner.model.dtypes import WeightFormat, element_bytes
 from planner.model.geometry import Architecture
 from planner.model.param_count import layout_tensors
 from planner.model.tensors import WeightTensor
 
-DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
 UNQUANTIZED_KINDS = ("embedding", "lm_head", "norm", "bias", "router")
 BUFFER_BYTES = 4
 
@@ -70,8 +69,7 @@ def tensor_bytes(
         return rows * cols * count * BUFFER_BYTES
     if fmt.quantized and tensor.kind == "linear":
         return _quantized_linear_bytes(rows, cols, fmt) * count
-    dtype = fmt.unquantized_dtype if fmt.quantized else fmt.id
-    return rows * cols * count * DTYPE_BYTES[dtype]
+    return rows * cols * count * element_bytes(fmt.activation_dtype)
 
 
 def weight_bytes(arch: Architecture, fmt: WeightFormat, config: dict[str, Any] | None = None) -> WeightBytes:

@@ -83,7 +83,9 @@ def nodes_table() -> pd.DataFrame:
 
 
 def gpu_memory_table(gpu) -> pd.DataFrame:
-    """One GPU's memory plan as rows of (component, GiB, GB): the total, the engine budget, then the parts."""
-    rows = [("total reported by the device", gpu.total_bytes), ("engine budget", gpu.budget_bytes)]
+    """One GPU's memory plan as rows of (component, GiB, GB): the total, the engine's memory limit, then the parts."""
+    rows = [("total reported by the device", gpu.total_bytes), ("engine memory limit", gpu.memory_limit_bytes)]
+    if gpu.kv_fraction_base_bytes is not None:
+        rows.append(("free memory the KV fraction is taken of", gpu.kv_fraction_base_bytes))
     rows += [(label, getattr(gpu, field)) for field, label in COMPONENT_LABELS.items()]
     return pd.DataFrame([{"component": name, "GiB": value / GIB, "GB": value / GB} for name, value in rows])

@@ -42,11 +42,11 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.catalog.schemas import GpuSpec, ModelSpec
 from planner.errors import InputError
-from planner.model.dtypes import KvDtype, WeightFormat
+from planner.model.dtypes import KvDtype, WeightFormat, element_bytes
 from planner.model.geometry import Architecture
 from planner.model.kv_bytes import kv_bytes_for_context, kv_bytes_per_token, kv_element_bytes
 from planner.model.param_count import count_parameters
-from planner.model.weight_bytes import DTYPE_BYTES, pp_stage_layers, stage_weight_bytes, weight_bytes
+from planner.model.weight_bytes import pp_stage_layers, stage_weight_bytes, weight_bytes
 from planner.speed.profiles import SpeedProfile
 from planner.units import GB, TERA
 
@@ -153,7 +153,7 @@ def model_cost(
     matmul = params.active_params - params.components.get("embedding", 0) - untied_head
     matmul -= params.components.get("norms", 0)
     dtype = compute_dtype(gpu, fmt)
-    activation = DTYPE_BYTES.get(fmt.unquantized_dtype if fmt.quantized else fmt.id, 2)
+    activation = element_bytes(fmt.activation_dtype)
     return ModelCost(
         model_id=spec.id,
         arch=arch,

@@ -23,6 +23,8 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
+from planner.engines.names import find_engine_id
+from planner.engines.profiles import LogConventions, engine_spec
 from planner.errors import InputError
 from planner.units import GIB, KIB, MIB
 
@@ -293,9 +295,16 @@ def parse_engine_log(text: str | bytes) -> EngineLogFacts:
     return facts
 
 
+def _log_conventions(log_engine: str | None) -> LogConventions | None:
+    """How the engine that wrote the log states memory (``log`` in data/engines.json)."""
+    engine = find_engine_id(log_engine)
+    return engine_spec(engine).log if engine else None
+
+
 def _derive(facts: EngineLogFacts, text: str) -> None:
     """Facts implied by others, each with a note saying how."""
-    if facts.engine in ("vllm-v0", "vllm-v1", "sglang") and re.search(r"[0-9]\s*GB\b", text):
+    conventions = _log_conventions(facts.engine)
+    if conventions and conventions.gb_means_gib and re.search(r"[0-9]\s*GB\b", text):
         facts.notes.append('"GB" in this log is read as GiB (vLLM and SGLang print GiB under that label)')
     peak = re.search(r"Memory profiling results:.*?peak_torch_memory=" + _G, text, re.IGNORECASE)
     if facts.activation_peak_bytes is None and peak and facts.weights_bytes is not None:
@@ -303,7 +312,7 @@ def _derive(facts: EngineLogFacts, text: str) -> None:
         facts.evidence["activation_peak_bytes"] = _line_of(text, peak)
         facts.notes.append("activation peak = peak_torch_memory - weights (this vLLM release logs them together)")
     if facts.kv_cache_tokens is None and facts.num_gpu_blocks is not None:
-        block = facts.block_size or (16 if facts.engine in ("vllm-v0", "vllm-v1") else None)
+        block = facts.block_size or (conventions.default_block_size if conventions else None)
         if block:
             facts.kv_cache_tokens = facts.num_gpu_blocks * block
             facts.notes.append(f"KV tokens = {facts.num_gpu_blocks:,} blocks x {block} tokens per block")
@@ -320,5 +329,5 @@ def _derive(facts: EngineLogFacts, text: str) -> None:
         facts.cudagraph_profiling_enabled = True
     elif re.search(r"Estimated CUDA graph memory|VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", text, re.IGNORECASE):
         facts.cudagraph_profiling_enabled = False
-    if facts.engine == "sglang" and facts.kv_cache_bytes is not None:
+    if conventions and conventions.kv_reported_as_k_plus_v and facts.kv_cache_bytes is not None:
         facts.notes.append("SGLang reports K and V sizes separately: KV cache = K + V")

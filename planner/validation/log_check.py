@@ -22,16 +22,17 @@ from planner.catalog.lookup import get_gpu, get_model
 from planner.catalog.name_matching import match_gpu, match_model
 from planner.catalog.schemas import GpuSpec, ModelSpec
 from planner.deployment import Deployment
-from planner.engines.profiles import engine_profile, list_engine_profiles
+from planner.engines.names import find_engine_id
+from planner.engines.profiles import engine_profile, engine_profiles
 from planner.errors import PlannerError
 from planner.memory.plan import plan_memory
+from planner.memory.types import MEMORY_COMPONENTS
+from planner.model.dtypes import precision_id
 from planner.units import fmt_gib
 from planner.validation.engine_log import EngineLogFacts, parse_engine_log
 
-_ENGINES = {"vllm-v1": "vllm", "vllm-v0": "vllm-v0", "sglang": "sglang", "trtllm": "trtllm"}
-_QUANT_FORMATS = {"awq": "int4-awq", "awq_marlin": "int4-awq", "gptq": "int4-gptq", "gptq_marlin": "int4-gptq",
-                  "fp8": "fp8", "modelopt_fp4": "nvfp4", "mxfp4": "mxfp4"}  # fmt: skip
-_DTYPE_FORMATS = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
+#: Log facts still named apart from MEMORY_COMPONENTS (the parser's own field names).
+_LOGGED = {"torch_peak_increase": "activation_peak_bytes", "non_torch_increase": "non_torch_bytes"}
 
 
 class ComparisonRow(BaseModel):
@@ -111,11 +112,7 @@ def _gpu(facts: EngineLogFacts, wanted: str | None) -> tuple[GpuSpec | None, str
 def _weight_format(facts: EngineLogFacts, from_name: str | None) -> str | None:
     if from_name:
         return from_name
-    if facts.quantization and facts.quantization.lower() in _QUANT_FORMATS:
-        return _QUANT_FORMATS[facts.quantization.lower()]
-    if facts.dtype and facts.dtype.lower() in _DTYPE_FORMATS:
-        return _DTYPE_FORMATS[facts.dtype.lower()]
-    return None
+    return precision_id(facts.quantization or "") or precision_id(facts.dtype or "")
 
 
 def _engine_version(facts: EngineLogFacts, engine: str, notes: list[str]) -> str | None:
@@ -127,11 +124,9 @@ def _engine_version(facts: EngineLogFacts, engine: str, notes: list[str]) -> str
         except PlannerError:
             notes.append(f"release {facts.engine_version} is outside the profiled ones: newest profile used")
             return None
-    if engine == "vllm" and facts.cudagraph_profiling_enabled is not None:
-        profile = next(
-            p for p in list_engine_profiles()
-            if p.engine == "vllm" and p.cudagraph_subtracted == facts.cudagraph_profiling_enabled
-        )  # fmt: skip
+    profiles = engine_profiles(engine)
+    if facts.cudagraph_profiling_enabled is not None and len({p.cudagraph_subtracted for p in profiles}) > 1:
+        profile = next(p for p in profiles if p.cudagraph_subtracted == facts.cudagraph_profiling_enabled)
         state = "subtracts" if facts.cudagraph_profiling_enabled else "estimates but does not subtract"
         notes.append(f"no release in the log; it {state} CUDA-graph memory: profile {profile.id}")
         return profile.min_version
@@ -155,7 +150,7 @@ def check_log(
     """
     facts = parse_engine_log(text)
     check = LogCheck(facts=facts, applicable=False)
-    engine = _ENGINES.get(facts.engine or "")
+    engine = find_engine_id(facts.engine)
     if engine is None:
         check.reason = "no serving-engine start-up lines recognised (vLLM, SGLang or TensorRT-LLM)"
         return check
@@ -186,7 +181,7 @@ def check_log(
         tp=tp,
         pp=pp,
         dtype=_weight_format(facts, name_format),
-        kv_dtype="fp8" if (facts.kv_cache_dtype or "").lower().startswith(("fp8", "float8")) else "auto",
+        kv_dtype="fp8" if precision_id(facts.kv_cache_dtype or "", "kv") == "fp8" else "auto",
         engine=engine,
         engine_version=_engine_version(facts, engine, check.notes),
         memory_fraction=memory_fraction or facts.gpu_memory_utilization,
@@ -224,11 +219,10 @@ def check_log(
     )
     pairs = [
         ("gpu_memory_total", "bytes", facts.gpu_memory_total_bytes, g.total_bytes),
-        ("weights", "bytes", facts.weights_bytes, g.target_weights_bytes + g.draft_weights_bytes),
-        ("activation_peak", "bytes", facts.activation_peak_bytes, g.activation_bytes),
-        ("non_torch", "bytes", facts.non_torch_bytes, g.non_torch_bytes),
-        ("cudagraph", "bytes", facts.cudagraph_bytes, g.cudagraph_bytes),
-        ("kv_cache", "bytes", facts.kv_cache_bytes, g.kv_cache_bytes),
+        *(
+            (name, "bytes", getattr(facts, _LOGGED.get(name, f"{name}_bytes")), getattr(g, f"{name}_bytes"))
+            for name in MEMORY_COMPONENTS
+        ),
         ("kv_cache_tokens", "tokens", facts.kv_cache_tokens, plan.kv_cache_tokens),
         ("max_concurrency", "requests", facts.max_concurrency, plan.max_concurrency),
     ]

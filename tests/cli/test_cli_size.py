@@ -10,14 +10,15 @@ from tests.conftest import run_cli
 
 PER_GPU_KEYS = {
     "total_bytes",
-    "budget_bytes",
+    "memory_limit_bytes",
     "target_weights_bytes",
     "draft_weights_bytes",
-    "activation_bytes",
-    "non_torch_bytes",
+    "torch_peak_increase_bytes",
+    "non_torch_increase_bytes",
     "cudagraph_bytes",
     "kv_cache_bytes",
-    "free_bytes",
+    "unused_budget_bytes",
+    "outside_budget_bytes",
 }
 
 
@@ -51,7 +52,8 @@ def test_size_json_contract_for_the_seed_example():
     } <= out.keys()
     assert out["fits"] is True
     assert (
-        sum(out["per_gpu"][k] for k in PER_GPU_KEYS - {"total_bytes", "budget_bytes"}) == out["per_gpu"]["total_bytes"]
+        sum(out["per_gpu"][k] for k in PER_GPU_KEYS - {"total_bytes", "memory_limit_bytes"})
+        == out["per_gpu"]["total_bytes"]
     )
     assert 0 < out["draft_kv_share_frac"] < 0.5
 

@@ -18,11 +18,12 @@ H100_NODE = get_node("8x-h100-sxm-80gb")
 COMPONENTS = (
     "target_weights_bytes",
     "draft_weights_bytes",
-    "activation_bytes",
-    "non_torch_bytes",
+    "torch_peak_increase_bytes",
+    "non_torch_increase_bytes",
     "cudagraph_bytes",
     "kv_cache_bytes",
-    "free_bytes",
+    "unused_budget_bytes",
+    "outside_budget_bytes",
 )
 
 
@@ -160,7 +161,9 @@ def test_sglang_logged_case_qwen3_235b_fp8_tp4():
 def test_trtllm_uses_a_fraction_of_free_memory_and_32_token_blocks():
     plan = plan_memory(dep("Llama-3.1-8B", node=get_node("1x-h100-sxm-80gb"), engine="trtllm", max_model_len=8192))
     gpu = plan.per_gpu
-    free_after = gpu.total_bytes - gpu.target_weights_bytes - gpu.activation_bytes - gpu.non_torch_bytes
+    free_after = (
+        gpu.total_bytes - gpu.target_weights_bytes - gpu.torch_peak_increase_bytes - gpu.non_torch_increase_bytes
+    )
     assert gpu.kv_cache_bytes == pytest.approx(0.9 * free_after, rel=1e-6)
     assert plan.kv_cache_tokens % 32 == 0
 

@@ -10,11 +10,12 @@ from planner.units import GIB
 COLOURS = {
     "target_weights_bytes": "#2b6cb0",
     "draft_weights_bytes": "#63b3ed",
-    "activation_bytes": "#dd6b20",
-    "non_torch_bytes": "#805ad5",
+    "torch_peak_increase_bytes": "#dd6b20",
+    "non_torch_increase_bytes": "#805ad5",
     "cudagraph_bytes": "#d53f8c",
     "kv_cache_bytes": "#38a169",
-    "free_bytes": "#cbd5e0",
+    "unused_budget_bytes": "#e2e8f0",
+    "outside_budget_bytes": "#cbd5e0",
 }
 
 
@@ -34,12 +35,12 @@ def gpu_memory_bar(plan: MemoryPlan) -> go.Figure:
             marker_color=color,
             hovertemplate=f"{name}: %{{x:.2f}} GiB<extra></extra>",
         )
-    budget = stages[plan.binding_stage].budget_bytes / GIB
+    budget = stages[plan.binding_stage].memory_limit_bytes / GIB
     fig.add_vline(
         x=budget,
         line_dash="dash",
         line_color="#1a202c",
-        annotation_text=f"engine budget {budget:.1f} GiB",
+        annotation_text=f"engine memory limit {budget:.1f} GiB",
         annotation_position="top",
     )
     fig.update_layout(

@@ -1,0 +1,19 @@
+"""Defaults the planner assumes when the user gives none, each written once here with its public rationale.
+
+Workload defaults (batch, prompt and output lengths) live with their source in ``data/speculation_rules.json``;
+UI values derived from these (τ and ρ at the default α and K) are computed with :mod:`planner.acceptance_math`,
+never stored.
+
+>>> NUM_SPECULATIVE_TOKENS, ACCEPTANCE_ALPHA
+(5, 0.8)
+"""
+
+from __future__ import annotations
+
+#: Draft length K: the value vLLM's speculative-decoding examples use (``num_speculative_tokens: 5``,
+#: https://docs.vllm.ai/en/latest/features/spec_decode.html).
+NUM_SPECULATIVE_TOKENS = 5
+
+#: Per-token acceptance α assumed for a well-matched draft when nothing is measured: Leviathan et al. (2023)
+#: report α of about 0.6-0.9 for same-family drafts (Table 3, https://arxiv.org/abs/2211.17192).
+ACCEPTANCE_ALPHA = 0.8

@@ -1,0 +1,121 @@
+"""The memory components an engine subtracts before sizing its KV pool, as the profile's fields select them.
+
+The structure follows the engines' code (see each profile's ``source``); the coefficients are calibrated on
+real start-up logs (``calibration`` in ``data/engines.json``; error printed by ``make bench-accuracy``).
+
+* torch peak increase (vLLM V1 profile run): ``max(forward, sampler) + moe_workspace`` (V0: the sum) where
+  ``forward = f · N · (2·H + 3·I/tp) · act_bytes`` over ``N = max_num_batched_tokens`` tokens,
+  ``sampler = s · max_num_seqs · vocab`` (fp32 logits and the sampler's copies, on the last stage only);
+* non-torch increase: a constant per parallel layout (NCCL and custom all-reduce buffers at TP > 1);
+* CUDA graphs: ``first + c · layers · (capture_sizes − 1)`` (vLLM's estimate; subtracted from v0.21 on).
+
+>>> from planner.engines.profiles import engine_profile
+>>> round(non_torch_bytes(engine_profile("vllm"), tp=2, pp=1) / 2**30, 2)
+2.1
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.engines.profiles import EngineProfile, engines_file
+from planner.facts import data_cache
+from planner.model.geometry import Architecture
+from planner.units import GIB, MIB
+
+
+class NonTorchGib(BaseModel):
+    """Non-torch memory per GPU by parallel layout (GiB); a missing layout falls back as documented below."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    tp1: float
+    tp_multi: float | None = None
+    tp_multi_pcie: float | None = None
+    pp_only: float | None = None
+
+
+class Calibration(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    sampler_bytes_per_logit: float
+    v0_sampler_bytes_per_logit: float
+    forward_activation_factor: float
+    moe_workspace_factor: float
+    non_torch: dict[str, NonTorchGib]
+    cudagraph_first_capture_bytes: int
+    cudagraph_bytes_per_layer_per_extra_graph: int
+
+
+@data_cache
+def calibration() -> Calibration:
+    raw = engines_file()["calibration"]
+    return Calibration(
+        sampler_bytes_per_logit=raw["sampler_bytes_per_logit"]["value"],
+        v0_sampler_bytes_per_logit=raw["v0_sampler_bytes_per_logit"]["value"],
+        forward_activation_factor=raw["forward_activation_factor"]["value"],
+        moe_workspace_factor=raw["moe_workspace_factor"]["value"],
+        non_torch={key: NonTorchGib(**raw[key]) for key in ("non_torch_gib", "sglang_non_torch_gib", "hf_context_gib")},
+        cudagraph_first_capture_bytes=round(raw["cudagraph"]["first_capture_mib"] * MIB),
+        cudagraph_bytes_per_layer_per_extra_graph=round(raw["cudagraph"]["mib_per_layer_per_extra_graph"] * MIB),
+    )
+
+
+def forward_activation_bytes(arch: Architecture, tokens: int, tp: int, element_bytes: int) -> int:
+    """Peak live activations of one layer over ``tokens`` tokens on one GPU."""
+    h = arch.hidden_size
+    q = arch.num_attention_heads * arch.head_dim
+    widths = [2 * h + (2 * q + 2 * arch.num_kv_heads * arch.head_dim) / tp]  # qkv and attention output
+    has_dense_layers = arch.moe is None or len(arch.moe.moe_layers) < arch.num_layers
+    if has_dense_layers:
+        widths.append(2 * h + 3 * arch.intermediate_size / tp)  # gate_up output and activation output
+    if arch.moe is not None:
+        widths.append(2 * h + 3 * arch.moe.expert_intermediate_size / tp)
+    return round(calibration().forward_activation_factor * tokens * max(widths) * element_bytes)
+
+
+def moe_workspace_bytes(arch: Architecture, tokens: int, tp: int, element_bytes: int) -> int:
+    """Fused-MoE workspaces (vLLM keeps them between calls): ``N · top_k · (max(2I/tp, H) + I/tp)``."""
+    if arch.moe is None or not arch.moe.moe_layers:
+        return 0
+    width = arch.moe.expert_intermediate_size / tp
+    per_token = arch.moe.experts_per_token * (max(2 * width, arch.hidden_size) + width)
+    return round(calibration().moe_workspace_factor * tokens * per_token * element_bytes)
+
+
+def sampler_bytes(profile: EngineProfile, vocab_size: int, num_seqs: int) -> int:
+    """The profile run's sampler over ``num_seqs`` dummy requests and the full vocabulary."""
+    per_logit = getattr(calibration(), profile.sampler_calibration)
+    return round(per_logit * num_seqs * vocab_size)
+
+
+def combine_peaks(profile: EngineProfile, peaks: list[int]) -> int:
+    """The profile run's peak over its phases: the largest (V1 frees between them) or their sum (V0)."""
+    return max(peaks) if profile.activation_peak == "max" else sum(peaks)
+
+
+def non_torch_bytes(profile: EngineProfile, tp: int, pp: int, peer_link: bool = True) -> int:
+    """CUDA context growth, NCCL and all-reduce buffers; custom all-reduce needs a peer link (NVLink).
+
+    A layout the calibration does not list costs what the nearest listed one does: TP over PCIe as TP
+    over NVLink, TP as TP 1, PP alone as TP 1.
+    """
+    gib = calibration().non_torch[profile.non_torch_calibration]
+    if tp > 1:
+        multi = gib.tp_multi if gib.tp_multi is not None else gib.tp1
+        value = gib.tp_multi_pcie if (not peer_link and gib.tp_multi_pcie is not None) else multi
+    elif pp > 1:
+        value = gib.pp_only if gib.pp_only is not None else gib.tp1
+    else:
+        value = gib.tp1
+    return round(value * GIB)
+
+
+def cudagraph_bytes(profile: EngineProfile, layers: int, capture_sizes: int) -> int:
+    """vLLM's CUDA-graph memory estimate: a first capture, then per-graph memory growing with depth."""
+    if not profile.cudagraph_estimated or capture_sizes <= 0:
+        return 0
+    cal = calibration()
+    return (
+        cal.cudagraph_first_capture_bytes + layers * (capture_sizes - 1) * cal.cudagraph_bytes_per_layer_per_extra_graph
+    )

@@ -1,0 +1,63 @@
+"""What a budget rule gets for one GPU of one pipeline stage, and what it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from planner.deployment import Deployment
+from planner.engines.profiles import EngineProfile, Limits
+from planner.memory.types import GpuMemory
+
+
+@dataclass(frozen=True)
+class StageInputs:
+    """One GPU of pipeline stage ``stage``: its components before the KV cache and its KV bytes per token."""
+
+    dep: Deployment
+    profile: EngineProfile
+    limits: Limits
+    total_bytes: int
+    target_weights_bytes: int
+    draft_weights_bytes: int
+    torch_peak_increase_bytes: int
+    non_torch_increase_bytes: int
+    cudagraph_bytes: int
+    target_kv_per_token: int
+    draft_kv_per_token: int
+    k: int
+    #: KV bytes one sequence of ``n`` tokens holds on this GPU (sliding layers capped as the engine sizes them).
+    sequence_bytes: Callable[[int], int]
+
+    @property
+    def weights_bytes(self) -> int:
+        return self.target_weights_bytes + self.draft_weights_bytes
+
+
+@dataclass(frozen=True)
+class StageBudget:
+    """The rule's result: the GPU's memory, the KV blocks it holds and the draft's own pool (SGLang)."""
+
+    memory: GpuMemory
+    blocks: int
+    draft_pool_bytes: int = 0
+
+
+def stage_memory(
+    s: StageInputs, *, limit: int, kv: int, outside: int, kv_fraction_base: int | None = None
+) -> GpuMemory:
+    """The GPU's memory: ``outside`` is what the engine holds beyond its limit without counting it."""
+    used = s.weights_bytes + s.torch_peak_increase_bytes + s.non_torch_increase_bytes + s.cudagraph_bytes + kv
+    return GpuMemory(
+        total_bytes=s.total_bytes,
+        memory_limit_bytes=limit,
+        kv_fraction_base_bytes=kv_fraction_base,
+        target_weights_bytes=s.target_weights_bytes,
+        draft_weights_bytes=s.draft_weights_bytes,
+        torch_peak_increase_bytes=s.torch_peak_increase_bytes,
+        non_torch_increase_bytes=s.non_torch_increase_bytes,
+        cudagraph_bytes=s.cudagraph_bytes,
+        kv_cache_bytes=kv,
+        unused_budget_bytes=limit - (used - outside),
+        outside_budget_bytes=s.total_bytes - limit - outside,
+    )

@@ -1,0 +1,30 @@
+"""``fraction_of_total`` (vLLM): ``KV = gpu_memory_utilization · total − weights(target + draft) − torch peak
+increase − non-torch increase (− CUDA-graph estimate from v0.21)``; the draft's layers share the block pool,
+so a token costs target + draft bytes and ``blocks = KV // (block_size · bytes_per_token)``. vLLM V0 sized the
+pool without the draft's weights (vLLM issue #9995), then split it so both models get the same number of
+blocks: ``blocks · kv_t / (kv_t + kv_d)``. Source: vLLM ``v1/worker/gpu_worker.py``
+determine_available_memory (https://github.com/vllm-project/vllm/blob/main/vllm/v1/worker/gpu_worker.py).
+"""
+
+from __future__ import annotations
+
+from planner.memory.budget_rules.stage import StageBudget, StageInputs, stage_memory
+
+POOLED = True
+
+
+def apply(s: StageInputs) -> StageBudget:
+    p, block = s.profile, s.limits.block_size
+    limit = round(s.limits.memory_fraction * s.total_bytes)
+    unbudgeted_draft = 0 if p.draft_weights_budgeted else s.draft_weights_bytes
+    uncounted_graphs = 0 if p.cudagraph_subtracted else s.cudagraph_bytes
+    counted = s.weights_bytes - unbudgeted_draft + s.torch_peak_increase_bytes + s.non_torch_increase_bytes
+    kv = limit - counted - (s.cudagraph_bytes - uncounted_graphs)
+    per_token = s.target_kv_per_token + s.draft_kv_per_token
+    if p.draft_kv == "even_block_split":
+        target_blocks = kv // (block * s.target_kv_per_token) if s.target_kv_per_token else 0
+        blocks = int(target_blocks * s.target_kv_per_token / per_token) if per_token else 0
+    else:
+        blocks = kv // (block * per_token) if per_token else 0
+    memory = stage_memory(s, limit=limit, kv=kv, outside=unbudgeted_draft + uncounted_graphs)
+    return StageBudget(memory=memory, blocks=int(blocks))
