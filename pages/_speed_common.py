@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.speed.estimate import SpeedReport, SpeedWorkload, speed_report
-from planner.speed.policy import speculation_rules
+from planner.speed import SpeedReport, SpeedWorkload, speculation_rules, speed_report
 
 ACCEPTANCE_MODES = {
     "α (per-token acceptance, Leviathan)": "alpha",

@@ -1,10 +1,10 @@
 """The decision matrix: every candidate draft for a target on a node, checked, sized, timed, ranked.
 
 For each smaller catalog (or imported) model: the compatibility verdict and its ``Check`` objects
-(:mod:`planner.pairs.compatibility`, carried by the row as they are), the draft's weights per GPU, its share of the KV pool and the
-concurrency it costs (:mod:`planner.memory.plan`), the predicted speedup at batch 1 and at the chosen batch,
-the optimal K and break-even α (:mod:`planner.speed.estimate`) at the α of
-:func:`planner.pairs.acceptance.acceptance_prior`
+(:mod:`planner.pairs.compatibility`, carried by the row as they are), the draft's weights per GPU,
+its share of the KV pool and the concurrency it costs (:mod:`planner.memory.plan`), the predicted
+speedup at batch 1 and at the chosen batch, the optimal K and break-even α
+(:mod:`planner.speed.estimate`) at the α of :func:`planner.pairs.acceptance.acceptance_prior`
 (measured > published > prior, each labelled). Compatible drafts that fit rank by predicted speedup at
 the chosen batch; drafts that do not fit follow; incompatible ones sink to the bottom with the reason.
 
