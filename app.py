@@ -20,10 +20,10 @@ PAGES = [
     st.Page("pages/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
     st.Page("pages/validation.py", title="Validation", icon="🔬", url_path="validation"),
 ]
-#: Pages that read the shared scenario; the sidebar draws it only for them.
-SCENARIO_PAGES = ("sizing", "performance", "draft-selection", "fleet")
+#: Pages that read the shared scenario (by title); the sidebar draws it only for them.
+SCENARIO_PAGES = ("Sizing", "Performance", "Draft Selection", "Fleet & Quote")
 
 page = st.navigation(PAGES)
-if page.url_path in SCENARIO_PAGES:
+if page.title in SCENARIO_PAGES:
     scenario_sidebar()
 run_in_app_frame(page.run)
