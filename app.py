@@ -1,10 +1,14 @@
 """Speculative Decoding Capacity Planner: the Streamlit entry point (`make run`).
 
-Pages live in pages/ and are registered here explicitly; each page gathers inputs into the core's
-pydantic models, calls the core once and renders what it returns.
+Pages live in pages/ and are registered here explicitly; each page reads the shared scenario (drawn in
+the sidebar here), calls the core once and renders what it returns. A page opened by a deep link on a
+fresh server hands the request back to this file (pages/_frame.py), so every page runs in this frame.
 """
 
 import streamlit as st
+
+from pages._frame import run_in_app_frame
+from pages._scenario import scenario_sidebar
 
 st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon="🧮", layout="wide")
 
@@ -16,5 +20,10 @@ PAGES = [
     st.Page("pages/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
     st.Page("pages/validation.py", title="Validation", icon="🔬", url_path="validation"),
 ]
+#: Pages that read the shared scenario (by title); the sidebar draws it only for them.
+SCENARIO_PAGES = ("Sizing", "Performance", "Draft Selection", "Fleet & Quote")
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+if page.title in SCENARIO_PAGES:
+    scenario_sidebar()
+run_in_app_frame(page.run)

@@ -11,18 +11,17 @@ from typing import TypeVar
 import pandas as pd
 import streamlit as st
 
-from planner.catalog import lookup as catalog
-from planner.catalog.model_facts import model_facts
-from planner.errors import PlannerError
+from planner import PlannerError
+from planner.catalog import list_models, model_facts
 from planner.memory import concurrency_by_context, plan_memory
-from planner.reports.tables import gpus_table, models_table, nodes_table
+from planner.reports import gpus_table, models_table, nodes_table
 
 T = TypeVar("T")
 
 
 @st.cache_data(show_spinner=False)
 def catalog_models_table() -> pd.DataFrame:
-    return models_table(model_facts(spec) for spec in catalog.list_models())
+    return models_table(model_facts(spec) for spec in list_models())
 
 
 @st.cache_data(show_spinner=False)

@@ -10,8 +10,7 @@ import streamlit as st
 
 from planner.acceptance_math import draft_acceptance_rate, expected_tokens_per_step
 from planner.defaults import ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS
-from planner.speed.estimate import SpeedReport, SpeedWorkload, speed_report
-from planner.speed.policy import speculation_rules
+from planner.speed import SpeedReport, SpeedWorkload, speculation_rules, speed_report
 
 ACCEPTANCE_MODES = {
     "α (per-token acceptance, Leviathan)": "alpha",

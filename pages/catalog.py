@@ -4,11 +4,12 @@ every GPU with the memory software sees; and an import of a custom config.json."
 import streamlit as st
 
 from pages._common import catalog_gpus_table, catalog_models_table, catalog_nodes_table, guarded
+from pages._frame import ensure_app_frame
 from pages._scenario import imported_models
-from planner.catalog.config_import import model_from_config
-from planner.catalog.model_facts import model_facts
-from planner.reports.tables import models_table
+from planner.catalog import model_facts, model_from_config
+from planner.reports import models_table
 
+ensure_app_frame()
 st.title("Catalog")
 st.caption(
     "Parameter counts are exact (closed-form per architecture, checked against transformers). "

@@ -1,15 +1,16 @@
 """Draft Selection: which draft should this target use on this node — or none?"""
 
-import plotly.express as px
 import streamlit as st
 
 from pages._common import guarded
-from pages._scenario import imported_models, scenario_deployment
-from planner.decisions.selection import decision_matrix, matrix_table
+from pages._frame import ensure_app_frame
+from pages._scenario import imported_models, lookup_model, scenario_deployment
+from planner.decisions import decision_matrix, matrix_table
 from planner.defaults import ACCEPTANCE_ALPHA
-from planner.pairs.compatibility import check_pair
-from planner.pairs.tokenizers import load_tokenizer_vocab
+from planner.pairs import check_pair, load_tokenizer_vocab
+from planner.reports.charts import speedup_vs_kv_scatter
 
+ensure_app_frame()
 st.title("Draft Selection")
 st.caption(
     "Every smaller model checked as a draft for the scenario's target on its node, sized and timed, "
@@ -66,28 +67,19 @@ if matrix is not None:
     chosen = event.selection.rows[0] if event and event.selection.rows else 0
     row = matrix.rows[chosen] if matrix.rows else None
 
-    compatible = table[table["verdict"] != "incompatible"].dropna(subset=[f"speedup @ batch {matrix.batch_size}"])
-    if not compatible.empty:
+    scatter = speedup_vs_kv_scatter(matrix)
+    if scatter is not None:
         st.subheader("Predicted speedup against KV cost")
-        fig = px.scatter(
-            compatible,
-            x="draft KV share (%)",
-            y=f"speedup @ batch {matrix.batch_size}",
-            color="verdict",
-            hover_name="draft",
-            size="ratio (x)",
-            labels={"draft KV share (%)": "draft's share of KV pool (%)"},
-        )
-        fig.add_hline(y=1.0, line_dash="dot", annotation_text="no gain")
-        st.plotly_chart(fig, key="selection_scatter")
+        st.plotly_chart(scatter, key="selection_scatter")
 
     if row is not None:
         st.subheader(f"Why: {row.draft}")
         st.write(f"Verdict **{row.verdict}**, parameter ratio {row.parameter_ratio:.1f}x. {row.why_lower}")
-        for name, status in row.checks.items():
-            detail = next((r.split(": ", 1)[1] for r in row.reasons if r.startswith(name + ":")), "passes")
-            icon = {"pass": "✅", "warn": "⚠️", "fail": "⛔"}[status]
-            st.write(f"{icon} **{name}** — {detail}")
+        for check in row.checks:
+            icon = {"pass": "✅", "warn": "⚠️", "fail": "⛔"}[check.status]
+            st.write(f"{icon} **{check.name}** — {check.detail}")
+        if row.speed_problem:
+            st.caption(f"speed: {row.speed_problem}")
         if row.alpha_detail:
             st.caption(f"α: {row.alpha_detail}")
         for problem in row.memory_problems:
@@ -99,8 +91,6 @@ if matrix is not None:
         d_file = st.file_uploader("draft tokenizer.json", type=["json"], key="selection_draft_tok")
         draft_for_files = st.selectbox("Draft model", [r.draft for r in matrix.rows], key="selection_tok_draft")
         if t_file is not None and d_file is not None and dep is not None:
-            from pages._scenario import lookup_model
-
             verdict = guarded(
                 lambda: check_pair(
                     dep.target,

@@ -3,28 +3,29 @@
 import streamlit as st
 
 from pages._common import guarded
-from pages._scenario import lookup_model, scenario_inputs
-from planner.catalog import lookup as catalog
-from planner.decisions.fleet import Traffic, compare_nodes
+from pages._frame import ensure_app_frame
+from pages._scenario import current_scenario, lookup_model
+from planner.catalog import get_node, list_nodes
+from planner.decisions import Traffic, compare_nodes
 from planner.defaults import ACCEPTANCE_ALPHA
-from planner.reports.charts.fleet import cost_by_node
-from planner.reports.document import MIME
-from planner.reports.quote import quote_report, quotes_table
+from planner.reports import MIME, quote_report, quotes_table
+from planner.reports.charts import cost_by_node
 
+ensure_app_frame()
 st.title("Fleet & Quote")
 st.caption(
     "How many nodes a workload needs, and what they cost, with and without the scenario's draft. "
     "Prices are dated on-demand medians (data/prices.json); override them below."
 )
 
-values = scenario_inputs()
+scenario = current_scenario()
 c1, c2, c3, c4 = st.columns(4)
 rate = c1.number_input("Requests per second", 0.01, 100_000.0, 20.0, step=1.0, key="fleet_rate")
 prompt = c2.number_input("Prompt tokens", 1, 1_000_000, 1024, step=128, key="fleet_prompt")
 output = c3.number_input("Output tokens", 1, 100_000, 256, step=64, key="fleet_output")
 slo_ms = c4.number_input("TPOT objective (ms, 0 = none)", 0.0, 10_000.0, 50.0, step=5.0, key="fleet_slo")
 alpha = st.slider("Assumed acceptance α of the draft", 0.0, 1.0, ACCEPTANCE_ALPHA, 0.01, key="fleet_alpha")
-node_ids = [n.id for n in catalog.list_nodes()]
+node_ids = [n.id for n in list_nodes()]
 default_nodes = [
     n for n in ("8x-h100-sxm-80gb", "8x-h200-sxm-141gb", "8x-mi300x-192gb", "4x-l40s-48gb") if n in node_ids
 ]
@@ -39,7 +40,7 @@ def _quotes(target_id, draft_id, traffic, node_list, engine, kv_dtype):
     target = lookup_model(target_id)
     draft = lookup_model(draft_id) if draft_id else None
     return compare_nodes(
-        target, [catalog.get_node(n) for n in node_list], traffic, draft=draft, engine=engine, kv_dtype=kv_dtype
+        target, [get_node(n) for n in node_list], traffic, draft=draft, engine=engine, kv_dtype=kv_dtype
     )
 
 
@@ -53,11 +54,11 @@ traffic = guarded(
         usd_per_gpu_hour=price or None,
     )
 )
-draft_id = None if values["draft"] == "(no draft)" else values["draft"]
-engine = values["engine"] if values["engine"] != "hf" else "vllm"
+draft_id = scenario.draft if scenario else None
+engine = scenario.engine if scenario and scenario.engine != "hf" else "vllm"
 result = (
-    guarded(lambda: _quotes(values["target"], draft_id, traffic, tuple(chosen), engine, values["kv_dtype"]))
-    if traffic and chosen
+    guarded(lambda: _quotes(scenario.target, draft_id, traffic, tuple(chosen), engine, scenario.kv_dtype))
+    if scenario and traffic and chosen
     else None
 )
 if not chosen:
@@ -77,7 +78,7 @@ if result is not None:
         st.plotly_chart(cost_by_node(quotes), key="fleet_cost")
     for reason in unusable:
         st.warning(reason)
-    report = quote_report(values["target"], draft_id, traffic, quotes, unusable)
+    report = quote_report(scenario.target, draft_id, traffic, quotes, unusable)
     st.subheader("Export")
     cols = st.columns(5)
     for col, fmt in zip(cols, ("xlsx", "html", "json", "md"), strict=False):

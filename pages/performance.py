@@ -1,16 +1,16 @@
 """Performance: does the draft make serving faster on this node, at this load, and by how much?"""
 
-import pandas as pd
 import streamlit as st
 
 from pages._common import guarded
+from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
 from pages._speed_common import cached_speed_report, workload_fields
-from planner.reports.charts.speed import batch_speedup_chart, break_even_chart, latency_chart, speedup_heatmap
-from planner.speed.estimate import SpeedWorkload
-from planner.speed.profiles import calibration_summary
-from planner.units import bytes_to_gb
+from planner.reports import speed_assumptions_table, step_times_table
+from planner.reports.charts import batch_speedup_chart, break_even_chart, latency_chart, speedup_heatmap
+from planner.speed import SpeedWorkload, calibration_summary
 
+ensure_app_frame()
 st.title("Performance")
 st.caption(
     "Roofline step times per GPU (bytes over achievable bandwidth vs FLOPs over achievable peak, plus "
@@ -73,34 +73,14 @@ if report is not None:
 
     with st.expander("Assumptions: the engine speed profile and its calibration"):
         st.write(f"Profile **{est.profile}** (data/speed_profiles.json).")
-        st.dataframe(
-            pd.DataFrame([{"parameter": n, "value": str(v), "source or fit": s} for n, v, s in est.assumptions]),
-            hide_index=True,
-        )
+        st.dataframe(speed_assumptions_table(est), hide_index=True)
         calibration = calibration_summary()
         for key in ("goal_rows", "prior_rows", "plain_rows"):
             if key in calibration:
                 st.write(f"- {calibration[key]}")
         st.caption("Reproduce with `make bench-speed-accuracy`; refit with `python -m bench.fit_speed_profile`.")
-        steps = est.steps
         st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "forward pass": name,
-                        "ms": f.total_s * 1e3,
-                        "bound": f.bound,
-                        "weights read (GB)": bytes_to_gb(f.weight_read_bytes),
-                        "KV read (GB)": bytes_to_gb(f.kv_read_bytes),
-                    }
-                    for name, f in (
-                        ("target decode (1 token)", steps.target_decode),
-                        (f"target verify ({est.k + 1} tokens)", steps.target_verify),
-                        ("draft decode (1 token)", steps.draft_decode),
-                        ("draft first pass", steps.draft_first_pass),
-                    )
-                ]
-            ),
+            step_times_table(est),
             hide_index=True,
             column_config={"ms": st.column_config.NumberColumn(format="%.3f")},
         )

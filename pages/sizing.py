@@ -1,15 +1,14 @@
 """Sizing: will the target + draft fit this node with this engine, and what KV cache is left?"""
 
-import pandas as pd
 import streamlit as st
 
 from pages._common import cached_concurrency_curve, cached_plan, guarded
+from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
-from planner.reports.charts.memory import concurrency_curve, draft_cost_bars, gpu_memory_bar
-from planner.reports.document import MIME
-from planner.reports.sizing import sizing_report
-from planner.reports.tables import gpu_memory_table
+from planner.reports import MIME, gpu_memory_table, sizing_report, suggestions_table
+from planner.reports.charts import concurrency_curve, draft_cost_bars, gpu_memory_bar
 
+ensure_app_frame()
 st.title("Sizing")
 st.caption("Per-GPU memory as the serving engine budgets it. GiB = 2^30 bytes, GB = 10^9 bytes.")
 
@@ -36,7 +35,7 @@ if plan is not None:
     if plan.suggestions:
         st.subheader("What would make it fit")
         st.dataframe(
-            pd.DataFrame([s.model_dump() for s in plan.suggestions]),
+            suggestions_table(plan),
             hide_index=True,
             column_config={"max_concurrency": st.column_config.NumberColumn(format="%.1f")},
         )

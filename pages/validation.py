@@ -3,9 +3,11 @@
 import streamlit as st
 
 from pages._common import guarded
-from planner.measure.nvml_sampler import detect_gpus
-from planner.measure.record import load_records, measurements_dir
-from planner.reports.charts.measure import (
+from pages._frame import ensure_app_frame
+from planner import GIB, check_log
+from planner.measure import detect_gpus, load_records, measurements_dir
+from planner.reports import log_facts_table, task_verdicts_table
+from planner.reports.charts import (
     acceptance_by_position_bars,
     filter_records,
     log_check_bars,
@@ -16,9 +18,8 @@ from planner.reports.charts.measure import (
     speed_comparison_bars,
     task_acceptance_bars,
 )
-from planner.units import GIB
-from planner.validation.log_check import check_log
 
+ensure_app_frame()
 st.title("Validation")
 st.caption(
     "Measured speculative runs (python -m planner measure, make validate-gpu) against the planner's estimate "
@@ -92,22 +93,7 @@ else:
         left, right = st.columns(2)
         left.plotly_chart(acceptance_by_position_bars(record), key="validation_positions")
         right.plotly_chart(task_acceptance_bars(record), key="validation_tasks")
-        st.dataframe(
-            [
-                {
-                    "task": v.task,
-                    "prompts": v.prompts,
-                    "steps": v.steps,
-                    "alpha": v.alpha,
-                    "tau": v.mean_accepted_len,
-                    "verdict": v.verdict,
-                    "reason": v.reason,
-                }
-                for v in record.verdict_by_task.values()
-            ],
-            hide_index=True,
-            key="validation_verdicts",
-        )
+        st.dataframe(task_verdicts_table(record), hide_index=True, key="validation_verdicts")
         with st.expander("Errors, notes and assumptions"):
             st.json(
                 {
@@ -135,11 +121,7 @@ if source.strip():
     if check is not None:
         facts = check.facts
         st.write(f"Engine: **{facts.engine or 'not recognised'}** {facts.engine_version or ''}")
-        st.dataframe(
-            [{"fact": name, "value": getattr(facts, name), "line": facts.evidence[name]} for name in facts.found],
-            hide_index=True,
-            key="validation_log_facts",
-        )
+        st.dataframe(log_facts_table(facts), hide_index=True, key="validation_log_facts")
         if check.applicable:
             d = check.deployment
             st.success(f"Planner ({d.engine_profile}) for {d.target} on {d.gpu_count}x {d.gpu}, TP {d.tp} PP {d.pp}")

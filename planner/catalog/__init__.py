@@ -1,0 +1,58 @@
+"""The catalog: data/*.json loaded once into validated schemas, looked up by id or alias."""
+
+from planner.catalog.config_import import load_config, model_from_config
+from planner.catalog.hardware import DeviceTotal, device_total_bytes, nearest_gpu_by_total
+from planner.catalog.importing import resolve_model
+from planner.catalog.lookup import (
+    get_gpu,
+    get_kv_dtype,
+    get_model,
+    get_node,
+    get_price,
+    get_tokenizer,
+    get_weight_format,
+    list_gpus,
+    list_kv_dtypes,
+    list_models,
+    list_nodes,
+    list_prices,
+    list_tokenizers,
+    list_weight_formats,
+)
+from planner.catalog.model_facts import ModelFacts, model_facts
+from planner.catalog.name_matching import ModelMatch, match_gpu, match_model
+from planner.catalog.schemas import GpuPrice, GpuSpec, Lineage, ModelSpec, NodeType, TokenizerSpec
+
+__all__ = [
+    "DeviceTotal",
+    "GpuPrice",
+    "GpuSpec",
+    "Lineage",
+    "ModelFacts",
+    "ModelMatch",
+    "ModelSpec",
+    "NodeType",
+    "TokenizerSpec",
+    "device_total_bytes",
+    "get_gpu",
+    "get_kv_dtype",
+    "get_model",
+    "get_node",
+    "get_price",
+    "get_tokenizer",
+    "get_weight_format",
+    "list_gpus",
+    "list_kv_dtypes",
+    "list_models",
+    "list_nodes",
+    "list_prices",
+    "list_tokenizers",
+    "list_weight_formats",
+    "load_config",
+    "match_gpu",
+    "match_model",
+    "model_facts",
+    "model_from_config",
+    "nearest_gpu_by_total",
+    "resolve_model",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from planner.catalog import lookup as catalog
+from planner import catalog
 from planner.cli.common import add_json_flag, emit
 
 LISTS = {

@@ -6,11 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from planner import GIB, InputError
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import fraction
-from planner.errors import InputError
-from planner.units import GIB
-from planner.validation.log_check import check_log
+from planner.validation import check_log
 
 
 def register(subparsers) -> None:

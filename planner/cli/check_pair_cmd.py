@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import argparse
 
+from planner import ENGINES
 from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, positive_int
 from planner.cli.deployment_args import engine_name
-from planner.deployment import ENGINES
-from planner.pairs.acceptance import acceptance_prior
-from planner.pairs.compatibility import check_pair
-from planner.pairs.tokenizers import load_tokenizer_vocab
+from planner.pairs import acceptance_prior, check_pair, load_tokenizer_vocab
 
 MARKS = {"pass": "ok  ", "warn": "WARN", "fail": "FAIL"}
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from planner.catalog.lookup import get_kv_dtype
+from planner.catalog import get_kv_dtype
 from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, positive_int
-from planner.model.kv_bytes import kv_bytes_for_context, kv_bytes_per_token, kv_element_bytes, kv_heads_per_gpu
-from planner.model.parallelism import check_tp
+from planner.model import check_tp, kv_bytes_for_context, kv_bytes_per_token, kv_element_bytes, kv_heads_per_gpu
 from planner.units import fmt_bytes
 
 

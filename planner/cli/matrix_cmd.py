@@ -8,7 +8,7 @@ import sys
 from planner.acceptance_math import check_alpha
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
-from planner.decisions.selection import decision_matrix, matrix_table
+from planner.decisions import decision_matrix, matrix_table
 
 
 def _alpha(text: str) -> float:

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "random_weights", False, "--random-weights with --target-config/--draft-config (a config has no weights)"
         )
-    from planner.measure.harness import MeasureOptions, measure  # torch and transformers load here
+    from planner.measure import MeasureOptions, measure  # torch and transformers load here
 
     options = MeasureOptions(
         target=args.target or args.target_config,

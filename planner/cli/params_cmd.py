@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from planner.catalog.model_facts import model_facts
+from planner.catalog import model_facts
 from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args
 from planner.units import fmt_count, fmt_gb, fmt_gib
 

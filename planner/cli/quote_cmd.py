@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from planner.catalog.importing import resolve_model
-from planner.catalog.lookup import get_node
+from planner.catalog import get_node, resolve_model
 from planner.cli.common import add_json_flag, emit, positive_int, write_report
 from planner.cli.deployment_args import fraction, positive_float
-from planner.decisions.fleet import Traffic, compare_nodes
+from planner.decisions import Traffic, compare_nodes
 from planner.defaults import ACCEPTANCE_ALPHA
-from planner.reports.quote import quote_report
+from planner.reports import quote_report
 
 
 def register(subparsers) -> None:

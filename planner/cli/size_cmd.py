@@ -7,7 +7,7 @@ import argparse
 from planner.cli.common import add_json_flag, emit, write_report
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.memory import COMPONENT_LABELS, plan_memory
-from planner.reports.sizing import sizing_report
+from planner.reports import sizing_report
 from planner.units import fmt_gib
 
 

@@ -7,7 +7,7 @@ import argparse
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.errors import InputError
-from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.speed import SpeedWorkload, estimate_speed
 
 
 def _number(text: str) -> float:

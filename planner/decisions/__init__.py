@@ -1,0 +1,27 @@
+"""Decisions: the draft decision matrix and fleet quotes (replicas, nodes, cost)."""
+
+from planner.decisions.fleet import (
+    HOURS_PER_MONTH,
+    FleetOption,
+    FleetQuote,
+    Traffic,
+    best_quote_on_node,
+    compare_nodes,
+    fleet_quote,
+)
+from planner.decisions.selection import DecisionMatrix, MatrixRow, candidate_drafts, decision_matrix, matrix_table
+
+__all__ = [
+    "HOURS_PER_MONTH",
+    "DecisionMatrix",
+    "FleetOption",
+    "FleetQuote",
+    "MatrixRow",
+    "Traffic",
+    "best_quote_on_node",
+    "candidate_drafts",
+    "compare_nodes",
+    "decision_matrix",
+    "fleet_quote",
+    "matrix_table",
+]

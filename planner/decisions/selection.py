@@ -1,10 +1,10 @@
 """The decision matrix: every candidate draft for a target on a node, checked, sized, timed, ranked.
 
-For each smaller catalog (or imported) model: the compatibility verdict and its checks
-(:mod:`planner.pairs.compatibility`), the draft's weights per GPU, its share of the KV pool and the
-concurrency it costs (:mod:`planner.memory.plan`), the predicted speedup at batch 1 and at the chosen batch,
-the optimal K and break-even α (:mod:`planner.speed.estimate`) at the α of
-:func:`planner.pairs.acceptance.acceptance_prior`
+For each smaller catalog (or imported) model: the compatibility verdict and its ``Check`` objects
+(:mod:`planner.pairs.compatibility`, carried by the row as they are), the draft's weights per GPU,
+its share of the KV pool and the concurrency it costs (:mod:`planner.memory.plan`), the predicted
+speedup at batch 1 and at the chosen batch, the optimal K and break-even α
+(:mod:`planner.speed.estimate`) at the α of :func:`planner.pairs.acceptance.acceptance_prior`
 (measured > published > prior, each labelled). Compatible drafts that fit rank by predicted speedup at
 the chosen batch; drafts that do not fit follow; incompatible ones sink to the bottom with the reason.
 
@@ -30,6 +30,7 @@ from planner.errors import InputError, PlannerError
 from planner.memory.plan import plan_memory
 from planner.pairs.acceptance import acceptance_prior
 from planner.pairs.compatibility import check_pair
+from planner.pairs.context import Check
 from planner.pairs.size_ratio import param_count
 from planner.speed.estimate import SpeedWorkload, estimate_speed
 from planner.units import GIB
@@ -40,8 +41,8 @@ class MatrixRow(BaseModel):
     draft: str
     verdict: str
     parameter_ratio: float
-    checks: dict[str, str]
-    reasons: list[str]
+    #: Every compatibility check of the pair, in the verdict's order, with its status, detail and sources.
+    checks: list[Check]
     fits: bool
     memory_problems: list[str]
     draft_weights_bytes_per_gpu: int | None = None
@@ -57,7 +58,13 @@ class MatrixRow(BaseModel):
     optimal_k_at_batch: int | None = None
     break_even_alpha: float | None = None
     speed_verdict: str | None = None
+    #: Why there is no speed estimate for a compatible draft that fits (the error's message).
+    speed_problem: str | None = None
     why_lower: str = ""
+
+    def check(self, name: str) -> Check:
+        """The named check (tokenizer, vocab_size, lineage, parameter_ratio, engine)."""
+        return next(c for c in self.checks if c.name == name)
 
 
 class DecisionMatrix(BaseModel):
@@ -100,21 +107,12 @@ def _row(
         draft=draft.id,
         verdict=verdict.verdict,
         parameter_ratio=verdict.parameter_ratio,
-        checks={c.name: c.status for c in verdict.checks},
-        reasons=[f"{c.name}: {c.detail}" for c in verdict.checks if c.status != "pass"],
+        checks=verdict.checks,
         fits=False,
         memory_problems=[],
     )
     try:
-        dep = base.model_copy(update={"draft": draft, "draft_tp": None, "draft_dtype": None})
-        dep = Deployment.build(
-            **{
-                **dep.model_dump(exclude={"target", "draft", "gpu"}),
-                "target": dep.target,
-                "draft": draft,
-                "gpu": dep.gpu,
-            }
-        )
+        dep = base.with_draft(draft)
         plan = plan_memory(dep, with_suggestions=False)
     except PlannerError as exc:
         row.memory_problems = [str(exc)]
@@ -144,7 +142,7 @@ def _row(
             ),
         )
     except PlannerError as exc:
-        row.reasons.append(f"speed: {exc}")
+        row.speed_problem = str(exc)
         return row
     row.speedup_batch_1 = at_1.speedup_at_optimal_k
     row.speedup_at_batch = at_b.speedup_at_optimal_k
@@ -165,15 +163,15 @@ def _first_sentence(text: str) -> str:
 
 def _why_lower(row: MatrixRow, top: MatrixRow, batch_size: int) -> str:
     if row.verdict == "incompatible":
-        failed = {k for k, v in row.checks.items() if v == "fail"}
-        first = next((r for r in row.reasons if r.split(":")[0] in failed), row.reasons[0] if row.reasons else "")
+        failed = next((c for c in row.checks if c.status == "fail"), None)
+        first = f"{failed.name}: {failed.detail}" if failed else ""
         return "incompatible — " + (_first_sentence(first) or "a check failed")
     if not row.fits:
         return "does not fit — " + (
             _first_sentence(row.memory_problems[0]) if row.memory_problems else "no KV cache left"
         )
     if row.speedup_at_batch is None:
-        return "no speed estimate — " + (row.reasons[-1] if row.reasons else "")
+        return "no speed estimate — " + (f"speed: {row.speed_problem}" if row.speed_problem else "")
     return (
         f"predicted {row.speedup_at_batch:.2f}x at batch {batch_size} vs {top.speedup_at_batch:.2f}x for "
         f"{top.draft} (α {row.alpha:.2f}, {row.alpha_source})"
@@ -196,7 +194,7 @@ def decision_matrix(
     """
     if batch_size < 1:
         raise InputError("batch_size", batch_size, "an integer >= 1")
-    alone = base.model_copy(update={"draft": None, "draft_tp": None, "draft_dtype": None})
+    alone = base.without_draft()
     baseline = plan_memory(alone, with_suggestions=False)
     measured = dict(measured_alphas or {})
     rows = [
@@ -245,7 +243,7 @@ def matrix_table(matrix: DecisionMatrix):
                 "draft": r.draft,
                 "verdict": r.verdict,
                 "ratio (x)": round(r.parameter_ratio, 1),
-                **{f"check {k}": v for k, v in r.checks.items()},
+                **{f"check {c.name}": c.status for c in r.checks},
                 "fits": r.fits,
                 "draft weights / GPU (GiB)": None
                 if r.draft_weights_bytes_per_gpu is None

@@ -1,0 +1,5 @@
+"""Each serving engine's documented memory behaviour as typed profiles (data/engines.json)."""
+
+from planner.engines.profiles import EngineProfile, Limits, engine_profile, list_engine_profiles, resolve_limits
+
+__all__ = ["EngineProfile", "Limits", "engine_profile", "list_engine_profiles", "resolve_limits"]

@@ -4,5 +4,42 @@ Importing this package is light (nothing heavy at import time); the modules that
 (``speculative_run``, ``model_loading``, ``harness``) import torch, and ``nvml_sampler`` imports
 pynvml only when a sampler starts. ``record``, ``prompts``, ``acceptance_counts``,
 ``vllm_metrics`` and ``prediction`` are pure Python, so the Validation page and the CLI can read
-records without torch.
+records without torch. :func:`measure` is resolved on first use (PEP 562), so
+``from planner.measure import measure`` is where torch and transformers load.
 """
+
+import importlib
+from typing import Any
+
+from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict, acceptance_stats
+from planner.measure.nvml_sampler import NvmlResult, NvmlSampler, detect_gpus
+from planner.measure.options import MeasureOptions
+from planner.measure.prediction import Prediction
+from planner.measure.record import MeasurementRecord, load_records, measurements_dir, save_record
+
+#: Names that load torch, resolved on first access.
+_HEAVY = {"measure": "planner.measure.harness"}
+
+__all__ = [
+    "AcceptanceStats",
+    "MeasureOptions",
+    "MeasurementRecord",
+    "NvmlResult",
+    "NvmlSampler",
+    "Prediction",
+    "TaskVerdict",
+    "acceptance_stats",
+    "detect_gpus",
+    "load_records",
+    "measure",
+    "measurements_dir",
+    "save_record",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HEAVY:
+        value = getattr(importlib.import_module(_HEAVY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'planner.measure' has no attribute {name!r}")

@@ -1,0 +1,36 @@
+"""Reports: documents (PDF, XLSX, HTML, JSON, Markdown), tables and charts built from core results; no formulas."""
+
+from planner.reports import charts
+from planner.reports.document import MIME, Report, Section
+from planner.reports.quote import quote_report, quotes_table
+from planner.reports.sizing import sizing_report
+from planner.reports.tables import (
+    gpu_memory_table,
+    gpus_table,
+    log_facts_table,
+    models_table,
+    nodes_table,
+    speed_assumptions_table,
+    step_times_table,
+    suggestions_table,
+    task_verdicts_table,
+)
+
+__all__ = [
+    "MIME",
+    "Report",
+    "Section",
+    "charts",
+    "gpu_memory_table",
+    "gpus_table",
+    "log_facts_table",
+    "models_table",
+    "nodes_table",
+    "quote_report",
+    "quotes_table",
+    "sizing_report",
+    "speed_assumptions_table",
+    "step_times_table",
+    "suggestions_table",
+    "task_verdicts_table",
+]

@@ -1,4 +1,5 @@
-"""Catalog tables (pandas) for the app, the reports and the CLI: one row per model or GPU.
+"""Tables (pandas) for the app, the reports and the CLI: catalog rows, memory components, speed steps,
+measurement verdicts and engine-log facts. No formulas: each is a view of a core result.
 
 Column names carry their units; GB means 10^9 bytes and GiB 2^30 bytes, as the header says.
 """
@@ -12,8 +13,11 @@ import pandas as pd
 from planner.catalog.hardware import device_total_bytes
 from planner.catalog.lookup import list_gpus, list_nodes
 from planner.catalog.model_facts import ModelFacts
-from planner.memory import COMPONENT_LABELS
-from planner.units import GB, GIB, KIB
+from planner.measure.record import MeasurementRecord
+from planner.memory import COMPONENT_LABELS, MemoryPlan
+from planner.speed.estimate import SpeedEstimate
+from planner.units import GB, GIB, KIB, bytes_to_gb
+from planner.validation.engine_log import EngineLogFacts
 
 
 def models_table(facts: Iterable[ModelFacts]) -> pd.DataFrame:
@@ -89,3 +93,63 @@ def gpu_memory_table(gpu) -> pd.DataFrame:
         rows.append(("free memory the KV fraction is taken of", gpu.kv_fraction_base_bytes))
     rows += [(label, getattr(gpu, field)) for field, label in COMPONENT_LABELS.items()]
     return pd.DataFrame([{"component": name, "GiB": value / GIB, "GB": value / GB} for name, value in rows])
+
+
+def suggestions_table(plan: MemoryPlan) -> pd.DataFrame:
+    """The ranked fixes of a plan that does not fit (or could fit more), one row each."""
+    return pd.DataFrame([s.model_dump() for s in plan.suggestions])
+
+
+def step_times_table(est: SpeedEstimate) -> pd.DataFrame:
+    """The forward passes behind a speed estimate: time (ms), what bounds it, bytes read (GB = 10^9 bytes)."""
+    steps = est.steps
+    passes = (
+        ("target decode (1 token)", steps.target_decode),
+        (f"target verify ({est.k + 1} tokens)", steps.target_verify),
+        ("draft decode (1 token)", steps.draft_decode),
+        ("draft first pass", steps.draft_first_pass),
+    )
+    return pd.DataFrame(
+        [
+            {
+                "forward pass": name,
+                "ms": f.total_s * 1e3,
+                "bound": f.bound,
+                "weights read (GB)": bytes_to_gb(f.weight_read_bytes),
+                "KV read (GB)": bytes_to_gb(f.kv_read_bytes),
+            }
+            for name, f in passes
+        ]
+    )
+
+
+def speed_assumptions_table(est: SpeedEstimate) -> pd.DataFrame:
+    """The speed profile's parameters behind an estimate, each with its source or fit."""
+    return pd.DataFrame([{"parameter": n, "value": str(v), "source or fit": s} for n, v, s in est.assumptions])
+
+
+def task_verdicts_table(record: MeasurementRecord) -> pd.DataFrame:
+    """A measurement's acceptance verdict per task: prompts, steps, α, τ and the reason."""
+    return pd.DataFrame(
+        [
+            {
+                "task": v.task,
+                "prompts": v.prompts,
+                "steps": v.steps,
+                "alpha": v.alpha,
+                "tau": v.mean_accepted_len,
+                "verdict": v.verdict,
+                "reason": v.reason,
+            }
+            for v in record.verdict_by_task.values()
+        ],
+        columns=["task", "prompts", "steps", "alpha", "tau", "verdict", "reason"],
+    )
+
+
+def log_facts_table(facts: EngineLogFacts) -> pd.DataFrame:
+    """Every fact found in an engine start-up log, with the line it came from."""
+    return pd.DataFrame(
+        [{"fact": name, "value": getattr(facts, name), "line": facts.evidence[name]} for name in facts.found],
+        columns=["fact", "value", "line"],
+    )

@@ -10,7 +10,13 @@ PAGE_FILES = sorted(p for p in (REPO / "pages").glob("*.py") if not p.name.start
 
 
 def page(name: str) -> AppTest:
-    return AppTest.from_file(str(REPO / "pages" / name), default_timeout=120)
+    """app.py switched to ``pages/<name>``: the page runs in the app's frame (navigation, scenario sidebar).
+
+    The first run renders the default page, so that st.navigation has registered every page; the
+    caller's ``run()`` then renders the chosen one.
+    """
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
+    return at.switch_page(f"pages/{name}")
 
 
 @pytest.fixture

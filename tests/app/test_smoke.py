@@ -1,13 +1,12 @@
-"""Every page renders without an exception, and app.py registers every page file exactly once."""
+"""Every page renders in the app's frame without an exception, and app.py registers every page file exactly once."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import PAGE_FILES, REPO
+from tests.app.conftest import PAGE_FILES, REPO, page
 
 
 def test_app_registers_every_page_once():
@@ -24,6 +23,14 @@ def test_app_entry_renders(app):
 
 @pytest.mark.parametrize("path", PAGE_FILES, ids=lambda p: p.stem)
 def test_page_renders_without_exception(path):
-    at = AppTest.from_file(str(path), default_timeout=120).run()
+    at = page(path.name).run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
+    assert at.title
+
+
+def test_scenario_sidebar_is_drawn_by_the_app_for_scenario_pages():
+    sizing = page("sizing.py").run()
+    assert sizing.sidebar.selectbox(key="scenario_target").value == "meta-llama/Llama-3.1-70B"
+    catalog = page("catalog.py").run()
+    assert not [s for s in catalog.sidebar.selectbox if s.key == "scenario_target"]

@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("planner.memory",),
     ("planner.speed",),
     ("planner.decisions",),
+    ("planner.scenario",),
     ("planner.validation",),
     ("planner.measure",),
     ("planner.reports",),

@@ -31,7 +31,7 @@ def test_incompatible_drafts_sink_with_their_reason(matrix_70b):
     first_bad = verdicts.index("incompatible")
     assert all(v == "incompatible" for v in verdicts[first_bad:])
     qwen = next(r for r in matrix_70b.rows if r.draft == "Qwen/Qwen2.5-0.5B")
-    assert qwen.checks["tokenizer"] == "fail" and "tokenizer" in qwen.why_lower
+    assert qwen.check("tokenizer").status == "fail" and "tokenizer" in qwen.why_lower
     assert qwen.speedup_at_batch is None  # no speed claim for a pair the engine rejects
 
 

@@ -51,6 +51,12 @@ def start_server(command: list[str]) -> subprocess.Popen:
     )
 
 
+def streamlit_command(port: int) -> list[str]:
+    """``streamlit run app.py`` on 127.0.0.1:``port``, headless."""
+    server = ["--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"]
+    return [sys.executable, "-m", "streamlit", "run", "app.py", *server]
+
+
 def stop_server(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -62,21 +68,7 @@ def stop_server(proc: subprocess.Popen) -> None:
 @pytest.fixture(scope="session")
 def app_url():
     port = free_port()
-    proc = start_server(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-        ]
-    )
+    proc = start_server(streamlit_command(port))
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc)

@@ -1,0 +1,54 @@
+"""The ``engine`` check: the serving engine's draft tensor-parallel rule and context handling.
+
+The draft TP must satisfy the engine's rule (data/compatibility_rules.json) and divide the draft's
+heads; a draft with a shorter context than the target warns with the ``max_model_len`` to keep.
+
+>>> from planner.catalog.lookup import get_model
+>>> from planner.pairs.context import PairContext
+>>> ctx = PairContext.build(get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B"), target_tp=8, draft_tp=1)
+>>> engine_check(ctx).status
+'fail'
+"""
+
+from __future__ import annotations
+
+from planner.model.parallelism import tp_problem
+from planner.pairs.context import Check, PairContext
+
+
+def engine_check(ctx: PairContext) -> Check:
+    """Fail when the engine's draft-TP rule or the draft's heads forbid the TP; warn on a shorter context."""
+    rule, target_tp, draft_tp = ctx.rule, ctx.target_tp, ctx.draft_tp
+    problems: list[str] = []
+    if rule.draft_tp_rule == "equal" and draft_tp != target_tp:
+        problems.append(f"draft TP {draft_tp} must equal the target's TP {target_tp}: {rule.draft_tp_detail}")
+    if rule.draft_tp_rule == "one_or_equal" and draft_tp not in (1, target_tp):
+        problems.append(f"draft TP {draft_tp} must be 1 or the target's TP {target_tp}: {rule.draft_tp_detail}")
+    problem = tp_problem(ctx.draft.architecture, draft_tp)
+    if problem:
+        problems.append(f"the draft cannot run at TP {draft_tp}: {problem}")
+    if problems:
+        return Check(
+            name="engine",
+            status="fail",
+            detail=f"{rule.name}: " + "; ".join(problems),
+            evidence=rule.source,
+        )
+    t_ctx, d_ctx = ctx.target.architecture.max_position_embeddings, ctx.draft.architecture.max_position_embeddings
+    if t_ctx and d_ctx and d_ctx < t_ctx:
+        return Check(
+            name="engine",
+            status="warn",
+            detail=(
+                f"{rule.name}: draft TP {draft_tp} with target TP {target_tp} is allowed, but the draft's context "
+                f"({d_ctx:,} tokens) is shorter than the target's ({t_ctx:,}): {rule.context_detail}. Keep "
+                f"max_model_len at or below {d_ctx:,}"
+            ),
+            evidence=rule.source,
+        )
+    return Check(
+        name="engine",
+        status="pass",
+        detail=f"{rule.name}: draft TP {draft_tp} with target TP {target_tp} is allowed",
+        evidence=rule.source,
+    )
