@@ -12,10 +12,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from planner.catalog.hardware import nearest_gpu_by_total
+from planner.catalog.hardware import device_total_bytes, nearest_gpu_by_total
 from planner.catalog.lookup import list_gpus
 from planner.catalog.name_matching import match_gpu, match_model
 from planner.deployment import Deployment
+from planner.engines.profiles import engine_profile
 from planner.errors import PlannerError
 from planner.facts import REPO_ROOT
 from planner.model.dtypes import precision_id
@@ -89,6 +90,15 @@ def _weight_format(row: dict, fallback: str | None) -> str | None:
     return fallback
 
 
+def _head_method(row: dict) -> str | None:
+    """The speculative head method a row names (``eagle3``, ``eagle``, ``mtp``), or None."""
+    text = f"{row.get('speculative_config') or ''} {row.get('model', '')}".lower()
+    for word, method in (("eagle3", "eagle3"), ("eagle-3", "eagle3"), ("eagle", "eagle"), ("mtp", "mtp")):
+        if word in text:
+            return method
+    return None
+
+
 def case_from_row(row: dict, source_file: str) -> Case:
     case_id = row.get("case_id", "?")
     logged = Logged(
@@ -122,8 +132,13 @@ def case_from_row(row: dict, source_file: str) -> Case:
         return skip(f"engine {row.get('engine')!r} is not profiled")
     if engine == "vllm-2023":
         return skip("2023 vLLM builds (before the profiling fix of PR #2031) are outside the V0 profile")
-    if "eagle" in (row.get("speculative_config") or "").lower() or "EAGLE" in row.get("model", ""):
-        return skip("EAGLE/EAGLE-3 draft heads are not catalog models")
+    head_method = _head_method(row)
+    separate_pool = False
+    if head_method is not None:
+        profile = engine_profile(engine, version if version and re.match(r"\d", version) else None)
+        separate_pool = profile.draft_kv == "separate_pool_with_headroom" and hasattr(profile, "default_fraction")
+        if not separate_pool:
+            return skip("EAGLE/EAGLE-3 draft heads are not catalog models (their layers share the target's pool)")
     names = [row.get("model", ""), row.get("model_config_ref", "")]
     if any(tag in n.lower() for n in names for tag in ("vision", "-vl-", "vl-")):
         return skip("multimodal encoder profiling is not modelled")
@@ -135,6 +150,11 @@ def case_from_row(row: dict, source_file: str) -> Case:
     gpu = match_gpu(gpu_text) or next((g for g in list_gpus() if g.id == gpu_text), None)
     total_gib = _first_float(row.get("gpu_total_mem_logged_gib") or row.get("total_memory_gib"))
     note = ""
+    loaded = re.search(r"avail mem=(\d+(?:\.\d+)?) GB, mem usage=(\d+(?:\.\d+)?) GB", other)
+    if gpu is None and total_gib is None and loaded:  # SGLang: free after loading + weights = free before loading
+        free_before = (float(loaded.group(1)) + float(loaded.group(2))) * GIB
+        gpu = nearest_gpu_by_total(round(free_before))
+        note = f"stand-in GPU {gpu.id}: the log's free memory before loading is {free_before / GIB:.2f} GiB"
     if gpu is None:
         if total_gib is None:
             return skip(f"GPU {gpu_text or '(not stated)'!r} is not in the catalog and no total is logged")
@@ -164,6 +184,11 @@ def case_from_row(row: dict, source_file: str) -> Case:
     )
     try:
         dep = Deployment.build(**fields)
+        if separate_pool and dep.memory_fraction is None:  # the head changes the default fraction, not the pool
+            total = dep.gpu_memory_bytes or device_total_bytes(dep.gpu).bytes
+            fraction = engine_profile(engine).default_fraction(dep, total, head_method)
+            dep = dep.replace(memory_fraction=fraction)
+            note = (note + "; " if note else "") + f"target pool with an {head_method} head: fraction {fraction:.3f}"
     except PlannerError as exc:
         return skip(f"cannot build the deployment: {exc}")
     return Case(deployment=dep, reason=None, note=note, **base)

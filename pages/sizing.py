@@ -23,8 +23,11 @@ if plan is not None:
         )
     else:
         st.error("Does not fit: " + "; ".join(plan.problems[:2]), icon="⛔")
+    if not plan.starts:
+        st.error("Would not start: " + "; ".join(plan.start_problems), icon="🛑")
     for problem in plan.problems[(0 if plan.fits else 2) :]:
-        st.warning(problem, icon="⚠️")
+        if problem not in plan.start_problems:
+            st.warning(problem, icon="⚠️")
 
     cols = st.columns(4)
     cols[0].metric("KV cache tokens / replica", f"{plan.kv_cache_tokens:,}")

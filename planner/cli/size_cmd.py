@@ -31,6 +31,8 @@ def run(args: argparse.Namespace) -> int:
         "max_concurrency": plan.max_concurrency,
         "draft_kv_share_frac": plan.draft_kv_share_frac,
         "fits": plan.fits,
+        "starts": plan.starts,
+        "start_problems": plan.start_problems,
         "problems": plan.problems,
         "suggestions": [s.model_dump() for s in plan.suggestions],
         "target_kv_bytes_per_token_per_gpu": plan.target_kv_bytes_per_token_per_gpu,
@@ -50,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     draft = f" + draft {dep.draft.id} (TP {dep.resolved_draft_tp})" if dep.draft else ""
     lines = [
         f"{dep.target.id}{draft} on {dep.gpu_count}x {dep.gpu.id}, TP {dep.tp} PP {dep.pp}, {plan.engine_profile}",
-        f"  verdict: {'FITS' if plan.fits else 'DOES NOT FIT'}",
+        f"  verdict: {'FITS' if plan.fits else 'DOES NOT FIT'}; "
+        f"{'STARTS' if plan.starts else 'WOULD NOT START: ' + '; '.join(plan.start_problems)}",
         f"  per GPU (GiB):  total {fmt_gib(gpu.total_bytes, 2)}, "
         f"engine memory limit {fmt_gib(gpu.memory_limit_bytes, 2)}",
         *(f"    {name.removesuffix('_bytes'):<26}{fmt_gib(getattr(gpu, name), 2):>10}" for name in COMPONENT_LABELS),

@@ -100,22 +100,54 @@ class VllmV0Limits(_Strict):
         return max(length, self.max_num_batched_tokens_at_least), self.max_num_seqs
 
 
+class SglangGpuTier(_Strict):
+    """One GPU-memory class of SGLang's ``_handle_gpu_memory_settings`` (``below_mib`` None: the largest)."""
+
+    below_mib: int | None = Field(ge=1)
+    chunked_prefill_size: int = Field(ge=1)
+    cuda_graph_max_bs_tp_below_4: int = Field(ge=1)
+    cuda_graph_max_bs_tp_4_up: int = Field(ge=1)
+
+
 class SglangLimits(_Strict):
-    """SGLang: the chunked-prefill size grows with the GPU's memory (``[upper GiB, tokens]`` steps)."""
+    """SGLang: chunked-prefill size and CUDA-graph batch by GPU memory (MiB, as nvidia-smi reports it) and TP;
+    ``--max-running-requests`` defaults to 48 with speculation, else ``min(max(tokens / context · 512, 2048), 4096)``.
+    """
 
-    chunked_prefill_size_by_gpu_gib: tuple[tuple[float, int], ...]
-    cuda_graph_max_bs: int = Field(ge=1)
-    max_num_seqs: int = Field(ge=1)
-    max_num_batched_tokens: int = Field(ge=1)
+    gpu_memory_tiers: tuple[SglangGpuTier, ...]
+    max_running_requests_floor: int = Field(ge=1)
+    max_running_requests_cap: int = Field(ge=1)
+    max_running_requests_per_context: int = Field(ge=1)
+    max_running_requests_with_speculation: int = Field(ge=1)
+    source: str
 
-    def chunk(self, total_bytes: int) -> int:
-        for upper_gib, chunk in self.chunked_prefill_size_by_gpu_gib:
-            if total_bytes < upper_gib * GIB:
-                return int(chunk)
-        return int(self.chunked_prefill_size_by_gpu_gib[-1][1])
+    def tier(self, gpu_mib: float) -> SglangGpuTier:
+        for tier in self.gpu_memory_tiers:
+            if tier.below_mib is None or gpu_mib < tier.below_mib:
+                return tier
+        return self.gpu_memory_tiers[-1]
+
+    def cuda_graph_max_bs(self, gpu_mib: float, tp: int) -> int:
+        tier = self.tier(gpu_mib)
+        return tier.cuda_graph_max_bs_tp_4_up if tp >= 4 else tier.cuda_graph_max_bs_tp_below_4
+
+    def max_running_requests(self, tokens: int, context_len: int, speculative: bool) -> int:
+        """SGLang's default ``max_running_requests`` for a pool of ``tokens`` tokens."""
+        if speculative:
+            return self.max_running_requests_with_speculation
+        scaled = int(tokens / max(1, context_len) * self.max_running_requests_per_context)
+        return min(max(scaled, self.max_running_requests_floor), self.max_running_requests_cap)
 
     def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
-        return self.chunk(total_bytes), self.max_num_seqs
+        seqs = self.max_running_requests_with_speculation if dep.draft is not None else self.max_running_requests_floor
+        return self.tier(sglang_gpu_mib(dep, total_bytes)).chunked_prefill_size, seqs
+
+
+def sglang_gpu_mib(dep: Deployment, total_bytes: int) -> float:
+    """The GPU memory SGLang's defaults read: nvidia-smi's total in MiB (``get_device_memory_capacity``)."""
+    if dep.gpu_memory_bytes is None and dep.gpu.nvidia_smi_total_mib:
+        return float(dep.gpu.nvidia_smi_total_mib)
+    return total_bytes / MIB
 
 
 class FixedLimits(Batch):
@@ -134,17 +166,18 @@ class PerRequestLimits(_Strict):
 
 
 class ReservedMemoryRule(_Strict):
-    """SGLang's ``reserved_mem`` (MiB unless the name says GiB)."""
+    """SGLang's ``reserved_mem`` in MiB; ``draft_extra_mib`` by speculative method."""
 
     base_mib: float
     per_chunked_prefill_token_mib: float
     per_cuda_graph_bs_mib: float
     per_eighth_gpu_mib: float
     min_chunked_prefill_tokens: int
-    large_gpu_above_gib: float
-    min_gib_on_large_gpus: float
-    standalone_draft_extra_gib: float
-    eagle_draft_extra_gib: float
+    large_gpu_above_mib: float
+    min_mib_on_large_gpus: float
+    draft_extra_mib: dict[str, float]
+    fraction_decimals: int = Field(ge=0)
+    source: str
 
 
 # ----- profiles ----------------------------------------------------------------------------------
@@ -216,24 +249,38 @@ class SglangProfile(EngineProfile):
     reserved_memory_rule: ReservedMemoryRule
 
     def memory_fraction(self, dep: Deployment, total_bytes: int) -> tuple[float, list[str]]:
-        """SGLang's default ``mem_fraction_static = (gpu_mem - reserved_mem) / gpu_mem``."""
+        """SGLang's default ``mem_fraction_static = round((gpu_mem - reserved_mem) / gpu_mem, 3)``."""
         if self.default_memory_fraction is not None:
             return self.default_memory_fraction, []
-        rule = self.reserved_memory_rule
-        chunk = dep.max_num_batched_tokens or self.default_limits.chunk(total_bytes)
-        reserved_mib = (
+        method = "draft_model" if dep.draft is not None else None
+        fraction = self.default_fraction(dep, total_bytes, method)
+        return fraction, [f"mem_fraction_static {fraction:.3f} from SGLang's reserved-memory rule"]
+
+    def default_fraction(self, dep: Deployment, total_bytes: int, method: str | None) -> float:
+        """The rule for speculative ``method`` (``draft_model``, ``eagle``, ``eagle3``, ``mtp``, ``ngram`` or None).
+
+        >>> from planner.catalog.lookup import get_model, get_gpu
+        >>> dep = Deployment.build(target=get_model("Llama-3.1-8B"), gpu=get_gpu("h200-sxm-141gb"), engine="sglang")
+        >>> engine_profile("sglang").default_fraction(dep, 0, None)
+        0.907
+        """
+        rule, limits = self.reserved_memory_rule, self.default_limits
+        gpu_mib = sglang_gpu_mib(dep, total_bytes)
+        tier = limits.tier(gpu_mib)
+        chunk = dep.max_num_batched_tokens or tier.chunked_prefill_size
+        reserved = (
             rule.base_mib
             + max(chunk, rule.min_chunked_prefill_tokens) * rule.per_chunked_prefill_token_mib
-            + self.default_limits.cuda_graph_max_bs * rule.per_cuda_graph_bs_mib
+            + limits.cuda_graph_max_bs(gpu_mib, dep.tp) * rule.per_cuda_graph_bs_mib
             + dep.tp * dep.pp / 8 * rule.per_eighth_gpu_mib
         )
-        reserved = reserved_mib * MIB
-        if total_bytes > rule.large_gpu_above_gib * GIB:
-            reserved = max(reserved, rule.min_gib_on_large_gpus * GIB)
-        if dep.draft is not None:
-            reserved += rule.standalone_draft_extra_gib * GIB
-        fraction = max(0.05, (total_bytes - reserved) / total_bytes)
-        return fraction, [f"mem_fraction_static {fraction:.3f} from SGLang's reserved-memory rule"]
+        if gpu_mib > rule.large_gpu_above_mib:
+            reserved = max(reserved, rule.min_mib_on_large_gpus)
+        if method is not None:
+            if method not in rule.draft_extra_mib:
+                raise InputError("speculative_method", method, f"one of {', '.join(rule.draft_extra_mib)}")
+            reserved += rule.draft_extra_mib[method]
+        return max(0.05, round((gpu_mib - reserved) / gpu_mib, rule.fraction_decimals))
 
 
 _ProfileVariant = Annotated[

@@ -185,8 +185,10 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
         problems=[],
         assumptions=_assumptions(dep, profile, limits, device),
     )
-    problems, fits = deployment_problems(dep, plan, profile)
-    plan.problems, plan.fits = problems, fits
+    plan.admits_max_model_len = tokens >= max_len if rule.POOLED else True
+    found = deployment_problems(dep, plan, profile)
+    plan.problems, plan.fits, plan.start_problems = found.problems, found.fits, found.start
+    plan.starts = not found.start
     if dep.draft is not None:
         alone = plan_budget(dep.without_draft())
         plan.kv_cache_tokens_without_draft = alone.kv_cache_tokens

@@ -1,6 +1,7 @@
-"""What would make a deployment fit, ranked: re-planned variants of the same deployment (higher TP, fp8 KV,
-quantized weights, no draft, a GPU with more memory, a shorter max length), fitting ones first, then by the
-concurrency they leave.
+"""What would make a deployment fit and start, ranked: re-planned variants of the same deployment (higher TP, fp8
+KV, quantized weights, no draft, a GPU with more memory, a shorter max length) and, for what stops the engine from
+starting, the fix of each reason (a draft padded to the target's vocabulary, a TP both models split over, a
+release that runs the method); variants that start and fit first, then by the concurrency they leave.
 """
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from __future__ import annotations
 from planner.catalog.lookup import get_gpu, list_nodes
 from planner.catalog.schemas import NodeType
 from planner.deployment import Deployment
+from planner.engines.releases import engine_releases, method_support
 from planner.errors import PlannerError
 from planner.memory.budget import plan_budget
+from planner.memory.problems import DRAFT_METHOD
 from planner.memory.types import MemoryPlan, Suggestion
 from planner.model.parallelism import tp_problem
 
@@ -61,6 +64,7 @@ def _candidates(dep: Deployment) -> list[tuple[str, Deployment]]:
             if variant:
                 out.append((f"quantize the target's weights to {fmt}", variant))
     if dep.draft is not None:
+        out += _start_fixes(dep)
         variant = _variant(dep, draft=None, draft_tp=None, draft_dtype=None)
         if variant:
             out.append(("serve without the draft", variant))
@@ -71,6 +75,47 @@ def _candidates(dep: Deployment) -> list[tuple[str, Deployment]]:
                 variant = _variant(dep, gpu=gpu, gpu_count=node.gpu_count, node_id=node.id)
                 if variant:
                     out.append((f"use a GPU with more memory: {node.id}", variant))
+    return out
+
+
+def _start_fixes(dep: Deployment) -> list[tuple[str, Deployment]]:
+    """Variants that remove what stops the engine from starting with this pair."""
+    out: list[tuple[str, Deployment]] = []
+    target, draft = dep.target.architecture, dep.draft.architecture
+    combined, labels = dep, []
+    releases = engine_releases(dep.engine)
+    if releases.rejects_unequal_vocab and target.vocab_size != draft.vocab_size:
+        padded_arch = draft.model_copy(update={"vocab_size": target.vocab_size})
+        padded = dep.draft.model_copy(update={"architecture": padded_arch})
+        variant = _variant(dep, draft=padded)
+        combined, labels = _variant(combined, draft=padded) or combined, [*labels, "pad the draft's vocabulary"]
+        if variant:
+            out.append(
+                (
+                    f"pad the draft's vocabulary to {target.vocab_size:,} (resize its embedding and lm_head and set "
+                    f"vocab_size in its config.json; ids above the tokenizer's are unused padding): "
+                    f"{releases.vocab_padding_source}",
+                    variant,
+                )
+            )
+    support = method_support(dep.engine, dep.engine_version, DRAFT_METHOD)
+    if not support.supported and support.first_release:
+        variant = _variant(dep, engine_version=support.first_release)
+        combined = _variant(combined, engine_version=support.first_release) or combined
+        labels.append(f"use {dep.engine} {support.first_release}")
+        if variant:
+            out.append((f"use {dep.engine} {support.first_release} or later ({support.source})", variant))
+    for tp in range(dep.tp, 0, -1):
+        if tp_problem(target, tp) is None and tp_problem(draft, tp) is None:
+            if tp != dep.tp or dep.resolved_draft_tp != dep.tp:
+                variant = _variant(dep, tp=tp, draft_tp=tp)
+                combined = _variant(combined, tp=tp, draft_tp=tp) or combined
+                labels.append(f"TP {tp} for both models")
+                if variant:
+                    out.append((f"run target and draft at tensor parallelism {tp}, which both split over", variant))
+            break
+    if len(labels) > 1 and combined is not dep:
+        out.append(("; ".join(labels), combined))
     return out
 
 
@@ -87,12 +132,13 @@ def suggestions_for(dep: Deployment, plan: MemoryPlan) -> list[Suggestion]:
             Suggestion(
                 change=change,
                 fits=alt.fits,
+                starts=alt.starts,
                 kv_cache_tokens=alt.kv_cache_tokens,
                 max_concurrency=alt.max_concurrency,
                 detail=f"{alt.kv_cache_tokens:,} KV tokens, {alt.max_concurrency:g} concurrent requests at "
                 f"{alt.max_model_len:,} tokens"
-                if alt.fits
-                else (alt.problems[0] if alt.problems else "still does not fit"),
+                if alt.fits and alt.starts
+                else ((alt.start_problems or alt.problems or ["still does not fit"])[0]),
             )
         )
     if plan.kv_cache_tokens > 0 and plan.kv_cache_tokens < plan.max_model_len:
@@ -103,10 +149,11 @@ def suggestions_for(dep: Deployment, plan: MemoryPlan) -> list[Suggestion]:
                 Suggestion(
                     change=f"shorten max_model_len to {shorter.max_model_len:,}",
                     fits=alt.fits,
+                    starts=alt.starts,
                     kv_cache_tokens=alt.kv_cache_tokens,
                     max_concurrency=alt.max_concurrency,
                     detail=f"{alt.kv_cache_tokens:,} KV tokens, {alt.max_concurrency:g} concurrent requests",
                 )
             )
-    found.sort(key=lambda s: (not s.fits, -s.max_concurrency))
+    found.sort(key=lambda s: (not (s.fits and s.starts), not s.fits, -s.max_concurrency))
     return found

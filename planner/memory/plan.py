@@ -17,8 +17,8 @@ from planner.memory.types import MemoryPlan
 
 
 def plan_memory(dep: Deployment, *, with_suggestions: bool = True) -> MemoryPlan:
-    """The per-GPU memory plan of ``dep``; with ``with_suggestions``, ranked fixes when it does not fit."""
+    """The per-GPU memory plan of ``dep``; with ``with_suggestions``, ranked fixes unless it fits and starts."""
     plan = plan_budget(dep)
-    if with_suggestions and not plan.fits:
+    if with_suggestions and not (plan.fits and plan.starts):
         plan.suggestions = suggestions_for(dep, plan)
     return plan

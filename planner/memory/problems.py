@@ -1,70 +1,125 @@
-"""What is wrong with a memory plan: each problem names the engine rule it comes from."""
+"""What is wrong with a memory plan, and which of it stops the engine from starting.
+
+Each problem names the engine rule it comes from. ``fits`` is the memory verdict; a plan ``starts`` when the
+engine would also accept it at start-up: its draft loader takes the pair's vocabularies and draft TP
+(:mod:`planner.pairs.compatibility`, ``data/engine_releases.json``), the release runs the speculative method,
+one ``max_model_len`` request fits the KV cache where the engine checks that, and nothing over-commits the GPU.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from planner.deployment import Deployment
 from planner.engines.profiles import EngineProfile
+from planner.engines.releases import engine_releases, method_support
 from planner.memory.budget_rules import budget_rule
 from planner.memory.types import MemoryPlan
 from planner.pairs.compatibility import check_pair
+from planner.pairs.rules import load_rules
 from planner.units import fmt_gib
 
+#: The speculative method a deployment with a catalog draft model runs.
+DRAFT_METHOD = "draft_model"
 
-def deployment_problems(dep: Deployment, plan: MemoryPlan, profile: EngineProfile) -> tuple[list[str], bool]:
-    """Problems of ``plan`` and whether the deployment fits at all."""
-    problems: list[str] = []
+
+@dataclass
+class Findings:
+    """Problems of a plan: ``start`` lists those that stop start-up (also in ``problems``)."""
+
+    problems: list[str] = field(default_factory=list)
+    start: list[str] = field(default_factory=list)
+    fits: bool = True
+
+    def add(self, text: str, *, stops_start: bool = False, fits: bool = True) -> None:
+        self.problems.append(text)
+        if stops_start:
+            self.start.append(text)
+        self.fits = self.fits and fits
+
+
+def deployment_problems(dep: Deployment, plan: MemoryPlan, profile: EngineProfile) -> Findings:
+    """Problems of ``plan``, whether the deployment fits and what stops the engine from starting."""
+    found = Findings()
     gpu = plan.per_gpu
     weights = gpu.weights_bytes
-    fits = True
+    releases = engine_releases(dep.engine)
     if weights > gpu.total_bytes:
-        problems.append(f"weights need {fmt_gib(weights)} per GPU but the GPU reports {fmt_gib(gpu.total_bytes)}")
-        fits = False
+        found.add(
+            f"weights need {fmt_gib(weights)} per GPU but the GPU reports {fmt_gib(gpu.total_bytes)}",
+            stops_start=True,
+            fits=False,
+        )
     elif gpu.kv_cache_bytes <= 0 or plan.num_blocks <= 0:
-        problems.append(
+        found.add(
             f"no memory is left for the KV cache: the {fmt_gib(gpu.memory_limit_bytes)} budget is taken by weights "
-            f"({fmt_gib(weights)}), activations ({fmt_gib(gpu.torch_peak_increase_bytes)}) and runtime overheads"
+            f"({fmt_gib(weights)}), activations ({fmt_gib(gpu.torch_peak_increase_bytes)}) and runtime overheads",
+            stops_start=True,
+            fits=False,
         )
-        fits = False
-    elif budget_rule(profile).POOLED and plan.kv_cache_tokens < plan.max_model_len:
-        problems.append(
+    elif budget_rule(profile).POOLED and not plan.admits_max_model_len:
+        refuses = releases.refuses_len_above_kv
+        found.add(
             f"one request of max_model_len {plan.max_model_len:,} tokens needs more KV cache than the "
-            f"{plan.kv_cache_tokens:,} tokens available (the engine refuses to start); "
-            f"at most about {plan.kv_cache_tokens:,} tokens fit"
+            f"{plan.kv_cache_tokens:,} tokens available"
+            + (" (the engine refuses to start)" if refuses else " (the engine starts but cannot serve such a request)")
+            + f"; at most about {plan.kv_cache_tokens:,} tokens fit",
+            stops_start=refuses,
+            fits=False,
         )
-        fits = False
     if gpu.free_bytes < 0:
-        problems.append(f"the plan over-commits the GPU by {fmt_gib(-gpu.free_bytes)} (out of memory at start-up)")
-        fits = False
+        found.add(
+            f"the plan over-commits the GPU by {fmt_gib(-gpu.free_bytes)} (out of memory at start-up)",
+            stops_start=True,
+            fits=False,
+        )
     if dep.draft is not None:
-        problems += _draft_problems(dep, profile, plan)
+        _draft_problems(dep, profile, plan, found)
     if dep.target_format.id == "bf16" and not dep.gpu.supports_bf16:
-        problems.append(f"{dep.gpu.name} has no bf16 support: use --dtype fp16")
-        fits = False
-    return problems, fits
+        found.add(f"{dep.gpu.name} has no bf16 support: use --dtype fp16", stops_start=True, fits=False)
+    return found
 
 
-def _draft_problems(dep: Deployment, profile: EngineProfile, plan: MemoryPlan) -> list[str]:
+def _draft_problems(dep: Deployment, profile: EngineProfile, plan: MemoryPlan, found: Findings) -> None:
     """What the engine rejects about the pair (planner.pairs.compatibility), then the plan's own draft issues."""
-    problems = []
+    releases = engine_releases(dep.engine)
+    support = method_support(dep.engine, dep.engine_version, DRAFT_METHOD)
+    if not support.supported:
+        since = f"; releases from {support.first_release} run it" if support.first_release else ""
+        found.add(
+            f"{profile.engine_name} {dep.engine_version or ''} does not run a separate draft model "
+            f"(speculative method {DRAFT_METHOD}; it raises NotImplementedError at start-up){since} "
+            f"({support.source})".replace("  ", " "),
+            stops_start=True,
+        )
     verdict = check_pair(dep.target, dep.draft, engine=dep.engine, target_tp=dep.tp, draft_tp=dep.resolved_draft_tp)
-    problems += [
-        f"{c.name}: {c.detail}"
-        for c in verdict.checks
-        if c.status == "fail" and c.name in ("tokenizer", "vocab_size", "engine")
-    ]
+    target_vocab, draft_vocab = dep.target.architecture.vocab_size, dep.draft.architecture.vocab_size
+    vocab_rejected = releases.rejects_unequal_vocab and target_vocab != draft_vocab
+    for check in verdict.checks:
+        if check.status == "fail" and check.name in ("tokenizer", "vocab_size", "engine"):
+            stops = check.name == "engine" or (check.name == "vocab_size" and vocab_rejected)
+            found.add(f"{check.name}: {check.detail}", stops_start=stops)
+            vocab_rejected = vocab_rejected and check.name != "vocab_size"
+    if vocab_rejected:
+        rule = load_rules().engine(dep.engine)
+        found.add(
+            f"vocabulary: the target's vocab_size {target_vocab:,} differs from the draft's {draft_vocab:,} and "
+            f"{profile.engine_name}'s draft loader rejects unequal sizes ({rule.vocab_size_detail})",
+            stops_start=True,
+        )
     draft = dep.draft.architecture
     if draft.max_position_embeddings and draft.max_position_embeddings < plan.max_model_len:
-        problems.append(
+        found.add(
             f"the draft's context ({draft.max_position_embeddings:,}) is shorter than max_model_len "
             f"({plan.max_model_len:,}); vLLM crashes on longer requests (issue #57941)"
         )
     if not profile.draft_weights_budgeted:
-        problems.append(
+        found.add(
             f"{profile.id} does not count the draft's {fmt_gib(plan.per_gpu.draft_weights_bytes)} of weights in "
             "its budget (issue #9995): keep gpu_memory_utilization low enough to leave room for them"
         )
     if dep.pp > 1 and not profile.draft_with_pipeline_parallel:
-        problems.append(
-            f"{profile.engine_name} does not run draft-model speculative decoding with pipeline parallelism"
+        found.add(
+            f"{profile.engine_name} does not run draft-model speculative decoding with pipeline parallelism",
+            stops_start=True,
         )
-    return problems

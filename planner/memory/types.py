@@ -60,6 +60,7 @@ class GpuMemory(BaseModel):
 class Suggestion(BaseModel):
     change: str
     fits: bool
+    starts: bool = True
     kv_cache_tokens: int
     max_concurrency: float
     detail: str
@@ -85,7 +86,13 @@ class MemoryPlan(BaseModel):
     draft_kv_share_frac: float
     kv_cache_tokens_without_draft: int | None = None
     max_concurrency_without_draft: float | None = None
+    #: One request of ``max_model_len`` tokens fits the KV cache (vLLM's admission check; hybrid models count
+    #: each KV-cache group's window-limited blocks).
+    admits_max_model_len: bool = True
     fits: bool
+    #: The engine would start: nothing in ``start_problems`` (the engine's own reasons for refusing).
+    starts: bool = True
+    start_problems: list[str] = []
     problems: list[str]
     suggestions: list[Suggestion] = []
     assumptions: list[str]

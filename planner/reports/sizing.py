@@ -29,6 +29,7 @@ def sizing_report(dep: Deployment, plan: MemoryPlan) -> Report:
         Section(
             title="Verdict",
             text=("Fits." if plan.fits else "Does not fit.")
+            + (" Starts." if plan.starts else " Would not start: " + "; ".join(plan.start_problems) + ".")
             + (" Problems: " + "; ".join(plan.problems) if plan.problems else ""),
         ),
         Section(title="One GPU's memory", table=gpu_memory_table(plan.per_gpu), figure=gpu_memory_bar(plan)),

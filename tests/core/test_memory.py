@@ -275,7 +275,8 @@ def test_adding_a_draft_never_raises_kv_tokens(spec):
     alone = plan_memory(_build(spec, tp=tp, draft=None), with_suggestions=False)
     with_draft = plan_memory(_build(spec, tp=tp, draft="Llama-3.2-1B"), with_suggestions=False)
     assert with_draft.kv_cache_tokens <= alone.kv_cache_tokens
-    assert with_draft.per_gpu.kv_cache_bytes / GIB <= alone.per_gpu.kv_cache_bytes / GIB + 64  # same pool scale
+    if with_draft.per_gpu.free_bytes >= 0:  # SGLang's separate draft pool may over-commit the GPU (no start)
+        assert with_draft.per_gpu.kv_cache_bytes / GIB <= alone.per_gpu.kv_cache_bytes / GIB + 64  # same pool scale
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

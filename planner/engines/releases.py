@@ -1,0 +1,82 @@
+"""Which engine release runs which speculative method, and what its loader rejects (``data/engine_releases.json``).
+
+>>> method_support("vllm", "0.12.0", "draft_model").supported, method_support("vllm", "0.14.0", "draft_model").supported
+(False, True)
+>>> method_support("vllm", None, "draft_model").supported  # the newest release
+True
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.engines.profiles import parse_version
+from planner.errors import CatalogError, InputError
+from planner.facts import data_cache, read_data_file
+
+Method = Literal["draft_model", "eagle", "eagle3", "mtp", "ngram"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MethodRange(_Strict):
+    method: Method
+    min_version: str
+    max_version: str | None
+    source: str
+
+    def covers(self, version: str) -> bool:
+        wanted = parse_version(version)
+        upper = parse_version(self.max_version) if self.max_version else None
+        return parse_version(self.min_version) <= wanted and (upper is None or wanted < upper)
+
+
+class EngineReleases(_Strict):
+    engine: str
+    rejects_unequal_vocab: bool
+    refuses_len_above_kv: bool
+    vocab_padding_accepted_from: str | None
+    vocab_padding_source: str
+    methods: tuple[MethodRange, ...]
+
+
+class MethodSupport(_Strict):
+    supported: bool
+    #: The first release that runs the method (None: no release of this engine does).
+    first_release: str | None
+    source: str
+
+
+@data_cache
+def _releases() -> dict[str, EngineReleases]:
+    raw = read_data_file("engine_releases.json")
+    try:
+        return {e["engine"]: EngineReleases.model_validate(e) for e in raw["engines"]}
+    except Exception as exc:  # pydantic ValidationError or a missing key
+        raise CatalogError(f"engine_releases.json: {exc}") from exc
+
+
+def engine_releases(engine: str) -> EngineReleases:
+    """The release facts of ``engine`` (an id of ``planner.deployment.ENGINES``)."""
+    found = _releases().get(engine)
+    if found is None:
+        raise InputError("engine", engine, f"one of {', '.join(_releases())}")
+    return found
+
+
+def method_support(engine: str, version: str | None, method: Method) -> MethodSupport:
+    """Whether ``engine`` at ``version`` (None: the newest profiled release) runs speculative ``method``."""
+    facts = engine_releases(engine)
+    ranges = [r for r in facts.methods if r.method == method]
+    if not ranges:
+        return MethodSupport(supported=False, first_release=None, source=facts.vocab_padding_source)
+    first = min(ranges, key=lambda r: parse_version(r.min_version))
+    if version is None:  # the newest release: a range without an upper bound
+        hit = next((r for r in ranges if r.max_version is None), None)
+    else:
+        hit = next((r for r in ranges if r.covers(version)), None)
+    return MethodSupport(supported=hit is not None, first_release=first.min_version, source=(hit or first).source)
