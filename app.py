@@ -6,6 +6,8 @@ pydantic models, calls the core once and renders what it returns.
 
 import streamlit as st
 
+from pages._common import run_page_guarded
+
 st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon="🧮", layout="wide")
 
 PAGES = [
@@ -17,4 +19,4 @@ PAGES = [
     st.Page("pages/validation.py", title="Validation", icon="🔬", url_path="validation"),
 ]
 
-st.navigation(PAGES).run()
+run_page_guarded(st.navigation(PAGES))
