@@ -2,7 +2,7 @@
 
 Needs torch and transformers (imported only when the command runs). ``--random-weights`` builds the
 models from their configs (memory and speed are real, acceptance is not meaningful). Every run
-writes a record to ``data/measurements/`` (``--out`` elsewhere) and the SQLite store.
+writes a record to ``measurements/`` in the planner home (``PLANNER_HOME``; ``--out`` elsewhere) and the SQLite store.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def register(subparsers) -> None:
     parser.add_argument("--backend", choices=["transformers", "vllm"], default="transformers")
     parser.add_argument("--tp", type=positive_int, help="vLLM backend: tensor parallel size (default: all GPUs)")
     parser.add_argument("--gpu", help="catalog GPU for the prediction (default: matched from the CUDA device)")
-    parser.add_argument("--out", metavar="DIR", help="folder for the record (default data/measurements)")
+    parser.add_argument("--out", metavar="DIR", help="folder for the record (default: measurements/ in PLANNER_HOME, ~/.local/share/sd-capacity-planner)")
     parser.add_argument("--no-save", action="store_true", help="do not write the record")
     parser.add_argument("--sample-interval-ms", type=positive_float, default=5.0, help="NVML polling (default 5)")
     add_json_flag(parser)
