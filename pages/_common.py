@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from planner.catalog import lookup as catalog
-from planner.catalog.model_facts import model_facts
 from planner.catalog.config_import import MAX_CONFIG_BYTES
+from planner.catalog.model_facts import model_facts
 from planner.errors import PlannerError
 from planner.memory import concurrency_by_context, plan_memory
 from planner.pairs.tokenizers import MAX_TOKENIZER_BYTES
@@ -94,7 +94,9 @@ def upload_text(upload, kind: str, limit_bytes: int) -> str | None:
     """An upload's text, or None (with a message) when it is over the limit for its kind."""
     size = getattr(upload, "size", None) or len(upload.getvalue())
     if size > limit_bytes:
-        st.error(f"The {kind} file is {size:,} bytes: at most {limit_bytes // 2**20} MB is read. Upload a smaller file.")
+        st.error(
+            f"The {kind} file is {size:,} bytes: at most {limit_bytes // 2**20} MB is read. Upload a smaller file."
+        )
         return None
     return upload.getvalue().decode("utf-8", errors="replace")
 
@@ -103,6 +105,8 @@ def upload_bytes(upload, kind: str, limit_bytes: int) -> bytes | None:
     """An upload's bytes, or None (with a message) when it is over the limit for its kind."""
     size = getattr(upload, "size", None) or len(upload.getvalue())
     if size > limit_bytes:
-        st.error(f"The {kind} file is {size:,} bytes: at most {limit_bytes // 2**20} MB is read. Upload a smaller file.")
+        st.error(
+            f"The {kind} file is {size:,} bytes: at most {limit_bytes // 2**20} MB is read. Upload a smaller file."
+        )
         return None
     return upload.getvalue()

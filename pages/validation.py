@@ -127,9 +127,7 @@ with st.form("validation_log_form"):
     upload = st.file_uploader(
         f"Log file (at most {MAX_LOG_UPLOAD_BYTES // 2**20} MB)", type=["log", "txt"], key="validation_log_file"
     )
-    text = st.text_area(
-        "…or paste the log", height=160, max_chars=MAX_LOG_CHARS, key="validation_log_text"
-    )
+    text = st.text_area("…or paste the log", height=160, max_chars=MAX_LOG_CHARS, key="validation_log_text")
     with st.expander("Facts the log may not state"):
         c1, c2, c3 = st.columns(3)
         model = c1.text_input("Model (catalog id or checkpoint name)", max_chars=200, key="validation_log_model")

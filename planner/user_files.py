@@ -46,19 +46,8 @@ def planner_home() -> Path:
 
 def read_user_file(path: str | Path, *, field: str, max_bytes: int, expected: str) -> bytes:
     """The bytes of a regular file of at most ``max_bytes``; anything else is an ``InputError`` on ``field``."""
+    check_user_file(path, field=field, max_bytes=max_bytes, expected=expected)
     shown = shown_path(path)
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(field, shown, f"{expected}; no such file") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(field, shown, f"{expected}; it cannot be opened ({getattr(exc, 'strerror', None) or exc})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InputError(field, shown, f"{expected}; this is a folder, not a file")
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(field, shown, f"{expected}; this is not a regular file")
-    if info.st_size > max_bytes:
-        raise InputError(field, shown, f"{expected} of at most {_size(max_bytes)} (this one: {info.st_size:,} bytes)")
     try:
         with open(path, "rb") as handle:
             data = handle.read(max_bytes + 1)
@@ -67,6 +56,27 @@ def read_user_file(path: str | Path, *, field: str, max_bytes: int, expected: st
     if len(data) > max_bytes:
         raise InputError(field, shown, f"{expected} of at most {_size(max_bytes)}")
     return data
+
+
+def check_user_file(path: str | Path, *, field: str, max_bytes: int, expected: str) -> None:
+    """Raise ``InputError`` unless ``path`` is a regular file of at most ``max_bytes`` (nothing is read)."""
+    shown = shown_path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(field, shown, f"{expected}; no such file") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            field, shown, f"{expected}; it cannot be opened ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(field, shown, f"{expected}; this is a folder, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(field, shown, f"{expected}; this is not a regular file")
+    if info.st_size > max_bytes:
+        raise InputError(field, shown, f"{expected} of at most {_size(max_bytes)} (this one: {info.st_size:,} bytes)")
+    if not os.access(path, os.R_OK):
+        raise InputError(field, shown, f"{expected}; you may not read it")
 
 
 def _size(count: int) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, positive_int
+from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, path_arg, positive_int
 from planner.deployment import ENGINES
 from planner.pairs.acceptance import acceptance_prior
 from planner.pairs.compatibility import check_pair
@@ -22,8 +22,12 @@ def register(subparsers) -> None:
     )
     add_model_args(parser, "target")
     add_model_args(parser, "draft")
-    parser.add_argument("--target-tokenizer", metavar="PATH", help="the target's tokenizer.json or its folder")
-    parser.add_argument("--draft-tokenizer", metavar="PATH", help="the draft's tokenizer.json or its folder")
+    parser.add_argument(
+        "--target-tokenizer", metavar="PATH", type=path_arg, help="the target's tokenizer.json or its folder"
+    )
+    parser.add_argument(
+        "--draft-tokenizer", metavar="PATH", type=path_arg, help="the draft's tokenizer.json or its folder"
+    )
     parser.add_argument("--engine", default="vllm", choices=ENGINES, help="serving engine (default vllm)")
     parser.add_argument("--tp", type=positive_int, default=1, help="target tensor parallel size (default 1)")
     parser.add_argument("--draft-tp", type=positive_int, help="draft tensor parallel size (default: --tp)")

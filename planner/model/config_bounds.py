@@ -9,7 +9,7 @@ an MoE must route to at most its experts, and a model whose 16-bit weights alone
 >>> validate_config_fields({"model_type": "llama", "num_hidden_layers": 10_000_000})
 Traceback (most recent call last):
 ...
-planner.errors.ConfigError: `num_hidden_layers` = 10000000 is outside 1..1,024 (8x the deepest published decoder, Llama 3.1 405B (126 layers).)
+planner.errors.ConfigError: `num_hidden_layers` = 10000000 is outside 1..1,024 (8x the deepest published ...)
 """
 
 from __future__ import annotations
@@ -71,7 +71,9 @@ def validate_config_fields(cfg: dict[str, Any]) -> None:
             if isinstance(value, bool) or not isinstance(value, int):
                 if isinstance(value, float) and value.is_integer() and bound.min <= value <= bound.max:
                     continue  # e.g. 4096.0 written by some exporters; transformers accepts it
-                raise ConfigError(f"`{name}` = {_short(value)} must be an integer in {bound.min}..{bound.max:,}", field=name)
+                raise ConfigError(
+                    f"`{name}` = {_short(value)} must be an integer in {bound.min}..{bound.max:,}", field=name
+                )
             if not bound.min <= value <= bound.max:
                 raise ConfigError(
                     f"`{name}` = {_short(value)} is outside {bound.min}..{bound.max:,} ({bound.reasoning})", field=name
@@ -85,9 +87,9 @@ def validate_config_fields(cfg: dict[str, Any]) -> None:
     for name in _DICT_FIELDS:
         if cfg.get(name) is not None and not isinstance(cfg[name], dict):
             raise ConfigError(f"`{name}` must be a JSON object", field=name)
-    if isinstance(cfg.get("layer_types"), list) and (layers := _first(cfg, ["num_hidden_layers"])) is not None:
-        if len(cfg["layer_types"]) != layers:
-            raise ConfigError(f"`layer_types` must list {layers} entries, one per layer", field="layer_types")
+    layers = _first(cfg, ["num_hidden_layers"])
+    if isinstance(cfg.get("layer_types"), list) and layers is not None and len(cfg["layer_types"]) != layers:
+        raise ConfigError(f"`layer_types` must list {layers} entries, one per layer", field="layer_types")
     heads = _first(cfg, ["num_attention_heads", "n_head", "num_heads"])
     kv_heads = _first(cfg, ["num_key_value_heads", "num_kv_heads", "n_head_kv"])
     if heads is not None and kv_heads is not None and kv_heads > heads:

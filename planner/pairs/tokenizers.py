@@ -115,7 +115,9 @@ def _fmt(diff: TokenDifference) -> str:
 
 
 def _too_big(field: str, label: str, size: int) -> InputError:
-    return InputError(field, label, f"{EXPECTED} of at most {MAX_TOKENIZER_BYTES // 2**20} MiB (this one: {size:,} bytes)")
+    return InputError(
+        field, label, f"{EXPECTED} of at most {MAX_TOKENIZER_BYTES // 2**20} MiB (this one: {size:,} bytes)"
+    )
 
 
 def _read_text(source: str | Path | bytes, field: str) -> tuple[str, str]:
@@ -185,6 +187,7 @@ def compare_vocabs(a: TokenizerVocab, b: TokenizerVocab, *, limit: int = 10) -> 
     special_diff = sorted(
         t for t in specials if a.special_tokens.get(t) != b.special_tokens.get(t) or a.vocab.get(t) != b.vocab.get(t)
     )
+
     def lowest_id(token: str) -> tuple[int, str]:
         return min(i for i in (a.vocab.get(token), b.vocab.get(token)) if i is not None), token
 

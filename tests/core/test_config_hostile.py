@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.catalog.config_import import model_from_config
+from planner.catalog.lookup import list_models
 from planner.errors import PlannerError
 from planner.model.architecture import architecture_from_config
 from planner.model.config_bounds import config_bounds, validate_config_fields
-from planner.model.meta_device import count_on_meta_device
+from planner.model.meta_device import build_on_meta_device, count_on_meta_device
 
 TINY = {
     "model_type": "gpt_neox",
@@ -87,8 +88,6 @@ def test_hostile_configs_are_counted_without_code_or_network(cfg, no_code_no_net
 
 
 def test_model_class_comes_from_transformers_itself(no_code_no_network):
-    from planner.model.meta_device import build_on_meta_device
-
     model = build_on_meta_device(AUTO_MAP)
     assert type(model).__module__.startswith("transformers.models.")
     assert model.config._attn_implementation == "eager"
@@ -131,8 +130,6 @@ def test_every_bound_has_reasoning_and_a_public_source():
 
 
 def test_published_giants_pass_the_bounds():
-    from planner.catalog.lookup import list_models
-
     for spec in list_models():
         validate_config_fields(spec.config)
 

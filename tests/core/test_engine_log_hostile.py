@@ -14,13 +14,13 @@ from planner.validation import engine_log
 from planner.validation.engine_log import _RULES, MAX_LINE_CHARS, MAX_LOG_CHARS, parse_engine_log
 
 #: The literal text the rules look for, plus characters that continue their patterns without finishing them.
-FRAGMENTS = sorted({rule.needle for rule in _RULES}) + ["9", "1.5 ", "GiB", "{", "(", "'", "=", " ", "\t", "x"]
+FRAGMENTS = [*sorted({rule.needle for rule in _RULES}), "9", "1.5 ", "GiB", "{", "(", "'", "=", " ", "\t", "x"]
 
 
 def test_every_pattern_has_a_bounded_width():
     """No unbounded quantifier: a match (and the text before its needle) has a fixed maximum length."""
     for rule in _RULES:
-        low, high = re_parser.parse(rule.pattern.pattern).getwidth()
+        _low, high = re_parser.parse(rule.pattern.pattern).getwidth()
         assert high < 10_000, rule.pattern.pattern
         assert rule.before <= high and len(rule.needle) >= 2
 
