@@ -10,7 +10,6 @@ import contextlib
 import io
 import json
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -94,27 +93,79 @@ BASE = {
     "params": ["params", "--model", "Llama-3.1-8B"],
     "kv": ["kv", "--model", "Llama-3.1-8B"],
     "size": ["size", "--target", "Llama-3.1-8B", "--draft", "Llama-3.2-1B", "--gpu", "h100-sxm-80gb"],
-    "speedup": ["speedup", "--target", "Llama-3.1-8B", "--draft", "Llama-3.2-1B", "--gpu", "h100-sxm-80gb",
-                "--alpha", "0.7"],  # fmt: skip
+    "speedup": [
+        "speedup",
+        "--target",
+        "Llama-3.1-8B",
+        "--draft",
+        "Llama-3.2-1B",
+        "--gpu",
+        "h100-sxm-80gb",
+        "--alpha",
+        "0.7",
+    ],  # fmt: skip
     "check-pair": ["check-pair", "--target", "Llama-3.1-8B", "--draft", "Llama-3.2-1B"],
     "quote": ["quote", "--target", "Llama-3.1-8B", "--node", "8x-h100-sxm-80gb", "--requests-per-s", "2"],
     "catalog": ["catalog", "gpus"],
-    "measure": ["measure", "--target-config", "missing-target.json", "--draft-config", "missing.json",
-                "--random-weights"],  # fmt: skip
+    "measure": [
+        "measure",
+        "--target-config",
+        "missing-target.json",
+        "--draft-config",
+        "missing.json",
+        "--random-weights",
+    ],  # fmt: skip
 }
 FLAGS = {
     "params": ["--model", "--config"],
     "kv": ["--model", "--config", "--tp", "--context", "--kv-dtype"],
-    "size": ["--target", "--draft", "--gpu", "--node", "--target-config", "--dtype", "--kv-dtype", "--engine-version",
-             "--export", *DEPLOYMENT_FLAGS],  # fmt: skip
+    "size": [
+        "--target",
+        "--draft",
+        "--gpu",
+        "--node",
+        "--target-config",
+        "--dtype",
+        "--kv-dtype",
+        "--engine-version",
+        "--export",
+        *DEPLOYMENT_FLAGS,
+    ],  # fmt: skip
     "speedup": ["--alpha", "--batch-size", "--prompt-tokens", "--output-tokens", "--tp", "--gpu-memory-gib"],
-    "check-pair": ["--target", "--draft", "--tp", "--draft-tp", "--target-tokenizer", "--draft-tokenizer",
-                   "--target-config"],  # fmt: skip
-    "quote": ["--requests-per-s", "--prompt-tokens", "--output-tokens", "--tpot-slo-ms", "--alpha",
-              "--price-usd-per-gpu-hour", "--node", "--kv-dtype", "--export", "--target-config"],  # fmt: skip
+    "check-pair": [
+        "--target",
+        "--draft",
+        "--tp",
+        "--draft-tp",
+        "--target-tokenizer",
+        "--draft-tokenizer",
+        "--target-config",
+    ],  # fmt: skip
+    "quote": [
+        "--requests-per-s",
+        "--prompt-tokens",
+        "--output-tokens",
+        "--tpot-slo-ms",
+        "--alpha",
+        "--price-usd-per-gpu-hour",
+        "--node",
+        "--kv-dtype",
+        "--export",
+        "--target-config",
+    ],  # fmt: skip
     "catalog": [],
-    "measure": ["--k", "--temperature", "--seed", "--max-new-tokens", "--prompts", "--prompts-per-task",
-                "--sample-interval-ms", "--tp", "--gpu", "--target-config"],  # fmt: skip
+    "measure": [
+        "--k",
+        "--temperature",
+        "--seed",
+        "--max-new-tokens",
+        "--prompts",
+        "--prompts-per-task",
+        "--sample-interval-ms",
+        "--tp",
+        "--gpu",
+        "--target-config",
+    ],  # fmt: skip
 }
 
 
@@ -131,7 +182,12 @@ def _value(flag: str, files: dict[str, list[str]]) -> st.SearchStrategy[str]:
 
 def _replace(argv: list[str], flag: str, value: str) -> list[str]:
     out = list(argv)
-    groups = {("--model", "--config"), ("--target", "--target-config"), ("--gpu", "--node"), ("--draft", "--draft-config")}
+    groups = {
+        ("--model", "--config"),
+        ("--target", "--target-config"),
+        ("--gpu", "--node"),
+        ("--draft", "--draft-config"),
+    }
     for group in groups:
         if flag in group:
             for other in group:
