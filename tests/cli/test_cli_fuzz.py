@@ -18,30 +18,108 @@ from hypothesis import strategies as st
 from planner.cli import main
 from planner.model.meta_device import count_on_meta_device
 
-TINY_NEOX = {"model_type": "gpt_neox", "num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2,
-             "intermediate_size": 16, "vocab_size": 10}  # fmt: skip
+TINY_NEOX = {
+    "model_type": "gpt_neox",
+    "num_hidden_layers": 1,
+    "hidden_size": 8,
+    "num_attention_heads": 2,
+    "intermediate_size": 16,
+    "vocab_size": 10,
+}
 
-NUMBERS = ["nan", "NaN", "inf", "-inf", "1e308", "5e-324", "-1", "0", "0.5", "1", "3", "2**64", "1000000000000",
-           str(2**64), "1e3", "", " ", "١٢", "0x10", "9" * 400]  # fmt: skip
-NAMES = ["", " ", "\x00", "Llama-3.1-8B", "no-such-model", "../../etc/passwd", "=cmd|' /C calc'!A0", "<script>",
-         "a" * 5000, "h100-sxm-80gb", "8x-h100-sxm-80gb", "\udcff\udcfe"]  # fmt: skip
+NUMBERS = [
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "1e308",
+    "5e-324",
+    "-1",
+    "0",
+    "0.5",
+    "1",
+    "3",
+    "2**64",
+    "1000000000000",
+    str(2**64),
+    "1e3",
+    "",
+    " ",
+    "١٢",
+    "0x10",
+    "9" * 400,
+]
+NAMES = [
+    "",
+    " ",
+    "\x00",
+    "Llama-3.1-8B",
+    "no-such-model",
+    "../../etc/passwd",
+    "=cmd|' /C calc'!A0",
+    "<script>",
+    "a" * 5000,
+    "h100-sxm-80gb",
+    "8x-h100-sxm-80gb",
+    "\udcff\udcfe",
+]
 HOSTILE_CONFIGS = [
-    {"model_type": "llama", "num_hidden_layers": 10_000_000, "hidden_size": 64, "num_attention_heads": 4,
-     "intermediate_size": 128, "vocab_size": 100},
-    {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-     "intermediate_size": 128, "vocab_size": 10**40},
-    {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": "64", "num_attention_heads": 0,
-     "intermediate_size": 128, "vocab_size": 0},
-    {"model_type": "gpt_neox", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-     "intermediate_size": 256, "vocab_size": 1000, "_attn_implementation": "kernels-community/flash-attn",
-     "auto_map": {"AutoModelForCausalLM": "evil--m.Evil"}},
-    {"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-     "intermediate_size": 128, "vocab_size": 100, "num_local_experts": 2, "num_experts_per_tok": 9},
-    {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-     "intermediate_size": 128, "vocab_size": 100, "layer_types": 7},
+    {
+        "model_type": "llama",
+        "num_hidden_layers": 10_000_000,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "vocab_size": 100,
+    },
+    {
+        "model_type": "llama",
+        "num_hidden_layers": 2,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "vocab_size": 10**40,
+    },
+    {
+        "model_type": "llama",
+        "num_hidden_layers": 2,
+        "hidden_size": "64",
+        "num_attention_heads": 0,
+        "intermediate_size": 128,
+        "vocab_size": 0,
+    },
+    {
+        "model_type": "gpt_neox",
+        "num_hidden_layers": 2,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "intermediate_size": 256,
+        "vocab_size": 1000,
+        "_attn_implementation": "kernels-community/flash-attn",
+        "auto_map": {"AutoModelForCausalLM": "evil--m.Evil"},
+    },
+    {
+        "model_type": "mixtral",
+        "num_hidden_layers": 2,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "vocab_size": 100,
+        "num_local_experts": 2,
+        "num_experts_per_tok": 9,
+    },
+    {
+        "model_type": "llama",
+        "num_hidden_layers": 2,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "vocab_size": 100,
+        "layer_types": 7,
+    },
     [1, 2, 3],
     "not json {",
-]  # fmt: skip
+]
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +139,28 @@ def files(tmp_path_factory) -> dict[str, list[str]]:
         handle.truncate(64 * 2**20)
     log = root / "adversarial.log"
     log.write_text("speculative_config=(" * 40_000)
-    odd = [str(deep), str(big), str(root), str(root / "missing.json"), "/proc/self/mem", "/dev/zero", "",
-           str(root).encode() .decode() + "/\udcff.json", str(log)]  # fmt: skip
-    exports = [str(root / "out.md"), str(root / "out.xlsx"), str(root / "out.json"), str(root / "missing" / "x.md"),
-               str(root), str(root / ("a" * 300 + ".md")), str(root / "x.docx"), "/proc/x.pdf", ""]  # fmt: skip
+    odd = [
+        str(deep),
+        str(big),
+        str(root),
+        str(root / "missing.json"),
+        "/proc/self/mem",
+        "/dev/zero",
+        "",
+        str(root).encode().decode() + "/\udcff.json",
+        str(log),
+    ]
+    exports = [
+        str(root / "out.md"),
+        str(root / "out.xlsx"),
+        str(root / "out.json"),
+        str(root / "missing" / "x.md"),
+        str(root),
+        str(root / ("a" * 300 + ".md")),
+        str(root / "x.docx"),
+        "/proc/x.pdf",
+        "",
+    ]
     return {"configs": configs + odd, "exports": exports, "logs": [str(log), *odd]}
 
 
@@ -87,8 +183,19 @@ def check(argv: list[str]) -> None:
     assert elapsed < 10, (argv, elapsed)
 
 
-DEPLOYMENT_FLAGS = ["--gpus", "--gpu-memory-gib", "--tp", "--pp", "--draft-tp", "--gpu-memory-utilization",
-                    "--max-model-len", "--max-num-batched-tokens", "--max-num-seqs", "--k", "--hf-batch-size"]  # fmt: skip
+DEPLOYMENT_FLAGS = [
+    "--gpus",
+    "--gpu-memory-gib",
+    "--tp",
+    "--pp",
+    "--draft-tp",
+    "--gpu-memory-utilization",
+    "--max-model-len",
+    "--max-num-batched-tokens",
+    "--max-num-seqs",
+    "--k",
+    "--hf-batch-size",
+]
 BASE = {
     "params": ["params", "--model", "Llama-3.1-8B"],
     "kv": ["kv", "--model", "Llama-3.1-8B"],
@@ -103,7 +210,7 @@ BASE = {
         "h100-sxm-80gb",
         "--alpha",
         "0.7",
-    ],  # fmt: skip
+    ],
     "check-pair": ["check-pair", "--target", "Llama-3.1-8B", "--draft", "Llama-3.2-1B"],
     "quote": ["quote", "--target", "Llama-3.1-8B", "--node", "8x-h100-sxm-80gb", "--requests-per-s", "2"],
     "catalog": ["catalog", "gpus"],
@@ -114,7 +221,7 @@ BASE = {
         "--draft-config",
         "missing.json",
         "--random-weights",
-    ],  # fmt: skip
+    ],
 }
 FLAGS = {
     "params": ["--model", "--config"],
@@ -130,7 +237,7 @@ FLAGS = {
         "--engine-version",
         "--export",
         *DEPLOYMENT_FLAGS,
-    ],  # fmt: skip
+    ],
     "speedup": ["--alpha", "--batch-size", "--prompt-tokens", "--output-tokens", "--tp", "--gpu-memory-gib"],
     "check-pair": [
         "--target",
@@ -140,7 +247,7 @@ FLAGS = {
         "--target-tokenizer",
         "--draft-tokenizer",
         "--target-config",
-    ],  # fmt: skip
+    ],
     "quote": [
         "--requests-per-s",
         "--prompt-tokens",
@@ -152,7 +259,7 @@ FLAGS = {
         "--kv-dtype",
         "--export",
         "--target-config",
-    ],  # fmt: skip
+    ],
     "catalog": [],
     "measure": [
         "--k",
@@ -165,13 +272,19 @@ FLAGS = {
         "--tp",
         "--gpu",
         "--target-config",
-    ],  # fmt: skip
+    ],
 }
 
 
 def _value(flag: str, files: dict[str, list[str]]) -> st.SearchStrategy[str]:
-    if flag in ("--config", "--target-config", "--draft-config", "--prompts", "--target-tokenizer",
-                "--draft-tokenizer"):  # fmt: skip
+    if flag in (
+        "--config",
+        "--target-config",
+        "--draft-config",
+        "--prompts",
+        "--target-tokenizer",
+        "--draft-tokenizer",
+    ):
         return st.sampled_from(files["configs"])
     if flag == "--export":
         return st.sampled_from(files["exports"])

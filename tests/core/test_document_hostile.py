@@ -7,6 +7,7 @@ import io
 import re
 import shutil
 import threading
+from typing import ClassVar
 
 import openpyxl
 import pandas as pd
@@ -67,7 +68,7 @@ def test_html_carries_a_policy_that_loads_nothing():
 
 
 class _Counter(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
 
     def do_GET(self):
         _Counter.hits.append(self.path)
