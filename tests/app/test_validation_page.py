@@ -74,6 +74,7 @@ def test_pasted_log_is_checked_against_the_plan(tmp_path, monkeypatch):
     at = page("validation.py").run()
     at.text_area(key="validation_log_text").input(LOG.read_text()).run()
     assert not any(s.value.startswith("Planner") for s in at.success)  # parsed on submit, not on every keystroke
+    at.text_area(key="validation_log_text").input(LOG.read_text())
     at.button(key="validation_log_submit").click().run()
     assert not at.exception and not at.error
     assert any("vllm-v1-0.10" in s.value for s in at.success)
