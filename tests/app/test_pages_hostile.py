@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pytest
 import streamlit as st
 
+from planner.validation.store import save_measurement
 from tests.app.conftest import PAGE_FILES, page
 
 CONFIG = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
@@ -23,8 +24,14 @@ HOSTILE_UPLOADS = [
     json.dumps(CONFIG | {"vocab_size": 10**40}).encode(),
     json.dumps(CONFIG | {"hidden_size": "64", "num_attention_heads": 0}).encode(),
     json.dumps(CONFIG | {"layer_types": 7}).encode(),
-    json.dumps(CONFIG | {"model_type": "gpt_neox", "_attn_implementation": "kernels-community/fa",
-                         "auto_map": {"AutoModelForCausalLM": "evil--m.Evil"}}).encode(),  # fmt: skip
+    json.dumps(
+        CONFIG
+        | {
+            "model_type": "gpt_neox",
+            "_attn_implementation": "kernels-community/fa",
+            "auto_map": {"AutoModelForCausalLM": "evil--m.Evil"},
+        }
+    ).encode(),
     json.dumps(CONFIG | {"model_type": "mixtral", "num_local_experts": 2, "num_experts_per_tok": 9}).encode(),
     json.dumps(CONFIG | {"model_type": 7}).encode(),
     b"[" * 100_000 + b"]" * 100_000,
@@ -111,8 +118,6 @@ def test_a_damaged_store_is_reported_with_a_way_out(isolated):
 
 
 def test_a_bad_store_row_does_not_break_the_page(isolated):
-    from planner.validation.store import save_measurement
-
     save_measurement("ok", "2026", "g", "t", "d", "{}", path=isolated / "store.sqlite3")
     conn = sqlite3.connect(isolated / "store.sqlite3")
     with conn:
