@@ -163,9 +163,8 @@ def load_tokenizer_vocab(
         raise InputError(field, label, f"{EXPECTED}; it is not JSON ({exc.msg} at line {exc.lineno})") from exc
     except RecursionError:
         raise InputError(field, label, f"{EXPECTED}; it is nested too deeply to be a tokenizer") from None
-    vocab_in_file = parsed.get("model", {}).get("vocab") if isinstance(parsed, dict) else None
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("model"), dict):
-        raise InputError(field, label, f"{EXPECTED}; it has no tokenizer model")
+    model = parsed.get("model") if isinstance(parsed, dict) else None
+    vocab_in_file = model.get("vocab") if isinstance(model, dict) else None
     if isinstance(vocab_in_file, dict | list) and len(vocab_in_file) > MAX_VOCAB_TOKENS:
         raise InputError(
             field, label, f"{EXPECTED} of at most {MAX_VOCAB_TOKENS:,} tokens (this one: {len(vocab_in_file):,})"
