@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 PORT   ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy bench-acceptance bench-matrix validate-gpu clean
+.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy bench-acceptance bench-matrix bench-hostile validate-gpu clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,7 @@ format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff format .
 
 ## bench: every benchmark (prints, never asserts)
-bench: bench-accuracy bench-speed-accuracy bench-acceptance bench-matrix
+bench: bench-accuracy bench-speed-accuracy bench-acceptance bench-matrix bench-hostile
 
 bench-accuracy: $(VENV)/.runtime-installed
 	$(PY) -m bench.memory_accuracy
@@ -65,6 +65,10 @@ bench-acceptance: $(VENV)/.runtime-installed
 ## bench-matrix: wall time of the decision matrix (cold and warm)
 bench-matrix: $(VENV)/.runtime-installed
 	$(PY) -m bench.matrix_timing
+
+## bench-hostile: engine-log parsing time on adversarial logs up to the 5,000,000-character cap
+bench-hostile: $(VENV)/.runtime-installed
+	$(PY) -m bench.log_parse_timing
 
 ## validate-gpu: the prepared GPU validation (one NVIDIA GPU of >= 80 GB)
 validate-gpu: $(VENV)/.runtime-installed

@@ -7,6 +7,7 @@ fresh server hands the request back to this file (pages/_frame.py), so every pag
 
 import streamlit as st
 
+from pages._common import run_page_guarded
 from pages._frame import run_in_app_frame
 from pages._scenario import scenario_sidebar
 
@@ -26,4 +27,4 @@ SCENARIO_PAGES = ("Sizing", "Performance", "Draft Selection", "Fleet & Quote")
 page = st.navigation(PAGES)
 if page.title in SCENARIO_PAGES:
     scenario_sidebar()
-run_in_app_frame(page.run)
+run_in_app_frame(lambda: run_page_guarded(page))

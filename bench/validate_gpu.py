@@ -3,7 +3,7 @@
 On a machine with one NVIDIA GPU of at least 80 GB, runs three architecture pairs in bf16 with
 seeded random weights built from the catalog configs (data/models.json) — Llama-3.1-8B + Llama-3.2-1B,
 Qwen2.5-7B + Qwen2.5-0.5B, Llama-3.2-3B + Llama-3.2-1B — with short generations, writes one
-record per pair to data/measurements/ (and the store), and prints measured against predicted
+record per pair to measurements/ in PLANNER_HOME (and the store), and prints measured against predicted
 memory and speed. Memory and speed are real; acceptance of random weights is not meaningful.
 It measures; it never asserts. A wall-clock guard skips the remaining pairs past the budget.
 
@@ -65,7 +65,7 @@ def _gib(value: int | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.validate_gpu", description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="CPU smoke run with shrunk configs")
-    parser.add_argument("--out", help="records folder (default data/measurements)")
+    parser.add_argument("--out", help="records folder (default: measurements/ in PLANNER_HOME)")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--max-new-tokens", type=int, default=None, help="default 64 (tiny: 8)")
     parser.add_argument("--prompts-per-task", type=int, default=None, help="default 2 (tiny: 1)")

@@ -5,6 +5,7 @@ Nothing here computes a formula; it calls planner/ and caches the result per ses
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -12,11 +13,18 @@ import pandas as pd
 import streamlit as st
 
 from planner import PlannerError
-from planner.catalog import list_models, model_facts
+from planner.catalog import MAX_CONFIG_BYTES, list_models, model_facts
 from planner.memory import concurrency_by_context, plan_memory
+from planner.pairs import MAX_TOKENIZER_BYTES
 from planner.reports import gpus_table, models_table, nodes_table
 
 T = TypeVar("T")
+LOG = logging.getLogger("planner.pages")
+
+#: Per-kind upload limits (server.maxUploadSize in .streamlit/config.toml caps every upload at 64 MB).
+MAX_LOG_UPLOAD_BYTES = 20 * 2**20  # 5,000,000 characters of log, up to 4 bytes each
+MAX_CONFIG_UPLOAD_BYTES = MAX_CONFIG_BYTES
+MAX_TOKENIZER_UPLOAD_BYTES = MAX_TOKENIZER_BYTES
 
 
 @st.cache_data(show_spinner=False)
@@ -45,10 +53,58 @@ def cached_concurrency_curve(dep, lengths: tuple[int, ...]):
     return concurrency_by_context(dep, list(lengths))
 
 
-def guarded(action: Callable[[], T]) -> T | None:
-    """Run a core call; show a planner error as a message instead of a traceback."""
+def error_message(exc: BaseException, what: str = "this input") -> str:
+    """What to tell the user about an error: the planner's own message, else what to fix and where to look."""
+    if isinstance(exc, PlannerError):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return f"Could not use {what}: it is nested too deeply. Check that it is the file the field asks for."
+    if isinstance(exc, MemoryError):
+        return f"Could not use {what}: it needs more memory than this server has. Try a smaller input."
+    return (
+        f"Could not use {what} ({type(exc).__name__}). Check the values and files above; "
+        "the server log has the details for the operator."
+    )
+
+
+def guarded(action: Callable[[], T], what: str = "this input") -> T | None:
+    """Run a core call; show any error as a message naming what to fix, never a traceback (logged instead)."""
     try:
         return action()
     except PlannerError as exc:
-        st.error(str(exc), icon="⚠️")
+        st.error(error_message(exc, what), icon="⚠️")
+    except Exception as exc:  # a page never shows an exception box: the operator gets the traceback in the log
+        LOG.exception("page action failed on %s", what)
+        st.error(error_message(exc, what), icon="⚠️")
+    return None
+
+
+def run_page_guarded(page) -> None:
+    """Run a navigation page so that an error anywhere in it becomes a message (script control passes through)."""
+    try:
+        page.run()
+    except Exception as exc:  # st.stop / st.rerun are BaseException and pass through
+        LOG.exception("page %s failed", getattr(page, "title", page))
+        st.error(error_message(exc, "this page's inputs"), icon="⚠️")
+
+
+def upload_text(upload, kind: str, limit_bytes: int) -> str | None:
+    """An upload's text, or None (with a message) when it is over the limit for its kind."""
+    size = getattr(upload, "size", None) or len(upload.getvalue())
+    if size > limit_bytes:
+        st.error(
+            f"The {kind} file is {size:,} bytes: at most {limit_bytes // 2**20} MB is read. Upload a smaller file."
+        )
         return None
+    return upload.getvalue().decode("utf-8", errors="replace")
+
+
+def upload_bytes(upload, kind: str, limit_bytes: int) -> bytes | None:
+    """An upload's bytes, or None (with a message) when it is over the limit for its kind."""
+    size = getattr(upload, "size", None) or len(upload.getvalue())
+    if size > limit_bytes:
+        st.error(
+            f"The {kind} file is {size:,} bytes: at most {limit_bytes // 2**20} MB is read. Upload a smaller file."
+        )
+        return None
+    return upload.getvalue()

@@ -3,7 +3,14 @@ every GPU with the memory software sees; and an import of a custom config.json."
 
 import streamlit as st
 
-from pages._common import catalog_gpus_table, catalog_models_table, catalog_nodes_table, guarded
+from pages._common import (
+    MAX_CONFIG_UPLOAD_BYTES,
+    catalog_gpus_table,
+    catalog_models_table,
+    catalog_nodes_table,
+    guarded,
+    upload_bytes,
+)
 from pages._frame import ensure_app_frame
 from pages._scenario import imported_models
 from planner.catalog import model_facts, model_from_config
@@ -53,9 +60,10 @@ with import_tab:
         "Only the config is read: no weights, no remote code."
     )
     upload = st.file_uploader("config.json", type=["json"], key="catalog_upload")
-    if upload is not None:
-        spec = guarded(lambda: model_from_config(upload.getvalue(), model_id=upload.name))
-        facts = guarded(lambda: model_facts(spec)) if spec else None
+    data = upload_bytes(upload, "config", MAX_CONFIG_UPLOAD_BYTES) if upload is not None else None
+    if data is not None:
+        spec = guarded(lambda: model_from_config(data, model_id=upload.name[:200]), "the uploaded config.json")
+        facts = guarded(lambda: model_facts(spec), "the uploaded config.json") if spec else None
         if facts:
             st.success(
                 f"{facts.architecture.model_type}: {facts.params.total_params:,} parameters ({facts.params.method})"

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages._common import guarded
+from pages._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, upload_bytes
 from pages._frame import ensure_app_frame
 from pages._scenario import imported_models, lookup_model, scenario_deployment
 from planner.decisions import decision_matrix, matrix_table
@@ -90,18 +90,19 @@ if matrix is not None:
         t_file = st.file_uploader("target tokenizer.json", type=["json"], key="selection_target_tok")
         d_file = st.file_uploader("draft tokenizer.json", type=["json"], key="selection_draft_tok")
         draft_for_files = st.selectbox("Draft model", [r.draft for r in matrix.rows], key="selection_tok_draft")
-        if t_file is not None and d_file is not None and dep is not None:
+        t_data = upload_bytes(t_file, "tokenizer", MAX_TOKENIZER_UPLOAD_BYTES) if t_file is not None else None
+        d_data = upload_bytes(d_file, "tokenizer", MAX_TOKENIZER_UPLOAD_BYTES) if d_file is not None else None
+        if t_data is not None and d_data is not None and dep is not None:
             verdict = guarded(
                 lambda: check_pair(
                     dep.target,
                     lookup_model(draft_for_files),
                     engine=dep.engine,
                     target_tp=dep.tp,
-                    target_tokenizer=load_tokenizer_vocab(
-                        t_file.getvalue(), field="target_tokenizer", name=t_file.name
-                    ),
-                    draft_tokenizer=load_tokenizer_vocab(d_file.getvalue(), field="draft_tokenizer", name=d_file.name),
-                )
+                    target_tokenizer=load_tokenizer_vocab(t_data, field="target_tokenizer", name=t_file.name[:200]),
+                    draft_tokenizer=load_tokenizer_vocab(d_data, field="draft_tokenizer", name=d_file.name[:200]),
+                ),
+                "the uploaded tokenizer files",
             )
             if verdict is not None:
                 tokenizer = next(c for c in verdict.checks if c.name == "tokenizer")

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from pages._common import guarded
+from pages._common import MAX_LOG_UPLOAD_BYTES, guarded, upload_text
 from pages._frame import ensure_app_frame
 from planner import GIB, check_log
 from planner.measure import detect_gpus, load_records, measurements_dir
-from planner.reports import log_facts_table, task_verdicts_table
+from planner.reports import task_verdicts_table
 from planner.reports.charts import (
     acceptance_by_position_bars,
     filter_records,
@@ -18,6 +18,7 @@ from planner.reports.charts import (
     speed_comparison_bars,
     task_acceptance_bars,
 )
+from planner.validation import MAX_LOG_CHARS
 
 ensure_app_frame()
 st.title("Validation")
@@ -108,31 +109,45 @@ st.header("Check a serving-engine start-up log")
 st.caption(
     "Paste or upload a vLLM (V0/V1), SGLang or TensorRT-LLM start-up log: its figures beside the planner's `size`."
 )
-upload = st.file_uploader("Log file", type=["log", "txt"], key="validation_log_file")
-text = st.text_area("…or paste the log", height=160, key="validation_log_text")
-with st.expander("Facts the log may not state"):
-    c1, c2, c3 = st.columns(3)
-    model = c1.text_input("Model (catalog id or checkpoint name)", key="validation_log_model")
-    gpu = c2.text_input("GPU (catalog id, e.g. h100-sxm-80gb)", key="validation_log_gpu")
-    tp = c3.number_input("Tensor parallel (0 = from the log)", 0, 64, 0, key="validation_log_tp")
-source = upload.getvalue().decode("utf-8", errors="replace") if upload is not None else text
-if source.strip():
-    check = guarded(lambda: check_log(source, model=model.strip() or None, gpu=gpu.strip() or None, tp=int(tp) or None))
-    if check is not None:
-        facts = check.facts
-        st.write(f"Engine: **{facts.engine or 'not recognised'}** {facts.engine_version or ''}")
-        st.dataframe(log_facts_table(facts), hide_index=True, key="validation_log_facts")
-        if check.applicable:
-            d = check.deployment
-            st.success(f"Planner ({d.engine_profile}) for {d.target} on {d.gpu_count}x {d.gpu}, TP {d.tp} PP {d.pp}")
-            st.dataframe(
-                log_check_frame(check),
-                hide_index=True,
-                key="validation_log_rows",
-                column_config={"error": st.column_config.NumberColumn(format="percent")},
+with st.form("validation_log_form"):
+    upload = st.file_uploader(
+        f"Log file (at most {MAX_LOG_UPLOAD_BYTES // 2**20} MB)", type=["log", "txt"], key="validation_log_file"
+    )
+    text = st.text_area("…or paste the log", height=160, max_chars=MAX_LOG_CHARS, key="validation_log_text")
+    with st.expander("Facts the log may not state"):
+        c1, c2, c3 = st.columns(3)
+        model = c1.text_input("Model (catalog id or checkpoint name)", max_chars=200, key="validation_log_model")
+        gpu = c2.text_input("GPU (catalog id, e.g. h100-sxm-80gb)", max_chars=100, key="validation_log_gpu")
+        tp = c3.number_input("Tensor parallel (0 = from the log)", 0, 64, 0, key="validation_log_tp")
+    submitted = st.form_submit_button("Check the log", key="validation_log_submit")
+if submitted:
+    source = upload_text(upload, "log", MAX_LOG_UPLOAD_BYTES) if upload is not None else text
+    if source is not None and source.strip():
+        with st.spinner(f"Reading {len(source):,} characters of log…"):
+            st.session_state["validation_log_check"] = guarded(
+                lambda: check_log(source, model=model.strip() or None, gpu=gpu.strip() or None, tp=int(tp) or None)
             )
-            st.plotly_chart(log_check_bars(check), key="validation_log_bars")
-        else:
-            st.info(f"No comparison: {check.reason}")
-        for note in check.notes + facts.notes:
-            st.caption(note)
+    elif source is not None:
+        st.info("Paste a log or choose a file, then press Check the log.")
+if (check := st.session_state.get("validation_log_check")) is not None:
+    facts = check.facts
+    st.write(f"Engine: **{facts.engine or 'not recognised'}** {facts.engine_version or ''}")
+    st.dataframe(
+        [{"fact": name, "value": getattr(facts, name), "line": facts.evidence[name]} for name in facts.found],
+        hide_index=True,
+        key="validation_log_facts",
+    )
+    if check.applicable:
+        d = check.deployment
+        st.success(f"Planner ({d.engine_profile}) for {d.target} on {d.gpu_count}x {d.gpu}, TP {d.tp} PP {d.pp}")
+        st.dataframe(
+            log_check_frame(check),
+            hide_index=True,
+            key="validation_log_rows",
+            column_config={"error": st.column_config.NumberColumn(format="percent")},
+        )
+        st.plotly_chart(log_check_bars(check), key="validation_log_bars")
+    else:
+        st.info(f"No comparison: {check.reason}")
+    for note in check.notes + facts.notes:
+        st.caption(note)

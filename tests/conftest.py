@@ -13,6 +13,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 # Tests never read or write the user's cache of meta-device layouts (planner/model/meta_device.py).
 os.environ.setdefault("PLANNER_CACHE_DIR", tempfile.mkdtemp(prefix="planner-test-cache-"))
+# Nor the user's records and store: runtime files go to a throw-away PLANNER_HOME.
+os.environ["PLANNER_HOME"] = tempfile.mkdtemp(prefix="planner-test-home-")
 
 
 def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:

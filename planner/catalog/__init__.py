@@ -1,6 +1,6 @@
 """The catalog: data/*.json loaded once into validated schemas, looked up by id or alias."""
 
-from planner.catalog.config_import import load_config, model_from_config
+from planner.catalog.config_import import MAX_CONFIG_BYTES, load_config, model_from_config
 from planner.catalog.hardware import DeviceTotal, device_total_bytes, nearest_gpu_by_total
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import (
@@ -24,6 +24,7 @@ from planner.catalog.name_matching import ModelMatch, match_gpu, match_model
 from planner.catalog.schemas import GpuPrice, GpuSpec, Lineage, ModelSpec, NodeType, TokenizerSpec
 
 __all__ = [
+    "MAX_CONFIG_BYTES",
     "DeviceTotal",
     "GpuPrice",
     "GpuSpec",

@@ -18,34 +18,48 @@ from typing import Any
 
 from planner.catalog.schemas import Lineage, ModelSpec
 from planner.errors import ConfigError
+from planner.user_files import read_user_file, shown_path
+
+#: The largest config.json read (the biggest published ones, with long quantization module lists, are < 1 MiB).
+MAX_CONFIG_BYTES = 4 * 2**20
+EXPECTED = "a Hugging Face config.json (a file or a model folder holding one)"
 
 
-def load_config(source: str | Path | bytes | dict[str, Any]) -> dict[str, Any]:
+def load_config(source: str | Path | bytes | dict[str, Any], *, field: str = "config") -> dict[str, Any]:
     """Read a config from a dict, JSON bytes, a ``config.json`` path or a folder that holds one."""
     if isinstance(source, dict):
         return dict(source)
     if isinstance(source, bytes | bytearray):
-        return _parse(bytes(source).decode("utf-8", errors="replace"), "uploaded file")
+        if len(source) > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"the uploaded config is {len(source):,} bytes: expected {EXPECTED} of at most 4 MiB", field=field
+            )
+        return _parse(bytes(source).decode("utf-8", errors="replace"), "uploaded file", field)
     path = Path(source)
-    if path.is_dir():
+    try:
+        is_dir = path.is_dir()
+    except (OSError, ValueError):
+        is_dir = False
+    if is_dir:
         path = path / "config.json"
         if not path.is_file():
-            raise ConfigError(f"{path.parent} is a folder without a config.json", field="config")
-    if not path.is_file():
-        raise ConfigError(f"config file {path} does not exist", field="config")
-    return _parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
+            raise ConfigError(f"{shown_path(path.parent)} is a folder without a config.json", field=field)
+    data = read_user_file(path, field=field, max_bytes=MAX_CONFIG_BYTES, expected=EXPECTED)
+    return _parse(data.decode("utf-8", errors="replace"), shown_path(path), field)
 
 
-def _parse(text: str, where: str) -> dict[str, Any]:
+def _parse(text: str, where: str, field: str = "config") -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{where} is not JSON ({exc.msg} at line {exc.lineno}); expected a Hugging Face config.json",
-            field="config",
+            field=field,
         ) from exc
+    except RecursionError:
+        raise ConfigError(f"{where} is nested too deeply to be a Hugging Face config.json", field=field) from None
     if not isinstance(value, dict):
-        raise ConfigError(f"{where} must hold a JSON object, not a {type(value).__name__}", field="config")
+        raise ConfigError(f"{where} must hold a JSON object, not a {type(value).__name__}", field=field)
     return value
 
 
@@ -54,15 +68,18 @@ def model_from_config(
     *,
     model_id: str | None = None,
     tokenizer: str | None = None,
+    field: str = "config",
 ) -> ModelSpec:
     """A :class:`ModelSpec` for a custom model; its architecture is resolved (and validated) now."""
-    config = load_config(source)
+    config = load_config(source, field=field)
     if model_id is None:
         name = config.get("_name_or_path")
+        if not isinstance(name, str) or not name.strip():
+            name = None
         if not name and isinstance(source, str | Path):
             path = Path(source)
-            name = path.name if path.is_dir() else path.parent.name
-        model_id = str(name or f"custom-{config.get('model_type', 'model')}")
+            name = shown_path(path.name if path.is_dir() else path.parent.name)
+        model_id = str(name or f"custom-{config.get('model_type', 'model')}")[:200]
     spec = ModelSpec(
         id=model_id,
         tokenizer=tokenizer,

@@ -18,4 +18,4 @@ def resolve_model(
         raise InputError(field, None, f"exactly one of --{field} ID or a config.json path")
     if model_id is not None:
         return get_model(model_id)
-    return model_from_config(config_path)
+    return model_from_config(config_path, field=f"{field}_config" if field != "model" else "config")

@@ -35,7 +35,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit code 2."""
 
     def error(self, message: str):  # type: ignore[override]
-        sys.stderr.write(f"error: {message} (see `{self.prog} --help`)\n")
+        sys.stderr.write(f"error: {_one_line(message)} (see `{self.prog} --help`)\n")
         raise SystemExit(2)
 
 
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.handler(args) or 0)
         except PlannerError as exc:
-            sys.stderr.write(f"error: {exc}\n")
+            sys.stderr.write(f"error: {_one_line(str(exc))}\n")
             return 2
         except KeyboardInterrupt:
             sys.stderr.write("error: interrupted\n")
@@ -63,5 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as exc:
             if os.environ.get("PLANNER_DEBUG"):
                 raise
-            sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with PLANNER_DEBUG=1)\n")
+            sys.stderr.write(
+                f"internal error: {type(exc).__name__}: {_one_line(str(exc))} (rerun with PLANNER_DEBUG=1)\n"
+            )
             return 1
+
+
+def _one_line(text: str) -> str:
+    """One printable line (undecodable file-name bytes become U+FFFD; long texts are cut)."""
+    line = " ".join(text.encode("utf-8", errors="replace").decode("utf-8").split())
+    return line if len(line) <= 2000 else line[:2000] + "…"

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from planner import GIB, InputError
-from planner.cli.common import add_json_flag, emit, positive_int
-from planner.cli.deployment_args import fraction
-from planner.validation import check_log
+from planner.cli.common import add_json_flag, catalog_name, emit, fraction, positive_int
+from planner.user_files import read_user_file
+from planner.validation import MAX_LOG_CHARS, check_log
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("check-log", help="parse a vLLM/SGLang/TensorRT-LLM start-up log and compare")
     parser.add_argument("file", metavar="FILE", help="the log file ('-' reads standard input)")
-    parser.add_argument("--model", help="catalog model or checkpoint name, when the log does not name it")
-    parser.add_argument("--draft", help="catalog draft model, when the log does not name it")
-    parser.add_argument("--gpu", help="catalog GPU id, when the log does not name it")
+    parser.add_argument(
+        "--model", type=catalog_name, help="catalog model or checkpoint name, when the log does not name it"
+    )
+    parser.add_argument("--draft", type=catalog_name, help="catalog draft model, when the log does not name it")
+    parser.add_argument("--gpu", type=catalog_name, help="catalog GPU id, when the log does not name it")
     parser.add_argument("--tp", type=positive_int, help="tensor parallel size, when the log does not say")
     parser.add_argument("--pp", type=positive_int, help="pipeline parallel size, when the log does not say")
     parser.add_argument("--gpu-memory-utilization", "--memory-fraction", dest="memory_fraction", type=fraction)
@@ -25,13 +26,20 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+#: The most bytes read from a log file or standard input: MAX_LOG_CHARS characters of up to 4 bytes each.
+MAX_LOG_BYTES = 4 * MAX_LOG_CHARS
+
+
 def _read(name: str) -> str:
     if name == "-":
-        return sys.stdin.read()
-    path = Path(name)
-    if not path.is_file():
-        raise InputError("file", name, "an existing log file (or '-' for standard input)")
-    return path.read_text(encoding="utf-8", errors="replace")
+        data = sys.stdin.buffer.read(MAX_LOG_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        if len(data) > MAX_LOG_BYTES:
+            raise InputError("file", "-", f"a log of at most {MAX_LOG_CHARS:,} characters on standard input")
+    else:
+        data = read_user_file(
+            name, field="file", max_bytes=MAX_LOG_BYTES, expected="a log file (or '-' for standard input)"
+        )
+    return data.decode("utf-8", errors="replace")
 
 
 def _show(value: float | None, unit: str) -> str:

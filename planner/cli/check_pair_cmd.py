@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from planner import ENGINES
-from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, positive_int
+from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, path_arg, positive_int
 from planner.cli.deployment_args import engine_name
 from planner.pairs import acceptance_prior, check_pair, load_tokenizer_vocab
 
@@ -21,8 +21,12 @@ def register(subparsers) -> None:
     )
     add_model_args(parser, "target")
     add_model_args(parser, "draft")
-    parser.add_argument("--target-tokenizer", metavar="PATH", help="the target's tokenizer.json or its folder")
-    parser.add_argument("--draft-tokenizer", metavar="PATH", help="the draft's tokenizer.json or its folder")
+    parser.add_argument(
+        "--target-tokenizer", metavar="PATH", type=path_arg, help="the target's tokenizer.json or its folder"
+    )
+    parser.add_argument(
+        "--draft-tokenizer", metavar="PATH", type=path_arg, help="the draft's tokenizer.json or its folder"
+    )
     parser.add_argument(
         "--engine", default="vllm", type=engine_name, choices=ENGINES, help="serving engine (default vllm)"
     )

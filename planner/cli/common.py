@@ -1,33 +1,109 @@
-"""Helpers shared by CLI commands: model arguments, positive integers, output."""
+"""Helpers shared by CLI commands: argument types, model arguments, output and exports.
+
+Every option value goes through :mod:`planner.input_types` (the pydantic types the pages use too):
+finite, bounded, one line naming the argument when it is not.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from planner.catalog.importing import resolve_model
 from planner.catalog.schemas import ModelSpec
+from planner.errors import InputError
+from planner.input_types import Count, Fraction, PositiveReal, Seed, parse_input
+from planner.user_files import check_output_path, shown_path
+
+#: The formats a report can be exported to (planner.reports.document.Report.export).
+EXPORT_SUFFIXES = (".json", ".html", ".md", ".xlsx", ".pdf")
+#: The longest catalog id or name accepted on the command line.
+MAX_NAME_CHARS = 200
+
+
+def _typed(kind, text: str, **bounds):
+    try:
+        return parse_input(kind, text, "value", **bounds)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(f"{_printable(text)!r} is not allowed: expected {exc.allowed}") from None
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    """An integer from 1 to 2^31 - 1."""
+    return _typed(Count, text)
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (at most 1e9): NaN, infinities and denormals are refused."""
+    return _typed(PositiveReal, text)
+
+
+def fraction(text: str) -> float:
+    """A finite number in (0, 1]."""
+    return _typed(Fraction, text)
+
+
+def seed(text: str) -> int:
+    """A random seed from 0 to 2^32 - 1."""
+    return _typed(Seed, text)
+
+
+def bounded_int(low: int, high: int):
+    """An argparse type: an integer from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        return _typed(Count, text, low=low, high=high)
+
+    parse.__name__ = f"integer {low}..{high}"
+    return parse
+
+
+def catalog_name(text: str) -> str:
+    """A catalog id or name: not empty, printable, at most 200 characters."""
+    value = _printable(text).strip()
+    if not value:
+        raise argparse.ArgumentTypeError("an empty value is not allowed: give an id from `python -m planner catalog`")
+    if len(value) > MAX_NAME_CHARS or not value.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"{value[:40]!r}… is not an id: expected at most {MAX_NAME_CHARS} printable characters"
+        )
     return value
+
+
+def path_arg(text: str) -> str:
+    """A file or folder argument: not empty (existence and size are checked where it is read)."""
+    if not text or not text.strip():
+        raise argparse.ArgumentTypeError("an empty path is not allowed")
+    return text
+
+
+def export_path(text: str) -> Path:
+    """An export file checked before any work: known suffix, sane name, existing writable folder."""
+    try:
+        return check_output_path(text, field="export", suffixes=EXPORT_SUFFIXES)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(f"{shown_path(text)[:120]!r} is not allowed: expected {exc.allowed}") from None
+
+
+def _printable(text: str) -> str:
+    """Command-line text that can be printed (undecodable bytes become U+FFFD)."""
+    return text.encode("utf-8", errors="replace").decode("utf-8") if isinstance(text, str) else str(text)
 
 
 def add_model_args(parser: argparse.ArgumentParser, name: str = "model", required: bool = True) -> None:
     group = parser.add_mutually_exclusive_group(required=required)
-    group.add_argument(f"--{name}", metavar="ID", help="catalog id, e.g. meta-llama/Llama-3.1-70B or Llama-3.1-70B")
+    group.add_argument(
+        f"--{name}", metavar="ID", type=catalog_name, help="catalog id, e.g. meta-llama/Llama-3.1-70B or Llama-3.1-70B"
+    )
     group.add_argument(
         f"--{name}-config" if name != "model" else "--config",
         metavar="PATH",
+        type=path_arg,
         dest=f"{name}_config",
         help="a Hugging Face config.json or a model folder",
     )
@@ -53,11 +129,23 @@ def emit(args: argparse.Namespace, payload: dict[str, Any], lines: list[str]) ->
         sys.stdout.write("\n".join(lines) + "\n")
 
 
-def write_report(report, path_text: str) -> None:
-    """Write a planner.reports.document.Report in the format its suffix names, whole or not at all."""
-    path = Path(path_text)
-    data = report.export(path.suffix.lstrip(".") or "json")
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-    sys.stderr.write(f"wrote {path}\n")
+def write_report(report, path_text: str | Path) -> None:
+    """Write a planner.reports.document.Report in the format its suffix names, whole or not at all.
+
+    The path was checked when the arguments were read (:func:`export_path`); a failure while writing
+    (disk full, folder removed meanwhile) is one line naming ``--export``, never the temporary file.
+    """
+    path = check_output_path(str(path_text), field="export", suffixes=EXPORT_SUFFIXES)
+    data = report.export(path.suffix.lstrip(".").lower())
+    try:
+        handle, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".export-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise InputError("export", shown_path(path), f"a file that can be written ({exc.strerror or exc})") from None
+    sys.stderr.write(f"wrote {shown_path(path)}\n")

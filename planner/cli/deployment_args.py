@@ -6,31 +6,13 @@ import argparse
 
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import get_gpu, get_node
-from planner.cli.common import positive_int
+from planner.cli.common import catalog_name, fraction, path_arg, positive_float, positive_int
 from planner.deployment import ENGINES, Deployment
 from planner.engines.names import find_engine_id
 from planner.errors import InputError
 from planner.units import gib_to_bytes
 
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"{value} must be in (0, 1]")
-    return value
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} must be > 0")
-    return value
+__all__ = ["add_deployment_args", "deployment_from_args", "fraction", "positive_float", "positive_int"]
 
 
 def engine_name(text: str) -> str:
@@ -40,15 +22,15 @@ def engine_name(text: str) -> str:
 
 def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) -> None:
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--target", metavar="ID", help="target model (catalog id)")
-    target.add_argument("--target-config", metavar="PATH", help="target config.json or model folder")
+    target.add_argument("--target", metavar="ID", type=catalog_name, help="target model (catalog id)")
+    target.add_argument("--target-config", metavar="PATH", type=path_arg, help="target config.json or model folder")
     if draft:
         group = parser.add_mutually_exclusive_group()
-        group.add_argument("--draft", metavar="ID", help="draft model (catalog id)")
-        group.add_argument("--draft-config", metavar="PATH", help="draft config.json or model folder")
+        group.add_argument("--draft", metavar="ID", type=catalog_name, help="draft model (catalog id)")
+        group.add_argument("--draft-config", metavar="PATH", type=path_arg, help="draft config.json or model folder")
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--node", metavar="NODE", help="node type, e.g. 8x-h100-sxm-80gb")
-    where.add_argument("--gpu", metavar="GPU", help="GPU id, e.g. h100-sxm-80gb")
+    where.add_argument("--node", metavar="NODE", type=catalog_name, help="node type, e.g. 8x-h100-sxm-80gb")
+    where.add_argument("--gpu", metavar="GPU", type=catalog_name, help="GPU id, e.g. h100-sxm-80gb")
     parser.add_argument("--gpus", type=positive_int, help="GPUs with --gpu (default tp x pp)")
     parser.add_argument("--gpu-memory-gib", type=positive_float, help="override the device total (GiB)")
     parser.add_argument("--tp", type=positive_int, default=1, help="target tensor parallel size")
@@ -63,7 +45,9 @@ def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) 
     )
     parser.add_argument("--kv-dtype", default="auto", help="auto, bf16, fp16, fp8 or fp32")
     parser.add_argument("--engine", default="vllm", type=engine_name, choices=ENGINES)
-    parser.add_argument("--engine-version", help="engine release, e.g. 0.19.0 (default: the newest profiled)")
+    parser.add_argument(
+        "--engine-version", type=catalog_name, help="engine release, e.g. 0.19.0 (default: the newest profiled)"
+    )
     parser.add_argument(
         "--gpu-memory-utilization",
         "--memory-fraction",
@@ -96,7 +80,7 @@ def deployment_from_args(args: argparse.Namespace) -> Deployment:
     target = resolve_model(args.target, args.target_config, field="target")
     draft_id, draft_config = getattr(args, "draft", None), getattr(args, "draft_config", None)
     draft = resolve_model(draft_id, draft_config, field="draft") if (draft_id or draft_config) else None
-    if args.node:
+    if args.node is not None:
         node = get_node(args.node)
         if args.gpus:
             raise InputError("gpus", args.gpus, "no value with --node (the node fixes the GPU count)")

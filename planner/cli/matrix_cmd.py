@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from planner.acceptance_math import check_alpha
@@ -13,7 +14,10 @@ from planner.decisions import decision_matrix, matrix_table
 
 def _alpha(text: str) -> float:
     try:
-        return check_alpha(float(text))
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(f"{text[:40]!r} is not allowed: expected a finite number in (0, 1)")
+        return check_alpha(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

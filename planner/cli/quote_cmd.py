@@ -5,8 +5,17 @@ from __future__ import annotations
 import argparse
 
 from planner.catalog import get_node, resolve_model
-from planner.cli.common import add_json_flag, emit, positive_int, write_report
-from planner.cli.deployment_args import fraction, positive_float
+from planner.cli.common import (
+    add_json_flag,
+    catalog_name,
+    emit,
+    export_path,
+    fraction,
+    path_arg,
+    positive_float,
+    positive_int,
+    write_report,
+)
 from planner.decisions import Traffic, compare_nodes
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.reports import quote_report
@@ -15,12 +24,14 @@ from planner.reports import quote_report
 def register(subparsers) -> None:
     parser = subparsers.add_parser("quote", help="nodes and cost to serve a traffic level, with and without a draft")
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--target", metavar="ID")
-    target.add_argument("--target-config", metavar="PATH")
+    target.add_argument("--target", metavar="ID", type=catalog_name)
+    target.add_argument("--target-config", metavar="PATH", type=path_arg)
     draft = parser.add_mutually_exclusive_group()
-    draft.add_argument("--draft", metavar="ID")
-    draft.add_argument("--draft-config", metavar="PATH")
-    parser.add_argument("--node", action="append", required=True, help="node type; repeat to compare several")
+    draft.add_argument("--draft", metavar="ID", type=catalog_name)
+    draft.add_argument("--draft-config", metavar="PATH", type=path_arg)
+    parser.add_argument(
+        "--node", action="append", type=catalog_name, required=True, help="node type; repeat to compare several"
+    )
     parser.add_argument("--requests-per-s", type=positive_float, required=True)
     parser.add_argument("--prompt-tokens", type=positive_int, default=1024)
     parser.add_argument("--output-tokens", type=positive_int, default=256)
@@ -33,8 +44,10 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--price-usd-per-gpu-hour", type=positive_float, help="override the catalog price")
     parser.add_argument("--engine", default="vllm", choices=["vllm", "vllm-v0", "sglang", "trtllm"])
-    parser.add_argument("--kv-dtype", default="auto")
-    parser.add_argument("--export", metavar="FILE", help="also write a report: .json, .html, .md, .xlsx or .pdf")
+    parser.add_argument("--kv-dtype", default="auto", type=catalog_name)
+    parser.add_argument(
+        "--export", metavar="FILE", type=export_path, help="also write a report: .json, .html, .md, .xlsx or .pdf"
+    )
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from planner.cli.common import add_json_flag, emit, write_report
+from planner.cli.common import add_json_flag, emit, export_path, write_report
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.memory import COMPONENT_LABELS, plan_memory
 from planner.reports import sizing_report
@@ -14,7 +14,9 @@ from planner.units import fmt_gib
 def register(subparsers) -> None:
     parser = subparsers.add_parser("size", help="per-GPU memory plan, KV tokens and concurrency")
     add_deployment_args(parser)
-    parser.add_argument("--export", metavar="FILE", help="also write a report: .json, .html, .md, .xlsx or .pdf")
+    parser.add_argument(
+        "--export", metavar="FILE", type=export_path, help="also write a report: .json, .html, .md, .xlsx or .pdf"
+    )
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
@@ -11,10 +12,14 @@ from planner.speed import SpeedWorkload, estimate_speed
 
 
 def _number(text: str) -> float:
+    """A finite number (the acceptance model checks its range and names the field)."""
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not allowed: expected a finite number")
+    return value
 
 
 def register(subparsers) -> None:

@@ -13,14 +13,17 @@ from typing import Any
 
 from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict, acceptance_stats
 from planner.measure.nvml_sampler import NvmlResult, NvmlSampler, detect_gpus
-from planner.measure.options import MeasureOptions
+from planner.measure.options import MAX_K, MeasureOptions
 from planner.measure.prediction import Prediction
+from planner.measure.prompts import MAX_PROMPTS_BYTES
 from planner.measure.record import MeasurementRecord, load_records, measurements_dir, save_record
 
 #: Names that load torch, resolved on first access.
 _HEAVY = {"measure": "planner.measure.harness"}
 
 __all__ = [
+    "MAX_K",
+    "MAX_PROMPTS_BYTES",
     "AcceptanceStats",
     "MeasureOptions",
     "MeasurementRecord",

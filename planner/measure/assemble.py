@@ -104,7 +104,7 @@ def assemble_record(options: MeasureOptions, job: JobOutcome) -> MeasurementReco
         notes.append(f"did not fit: CUDA out of memory while {did_not_fit.stage}")
     matches = [r.outputs_match for r in results if r.outputs_match is not None]
     return MeasurementRecord(
-        id=make_record_id(target_name, draft_name, "transformers", created),
+        id=make_record_id(target_name, draft_name, "transformers", created, k=options.k),
         created_at=created,
         status="did_not_fit" if did_not_fit else "ok",
         backend="transformers",

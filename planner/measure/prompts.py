@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from planner.errors import InputError
 from planner.facts import data_dir
+from planner.user_files import read_user_file
 
 DEFAULT_TASKS = ("chat", "code", "summarisation")
 
@@ -69,6 +70,10 @@ def _parse_line(line: str, where: str) -> Prompt:
     return Prompt(prompt=prompt, task=task.strip())
 
 
+#: The largest prompts file read (the shipped sets are a few KB; 16 MiB is thousands of long prompts).
+MAX_PROMPTS_BYTES = 16 * 2**20
+
+
 def load_prompts(paths: list[str | Path] | str | Path | None = None) -> PromptSet:
     """Read one or more JSONL files (default: ``data/prompts/*.jsonl`` of the three tasks)."""
     if paths is None:
@@ -80,9 +85,7 @@ def load_prompts(paths: list[str | Path] | str | Path | None = None) -> PromptSe
     digest = hashlib.sha256()
     prompts: list[Prompt] = []
     for path in files:
-        if not path.is_file():
-            raise InputError("prompts", str(path), "an existing JSONL file of prompts")
-        raw = path.read_bytes()
+        raw = read_user_file(path, field="prompts", max_bytes=MAX_PROMPTS_BYTES, expected="a JSONL file of prompts")
         digest.update(raw)
         for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
             if line.strip():

@@ -4,13 +4,20 @@ A record holds the hardware and software it ran on, the models and dtypes, K, th
 prompt file, every measurement (acceptance, speed with and without the draft, memory with the NVML
 timeline), the planner's prediction for the same deployment and the errors between them.
 
-Files go to ``data/measurements/<timestamp>-<slug>.json`` (``PLANNER_MEASUREMENTS_DIR`` overrides
-the folder) by writing a temporary file in the same folder, ``fsync`` and ``os.replace``: a run that
-crashes halfway leaves no half-written file, and a reader never sees one. The same JSON goes to the
-SQLite store (:mod:`planner.validation.store`). Pure pydantic: loading records needs no torch.
+Files go to ``measurements/<id>.json`` in the planner's home folder (``PLANNER_HOME``, default
+``~/.local/share/sd-capacity-planner``; ``PLANNER_MEASUREMENTS_DIR`` overrides the folder), created
+on the first write, by writing a temporary file in the same folder, ``fsync`` and ``os.replace``: a
+run that crashes halfway leaves no half-written file, and a reader never sees one. The same JSON goes
+to the SQLite store (:mod:`planner.validation.store`). A temporary file left by a killed writer (its
+process is gone) is removed by the next save or load; a file whose store row is missing is added to
+the store when records are loaded. Pure pydantic: loading records needs no torch.
 
->>> make_record_id("meta-llama/Llama-3.1-8B", "Llama-3.2-1B", "transformers", "2026-01-02T03:04:05Z")
-'20260102T030405Z-llama-3.1-8b--llama-3.2-1b-transformers'
+Ids are unique per run: the UTC second, the pair, the backend, K and a random part, so runs that
+finish in the same second never overwrite each other.
+
+>>> make_record_id("meta-llama/Llama-3.1-8B", "Llama-3.2-1B", "transformers", "2026-01-02T03:04:05Z", k=5,
+...                unique="1a2b3c4d")
+'20260102T030405Z-llama-3.1-8b--llama-3.2-1b-transformers-k5-1a2b3c4d'
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -26,12 +34,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from planner.facts import REPO_ROOT
 from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict
 from planner.measure.nvml_sampler import NvmlResult
 from planner.measure.prediction import Prediction
 from planner.measure.torch_memory import TorchMemory
-from planner.validation.store import StoreError, load_all_measurements, save_measurement
+from planner.user_files import planner_home
+from planner.validation.store import StoreError, read_measurement_rows, save_measurement, stored_ids
 
 SCHEMA_VERSION = 1
 MEASUREMENTS_ENV = "PLANNER_MEASUREMENTS_DIR"
@@ -192,14 +200,51 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", text.lower().rsplit("/", 1)[-1]).strip("-.") or "model"
 
 
-def make_record_id(target: str, draft: str, backend: str, created_at: str) -> str:
-    """``<UTC timestamp>-<target>--<draft>-<backend>``: sortable, safe as a file name."""
+def make_record_id(
+    target: str, draft: str, backend: str, created_at: str, *, k: int | None = None, unique: str | None = None
+) -> str:
+    """``<UTC timestamp>-<target>--<draft>-<backend>[-k<K>]-<random>``: sortable, unique, safe as a file name."""
     stamp = re.sub(r"[^0-9TZ]", "", created_at)
-    return f"{stamp}-{_slug(target)[:40]}--{_slug(draft)[:40]}-{backend}"
+    draft_len = f"-k{k}" if k is not None else ""
+    part = re.sub(r"[^0-9a-z]", "", (unique or secrets.token_hex(4)).lower())[:16]
+    return f"{stamp}-{_slug(target)[:40]}--{_slug(draft)[:40]}-{_slug(backend)[:20]}{draft_len}-{part}"
 
 
 def measurements_dir() -> Path:
-    return Path(os.environ.get(MEASUREMENTS_ENV) or REPO_ROOT / "data" / "measurements")
+    return Path(os.environ.get(MEASUREMENTS_ENV) or planner_home() / "measurements")
+
+
+_TMP = re.compile(r"^\..+\.(\d+)\.[^.]*\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def clean_orphans(folder: Path) -> list[str]:
+    """Remove temporary files whose writer process is gone; returns their names."""
+    removed = []
+    try:
+        entries = list(folder.iterdir()) if folder.is_dir() else []
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TMP.match(entry.name)
+        if match and not _alive(int(match.group(1))):
+            try:
+                entry.unlink()
+                removed.append(entry.name)
+            except OSError:
+                pass
+    return removed
 
 
 def _chunks(payload: Any) -> Iterator[str]:
@@ -211,7 +256,7 @@ def write_atomic(path: Path, payload: Any) -> Path:
     """Write JSON to ``path`` via a temp file in the same folder, fsync and ``os.replace``; all or nothing."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (closed below, on every path)
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp", delete=False
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.stem}.{os.getpid()}.", suffix=".tmp", delete=False
     )
     tmp = Path(handle.name)
     try:
@@ -243,7 +288,9 @@ def save_record(
 ) -> Path:
     """The record to ``<folder>/<id>.json`` (atomically) and to the SQLite store; returns the file."""
     payload = record.model_dump(mode="json")
-    path = write_atomic(Path(folder or measurements_dir()) / f"{record.id}.json", payload)
+    directory = Path(folder or measurements_dir())
+    clean_orphans(directory)
+    path = write_atomic(directory / f"{record.id}.json", payload)
     save_measurement(
         record.id,
         record.created_at,
@@ -263,16 +310,19 @@ def load_records(
     found: dict[str, MeasurementRecord] = {}
     problems: list[str] = []
     directory = Path(folder or measurements_dir())
+    clean_orphans(directory)
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         try:
             record = MeasurementRecord.model_validate_json(path.read_text(encoding="utf-8"))
         except (ValidationError, ValueError, OSError) as exc:
-            problems.append(f"{path.name}: not a measurement record ({str(exc).splitlines()[0]})")
+            problems.append(f"{path.name}: not a measurement record ({str(exc).splitlines()[0][:160]})")
             continue
         found[record.id] = record
     if use_store:
         try:
-            rows = load_all_measurements(path=store_path)
+            rows, row_problems = read_measurement_rows(path=store_path)
+            problems.extend(row_problems)
+            _add_missing_rows(found, rows, store_path)
         except StoreError as exc:
             problems.append(str(exc))
             rows = []
@@ -280,7 +330,27 @@ def load_records(
             try:
                 record = MeasurementRecord.model_validate(row)
             except ValidationError as exc:
-                problems.append(f"store row {row.get('id', '?')}: {str(exc).splitlines()[0]}")
+                problems.append(f"store row {str(row.get('id', '?'))[:80]}: {str(exc).splitlines()[0][:160]}")
                 continue
             found.setdefault(record.id, record)
     return sorted(found.values(), key=lambda r: (r.created_at, r.id), reverse=True), problems
+
+
+def _add_missing_rows(
+    found: dict[str, MeasurementRecord], rows: list[dict[str, Any]], store_path: str | Path | None
+) -> None:
+    """Records whose file exists but whose store row does not (a writer killed between the two) join the store."""
+    if not found:
+        return
+    have = {row.get("id") for row in rows} | stored_ids(path=store_path)
+    for record in found.values():
+        if record.id not in have:
+            save_measurement(
+                record.id,
+                record.created_at,
+                record.gpu_label,
+                record.target.name if record.target else "",
+                record.draft.name if record.draft else "",
+                json.dumps(record.model_dump(mode="json"), ensure_ascii=False),
+                path=store_path,
+            )

@@ -207,7 +207,7 @@ def measure_vllm(options: MeasureOptions) -> MeasurementRecord:
     peak = nvml.peak_process_total_bytes or nvml.peak_device_increase_bytes
     created = utc_now()
     record = MeasurementRecord(
-        id=make_record_id(Path(options.target).name, Path(options.draft).name, "vllm", created),
+        id=make_record_id(Path(options.target).name, Path(options.draft).name, "vllm", created, k=options.k),
         created_at=created,
         status=status,
         backend="vllm",

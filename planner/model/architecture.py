@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.errors import ConfigError, first_pydantic_error
+from planner.model.config_bounds import validate_config_fields
 from planner.model.geometry import FORMULA_FAMILIES, Architecture, MlaGeometry, MoeGeometry
 from planner.model.meta_device import architecture_via_transformers
 
@@ -144,6 +145,7 @@ def architecture_from_config(cfg: dict[str, Any]) -> Architecture:
     """
     if not isinstance(cfg, dict):
         raise ConfigError("config must be a JSON object (a dict of Hugging Face config fields)")
+    validate_config_fields(cfg)
     if isinstance(cfg.get("text_config"), dict) and "num_hidden_layers" not in cfg:
         inner = dict(cfg["text_config"])
         inner.setdefault("model_type", cfg.get("model_type"))
@@ -151,6 +153,7 @@ def architecture_from_config(cfg: dict[str, Any]) -> Architecture:
     model_type = cfg.get("model_type")
     if not isinstance(model_type, str) or not model_type:
         raise ConfigError("config.json is missing `model_type` (e.g. 'llama', 'qwen2')", field="model_type")
+    validate_config_fields(cfg)
     if model_type not in FORMULA_FAMILIES:
         return architecture_via_transformers(cfg)
 

@@ -5,6 +5,12 @@ parameter tensor with its real shape. The planner uses it (1) in tests, as the g
 closed-form counts must equal to the parameter, and (2) for architectures the formulas do not know.
 ``trust_remote_code`` is never used and no weights are ever loaded.
 
+A config is data, never code: every field is bounds-checked first
+(:func:`planner.model.config_bounds.validate_config_fields`), keys that could make transformers
+import or fetch code (``auto_map``, ``trust_remote_code``, an attention or kernel implementation
+naming a hub repository, quantization back-ends) are dropped at every nesting level, the attention
+implementation is forced to ``eager``, and only the model classes transformers ships are built.
+
 >>> counts = count_on_meta_device({"model_type": "gpt_neox", "num_hidden_layers": 2,
 ...     "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 1000})
 >>> counts.total_params
@@ -29,10 +35,49 @@ from typing import Any
 from pydantic import BaseModel
 
 from planner.errors import ConfigError
+from planner.model.config_bounds import validate_config_fields
 from planner.model.geometry import Architecture
 from planner.model.tensors import WeightTensor
 
-_NON_CONFIG_KEYS = {"architectures", "_name_or_path", "transformers_version", "auto_map"}
+#: Keys never handed to transformers: names, code references, kernel / attention / quantization back-ends and
+#: dtypes (counting on the meta device needs shapes only). Keys starting with "_" are dropped too.
+_NON_CONFIG_KEYS = frozenset(
+    {
+        "architectures",
+        "transformers_version",
+        "auto_map",
+        "trust_remote_code",
+        "custom_pipelines",
+        "attn_implementation",
+        "experts_implementation",
+        "use_kernels",
+        "kernel_config",
+        "quantization_config",
+        "torch_dtype",
+        "dtype",
+        "base_model_name_or_path",
+        "name_or_path",
+    }
+)
+_EAGER = "eager"
+
+
+def data_only(value: Any) -> Any:
+    """``value`` with every code-bearing key removed, at every nesting level (dicts inside dicts and lists).
+
+    >>> data_only({"auto_map": {"AutoModel": "x--y.Z"}, "_attn_implementation": "kernels-community/fa",
+    ...            "text_config": {"trust_remote_code": True, "hidden_size": 8}, "vocab_size": 10})
+    {'text_config': {'hidden_size': 8}, 'vocab_size': 10}
+    """
+    if isinstance(value, dict):
+        return {
+            k: data_only(v)
+            for k, v in value.items()
+            if isinstance(k, str) and k not in _NON_CONFIG_KEYS and not k.startswith("_")
+        }
+    if isinstance(value, list):
+        return [data_only(v) for v in value]
+    return value
 
 
 class MetaCount(BaseModel):
@@ -50,11 +95,14 @@ def transformers_config(cfg: dict[str, Any]):
         from transformers import AutoConfig
     except ImportError as exc:  # pragma: no cover - transformers is a runtime requirement
         raise ConfigError("transformers is not installed, so only the built-in families can be counted") from exc
+    validate_config_fields(cfg)
     model_type = cfg.get("model_type")
-    kwargs = {k: v for k, v in cfg.items() if k not in _NON_CONFIG_KEYS and k != "model_type"}
+    kwargs = {k: v for k, v in data_only(cfg).items() if k != "model_type"}
     try:
         with _quiet():
-            return AutoConfig.for_model(model_type, **kwargs)
+            config = AutoConfig.for_model(model_type, **kwargs)
+            _force_eager(config)
+            return config
     except ValueError as exc:
         if "Unrecognized" in str(exc) or "model_type" in str(exc) or "not" in str(exc):
             raise ConfigError(
@@ -63,8 +111,45 @@ def transformers_config(cfg: dict[str, Any]):
                 field="model_type",
             ) from exc
         raise ConfigError(f"config.json is not valid for {model_type!r}: {exc}") from exc
-    except (TypeError, KeyError, AttributeError) as exc:
-        raise ConfigError(f"config.json is not valid for {model_type!r}: {exc}") from exc
+    except (TypeError, KeyError, AttributeError, IndexError, ZeroDivisionError, OverflowError) as exc:
+        raise ConfigError(f"config.json is not valid for {model_type!r}: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]
+
+
+def _force_eager(config) -> None:
+    """The eager attention implementation on the config and every sub-config: no kernel is looked up."""
+    configs = [config] + [getattr(config, key, None) for key in getattr(config, "sub_configs", {})]
+    for item in configs:
+        if item is None or isinstance(item, dict):
+            continue
+        for name in ("_attn_implementation", "_attn_implementation_internal"):
+            with contextlib.suppress(AttributeError, TypeError, ValueError):
+                setattr(item, name, _EAGER)
+        for name in ("auto_map",):
+            with contextlib.suppress(AttributeError):
+                delattr(item, name)
+
+
+def _shipped_causal_lm_class(config):
+    """The causal-LM class transformers ships for this config (never a registered or remote one)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+
+    try:
+        model_class = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
+    except KeyError:
+        model_class = None
+    if isinstance(model_class, list | tuple):
+        model_class = model_class[0]
+    if model_class is None or not model_class.__module__.startswith("transformers.models."):
+        raise ConfigError(
+            f"`model_type` = {getattr(config, 'model_type', '?')!r} has no causal-LM class in transformers",
+            field="model_type",
+        )
+    return model_class
 
 
 @contextlib.contextmanager
@@ -84,18 +169,15 @@ def build_on_meta_device(cfg: dict[str, Any]):
     """``AutoModelForCausalLM.from_config`` on the meta device: real shapes, no memory, no weights."""
     config = transformers_config(cfg)
     import torch
-    from transformers import AutoModelForCausalLM
 
+    model_class = _shipped_causal_lm_class(config)
     try:
         with _quiet(), torch.device("meta"):
-            return AutoModelForCausalLM.from_config(config, trust_remote_code=False)
+            return model_class._from_config(config, attn_implementation=_EAGER)
     except ValueError as exc:
-        raise ConfigError(
-            f"`model_type` = {cfg.get('model_type')!r} has no causal-LM class in transformers: {exc}",
-            field="model_type",
-        ) from exc
-    except (RuntimeError, TypeError, AttributeError, IndexError, ZeroDivisionError) as exc:
-        raise ConfigError(f"transformers cannot build this config: {exc}") from exc
+        raise ConfigError(f"transformers cannot build this config: {_first_line(exc)}", field="config") from exc
+    except (RuntimeError, TypeError, AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError) as exc:
+        raise ConfigError(f"transformers cannot build this config: {_first_line(exc)}", field="config") from exc
 
 
 def count_on_meta_device(cfg: dict[str, Any]) -> MetaCount:

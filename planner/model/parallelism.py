@@ -27,7 +27,8 @@ def tp_problem(arch: Architecture, tp: int) -> str | None:
 
 
 def valid_tp_degrees(arch: Architecture, up_to: int) -> list[int]:
-    return [tp for tp in range(1, up_to + 1) if tp_problem(arch, tp) is None]
+    """Every valid degree up to ``up_to`` (a valid one divides the heads, so the loop stops there)."""
+    return [tp for tp in range(1, min(up_to, arch.num_attention_heads) + 1) if tp_problem(arch, tp) is None]
 
 
 def check_tp(arch: Architecture, tp: int, field: str = "tp") -> None:

@@ -7,11 +7,18 @@ from planner.pairs.context import Check, PairContext, Status
 from planner.pairs.evidence import PairEvidence, load_pair_evidence, published_evidence
 from planner.pairs.lineage import RELATIONS, Relation, lineage_relation
 from planner.pairs.size_ratio import active_parameter_ratio, param_count, parameter_ratio
-from planner.pairs.tokenizers import TokenizerVocab, VocabComparison, compare_vocabs, load_tokenizer_vocab
+from planner.pairs.tokenizers import (
+    MAX_TOKENIZER_BYTES,
+    TokenizerVocab,
+    VocabComparison,
+    compare_vocabs,
+    load_tokenizer_vocab,
+)
 
 __all__ = [
     "CHECKS",
     "CHECK_NAMES",
+    "MAX_TOKENIZER_BYTES",
     "RELATIONS",
     "AcceptanceEstimate",
     "Check",

@@ -17,7 +17,9 @@ and the first differences by id.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
+import stat
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -26,6 +28,10 @@ from planner.errors import InputError
 
 TOKENIZER_FILE = "tokenizer.json"
 EXPECTED = "a Hugging Face tokenizer.json (a file, a model folder holding one, or an upload)"
+#: The largest tokenizer.json read: the biggest published vocabularies (262,144 tokens) take about 35 MB.
+MAX_TOKENIZER_BYTES = 64 * 2**20
+#: The most tokens compared: four times the largest published vocabulary, so the work stays bounded.
+MAX_VOCAB_TOKENS = 1_048_576
 
 
 class TokenizerVocab(BaseModel):
@@ -108,17 +114,38 @@ def _fmt(diff: TokenDifference) -> str:
     return f"{diff.token!r} ({a} vs {b})"
 
 
+def _too_big(field: str, label: str, size: int) -> InputError:
+    return InputError(
+        field, label, f"{EXPECTED} of at most {MAX_TOKENIZER_BYTES // 2**20} MiB (this one: {size:,} bytes)"
+    )
+
+
 def _read_text(source: str | Path | bytes, field: str) -> tuple[str, str]:
     if isinstance(source, bytes | bytearray):
+        if len(source) > MAX_TOKENIZER_BYTES:
+            raise _too_big(field, "uploaded tokenizer.json", len(source))
         return bytes(source).decode("utf-8", errors="replace"), "uploaded tokenizer.json"
     path = Path(source)
-    if path.is_dir():
-        if not (path / TOKENIZER_FILE).is_file():
-            raise InputError(field, str(path), f"{EXPECTED}; this folder has no {TOKENIZER_FILE}")
-        path = path / TOKENIZER_FILE
-    if not path.is_file():
-        raise InputError(field, str(path), f"{EXPECTED}; no such file")
-    return path.read_text(encoding="utf-8", errors="replace"), str(path)
+    shown = str(path).encode("utf-8", errors="replace").decode("utf-8")
+    try:
+        if path.is_dir():
+            if not (path / TOKENIZER_FILE).is_file():
+                raise InputError(field, shown, f"{EXPECTED}; this folder has no {TOKENIZER_FILE}")
+            path = path / TOKENIZER_FILE
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(field, shown, f"{EXPECTED}; this is not a regular file")
+        if info.st_size > MAX_TOKENIZER_BYTES:
+            raise _too_big(field, shown, info.st_size)
+        with path.open("rb") as handle:
+            data = handle.read(MAX_TOKENIZER_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError(field, shown, f"{EXPECTED}; no such file") from None
+    except OSError as exc:
+        raise InputError(field, shown, f"{EXPECTED}; it cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_TOKENIZER_BYTES:
+        raise _too_big(field, shown, len(data))
+    return data.decode("utf-8", errors="replace"), shown
 
 
 def load_tokenizer_vocab(
@@ -131,9 +158,17 @@ def load_tokenizer_vocab(
     text, where = _read_text(source, field)
     label = name or where
     try:
-        json.loads(text)
+        parsed = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(field, label, f"{EXPECTED}; it is not JSON ({exc.msg} at line {exc.lineno})") from exc
+    except RecursionError:
+        raise InputError(field, label, f"{EXPECTED}; it is nested too deeply to be a tokenizer") from None
+    model = parsed.get("model") if isinstance(parsed, dict) else None
+    vocab_in_file = model.get("vocab") if isinstance(model, dict) else None
+    if isinstance(vocab_in_file, dict | list) and len(vocab_in_file) > MAX_VOCAB_TOKENS:
+        raise InputError(
+            field, label, f"{EXPECTED} of at most {MAX_VOCAB_TOKENS:,} tokens (this one: {len(vocab_in_file):,})"
+        )
     from tokenizers import Tokenizer
 
     try:
@@ -142,6 +177,8 @@ def load_tokenizer_vocab(
         reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise InputError(field, label, f"{EXPECTED}; the tokenizers library cannot read it ({reason})") from exc
     vocab = tokenizer.get_vocab(with_added_tokens=True)
+    if len(vocab) > MAX_VOCAB_TOKENS:
+        raise InputError(field, label, f"{EXPECTED} of at most {MAX_VOCAB_TOKENS:,} tokens (this one: {len(vocab):,})")
     special = {tok.content: idx for idx, tok in tokenizer.get_added_tokens_decoder().items()}
     return TokenizerVocab.from_mapping(label, vocab, special)
 
@@ -156,11 +193,14 @@ def compare_vocabs(a: TokenizerVocab, b: TokenizerVocab, *, limit: int = 10) -> 
     special_diff = sorted(
         t for t in specials if a.special_tokens.get(t) != b.special_tokens.get(t) or a.vocab.get(t) != b.vocab.get(t)
     )
+
+    def lowest_id(token: str) -> tuple[int, str]:
+        return min(i for i in (a.vocab.get(token), b.vocab.get(token)) if i is not None), token
+
+    first = heapq.nsmallest(limit, (lowest_id(t) for t in (*differing, *only_a, *only_b)))
     diffs = [
-        TokenDifference(token=t, id_a=a.vocab.get(t), id_b=b.vocab.get(t), special=t in specials)
-        for t in (*differing, *only_a, *only_b)
+        TokenDifference(token=t, id_a=a.vocab.get(t), id_b=b.vocab.get(t), special=t in specials) for _, t in first
     ]
-    diffs.sort(key=lambda d: (min(i for i in (d.id_a, d.id_b) if i is not None), d.token))
     return VocabComparison(
         a_name=a.name,
         b_name=b.name,

@@ -1,6 +1,13 @@
 """Sizing reports: one ``Report`` (sections of tables, figures and notes) exported as JSON, HTML,
 XLSX, Markdown or PDF. Every export carries the date it was made and the assumptions behind it.
 
+Documents escape what they quote (model names and other text can come from an uploaded config):
+HTML escapes every string and carries a Content-Security-Policy that lets the page load nothing;
+Markdown escapes HTML and Markdown control characters and folds newlines (:func:`md_escape`); an
+XLSX cell never starts with ``=``, ``+``, ``-`` or ``@`` from text (:func:`xlsx_safe`, formula
+injection); the PDF is printed by headless Chromium with every network request sent to a dead
+proxy, so neither a remote URL nor (by the page's policy) a local file is ever loaded.
+
 >>> import pandas as pd
 >>> report = Report(title="Quote", sections=[Section(title="Fleet", table=pd.DataFrame([{"nodes": 2}]))])
 >>> "Fleet" in report.to_markdown() and report.to_json()["sections"][0]["table"] == [{"nodes": 2}]
@@ -13,6 +20,7 @@ import datetime as dt
 import html
 import io
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -24,6 +32,51 @@ import pandas as pd
 import plotly.io as pio
 
 from planner.errors import PlannerError
+
+#: Inline scripts and styles (the charts) only: no file, URL, frame, font or fetch can load.
+CONTENT_POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+    "img-src data: blob:; font-src data:; connect-src 'none'; frame-src 'none'; object-src 'none'; "
+    "base-uri 'none'; form-action 'none'"
+)
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#!|~])")
+_MD_LINE_START = re.compile(r"^([0-9]*)([-+>=.)])")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def md_escape(value: Any) -> str:
+    r"""Text safe inside Markdown: HTML escaped, Markdown control characters backslashed, one line.
+
+    >>> md_escape("<script>x</script> [a](javascript:b)\n# h")
+    '&lt;script&gt;x&lt;/script&gt; \\[a\\](javascript:b) \\# h'
+    >>> md_escape("- item"), md_escape("1. item"), md_escape("Llama-3.1-8B (GiB)")
+    ('\\- item', '1\\. item', 'Llama-3.1-8B (GiB)')
+    """
+    text = _MD_SPECIAL.sub(r"\\\1", html.escape(" ".join(str(value).split()), quote=False))
+    return _MD_LINE_START.sub(r"\1\\\2", text)
+
+
+def xlsx_safe(value: Any) -> Any:
+    """A cell value that no spreadsheet reads as a formula: text starting with = + - @ gets a leading quote.
+
+    >>> xlsx_safe("=HYPERLINK(1)"), xlsx_safe(-1.5), xlsx_safe("ok")
+    ("'=HYPERLINK(1)", -1.5, 'ok')
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _safe_frame(table: pd.DataFrame, cell) -> pd.DataFrame:
+    out = table.copy()
+    out.columns = [cell(c) if isinstance(c, str) else c for c in out.columns]
+    for column in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[column]):
+            out[column] = out[column].map(lambda v: cell(v) if isinstance(v, str) else v)
+    return out
+
+
+_SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\']")
 
 
 @dataclass
@@ -61,18 +114,21 @@ class Report:
         }
 
     def to_markdown(self) -> str:
-        lines = [f"# {self.title}", "", f"Generated {self.generated_at}.", ""]
+        """Markdown in which every quoted string is escaped (:func:`md_escape`)."""
+        e = md_escape
+        lines = [f"# {e(self.title)}", "", f"Generated {e(self.generated_at)}.", ""]
         if self.inputs:
-            lines += ["## Inputs", "", *(f"- **{k}**: {v}" for k, v in self.inputs.items()), ""]
+            lines += ["## Inputs", "", *(f"- **{e(k)}**: {e(v)}" for k, v in self.inputs.items()), ""]
         for s in self.sections:
-            lines += [f"## {s.title}", ""]
+            lines += [f"## {e(s.title)}", ""]
             if s.text:
-                lines += [s.text, ""]
+                lines += [e(s.text), ""]
             if s.table is not None:
-                lines += [s.table.to_markdown(index=False) if _has_tabulate() else s.table.to_csv(index=False), ""]
-            lines += [f"- {n}" for n in s.notes]
+                table = _safe_frame(s.table, md_escape)
+                lines += [table.to_markdown(index=False) if _has_tabulate() else table.to_csv(index=False), ""]
+            lines += [f"- {e(n)}" for n in s.notes]
         if self.assumptions:
-            lines += ["", "## Assumptions", "", *(f"- {a}" for a in self.assumptions)]
+            lines += ["", "## Assumptions", "", *(f"- {e(a)}" for a in self.assumptions)]
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
@@ -102,7 +158,9 @@ class Report:
             "text-align:right}th{background:#edf2f7}.note,.date{color:#4a5568;font-size:0.9em}"
         )
         return (
-            f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(self.title)}</title>"
+            f"<!doctype html><html><head><meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_POLICY}\">"
+            f"<title>{html.escape(self.title)}</title>"
             f"<style>{style}</style></head><body>{''.join(parts)}</body></html>"
         )
 
@@ -111,11 +169,12 @@ class Report:
         with pd.ExcelWriter(buffer, engine="openpyxl") as writer:
             meta = [("title", self.title), ("generated", self.generated_at), *self.inputs.items()]
             meta += [("assumption", a) for a in self.assumptions]
+            meta = [(xlsx_safe(str(k)), xlsx_safe(v if isinstance(v, int | float) else str(v))) for k, v in meta]
             pd.DataFrame(meta, columns=["field", "value"]).to_excel(writer, sheet_name="summary", index=False)
             for i, s in enumerate(self.sections):
                 if s.table is not None:
-                    name = f"{i + 1} {s.title}"[:31].replace("/", "-")
-                    s.table.to_excel(writer, sheet_name=name, index=False)
+                    name = _SHEET_FORBIDDEN.sub("-", f"{i + 1} {s.title}")[:31]
+                    _safe_frame(s.table, xlsx_safe).to_excel(writer, sheet_name=name, index=False)
         return buffer.getvalue()
 
     def to_pdf(self, chromium: str | None = None) -> bytes:
@@ -137,6 +196,13 @@ class Report:
                 "--disable-background-networking",
                 "--disable-component-update",
                 "--disable-sync",
+                "--disable-extensions",
+                "--disable-plugins",
+                "--disable-remote-fonts",
+                # every request (remote or loopback) goes to a closed port; no name resolves
+                "--proxy-server=http://127.0.0.1:9",
+                "--proxy-bypass-list=<-loopback>",
+                "--host-resolver-rules=MAP * ~NOTFOUND",
                 f"--user-data-dir={folder}/profile",
                 f"--print-to-pdf={target}",
                 "--no-pdf-header-footer",

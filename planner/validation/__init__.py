@@ -1,6 +1,6 @@
 """Validation: serving-engine start-up logs parsed and checked against the plan; the measurement store."""
 
-from planner.validation.engine_log import EngineLogFacts, parse_engine_log
+from planner.validation.engine_log import MAX_LOG_CHARS, EngineLogFacts, parse_engine_log
 from planner.validation.log_check import ComparisonRow, DeploymentSummary, LogCheck, check_log
 from planner.validation.store import (
     StoredMeasurement,
@@ -12,6 +12,7 @@ from planner.validation.store import (
 )
 
 __all__ = [
+    "MAX_LOG_CHARS",
     "ComparisonRow",
     "DeploymentSummary",
     "EngineLogFacts",

@@ -1,16 +1,23 @@
 """The SQLite store: saved measurements now; saved scenarios and quotes can add their tables later.
 
-One file (``data/store.sqlite3``, git-ignored; ``PLANNER_STORE_PATH`` points elsewhere, e.g. in
-tests). The schema is versioned: ``schema_version`` holds the applied migration number, and
-:data:`MIGRATIONS` lists the statements of each version in order, so a later table (scenarios,
-quotes) is one more entry. Every write is one transaction (``with`` connection): a crash leaves
-the previous state, never half a row.
+One file, ``store.sqlite3`` in the planner's home folder (:func:`planner.user_files.planner_home`,
+``PLANNER_HOME``, default ``~/.local/share/sd-capacity-planner``), created on the first write;
+``PLANNER_STORE_PATH`` points elsewhere. The schema is versioned: ``schema_version`` holds the
+applied migration numbers, and :data:`MIGRATIONS` lists the statements of each version in order, so
+a later table (scenarios, quotes) is one more entry.
+
+Under load and faults: the journal is WAL (readers never wait for a writer) with a busy timeout;
+migrations run in one ``BEGIN IMMEDIATE`` transaction that re-reads the version first, so processes
+creating the store at once apply each version exactly once; every write is one transaction (a
+killed writer leaves the previous state, never half a row); a row is checked on write (a JSON
+object whose ``id`` is the row's) and on read (a bad row is skipped and reported, never fatal). A
+damaged or locked file is a :class:`StoreError` that says how to get out of it.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite3"
->>> save_measurement("r1", "2026-01-01T00:00:00Z", "h100-sxm-80gb", "t", "d", '{"a": 1}', path=path)
+>>> save_measurement("r1", "2026-01-01T00:00:00Z", "h100-sxm-80gb", "t", "d", '{"id": "r1", "a": 1}', path=path)
 >>> [m.id for m in list_measurements(path=path)], load_measurement("r1", path=path)
-(['r1'], {'a': 1})
+(['r1'], {'id': 'r1', 'a': 1})
 """
 
 from __future__ import annotations
@@ -26,9 +33,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from planner.errors import PlannerError
-from planner.facts import REPO_ROOT
+from planner.user_files import planner_home
 
 STORE_ENV = "PLANNER_STORE_PATH"
+STORE_FILE = "store.sqlite3"
+#: How long a writer waits for another process's lock before giving up (seconds).
+BUSY_TIMEOUT_S = 10.0
 
 #: Version n -> the statements that bring a store from version n-1 to n.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -59,36 +69,70 @@ class StoredMeasurement(BaseModel):
 
 
 def store_path() -> Path:
-    return Path(os.environ.get(STORE_ENV) or REPO_ROOT / "data" / "store.sqlite3")
+    return Path(os.environ.get(STORE_ENV) or planner_home() / STORE_FILE)
+
+
+def _way_out(target: Path, exc: BaseException) -> StoreError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreError(
+            f"the store {target} is locked by another process ({text}); wait for it to finish and try again",
+            field="store",
+        )
+    return StoreError(
+        f"the store {target} is damaged ({text}): move it aside (e.g. `mv {target} {target}.damaged`) and the "
+        "planner starts a new one; the records' JSON files are kept and still listed",
+        field="store",
+    )
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    current = row[0] or 0
-    for version in sorted(v for v in MIGRATIONS if v > current):
-        with conn:  # each migration is one transaction
+    current = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
+    if current >= max(MIGRATIONS):
+        return
+    conn.execute("BEGIN IMMEDIATE")  # one migrator at a time; the others wait, then see the new version
+    try:
+        current = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
+        for version in sorted(v for v in MIGRATIONS if v > current):
             for statement in MIGRATIONS[version]:
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 @contextmanager
 def connect(path: str | Path | None = None) -> Iterator[sqlite3.Connection]:
-    """An open, migrated connection; closed on exit (commits happen per ``with conn:`` block)."""
+    """An open, migrated connection in WAL mode; closed on exit (commits happen per ``with conn:`` block)."""
     target = Path(path) if path is not None else store_path()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(target, timeout=30)
+        conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level="DEFERRED")
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"cannot open the store {target}: {exc}", field="store") from exc
     try:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
         _migrate(conn)
         yield conn
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"store {target} is not usable: {exc}", field="store") from exc
+        raise _way_out(target, exc) from exc
     finally:
         conn.close()
+
+
+def _checked_payload(record_id: str, payload_json: str) -> None:
+    """A row holds a JSON object whose ``id`` (when it has one) is the row's id."""
+    value = json.loads(payload_json)  # never store text that will not load back
+    if not isinstance(value, dict):
+        raise StoreError(f"measurement {record_id!r}: the record must be a JSON object", field="record")
+    if "id" in value and value["id"] != record_id:
+        raise StoreError(f"measurement {record_id!r}: the record's id is {value['id']!r}", field="record")
 
 
 def save_measurement(
@@ -102,7 +146,7 @@ def save_measurement(
     path: str | Path | None = None,
 ) -> None:
     """Insert (or replace) one measurement record, in one transaction."""
-    json.loads(payload_json)  # never store text that will not load back
+    _checked_payload(record_id, payload_json)
     with connect(path) as conn, conn:
         conn.execute(
             "INSERT OR REPLACE INTO measurements (id, created_at, gpu, target, draft, json) VALUES (?, ?, ?, ?, ?, ?)",
@@ -123,7 +167,27 @@ def list_measurements(*, path: str | Path | None = None) -> list[StoredMeasureme
         rows = conn.execute(
             "SELECT id, created_at, gpu, target, draft FROM measurements ORDER BY created_at DESC, id"
         ).fetchall()
-    return [StoredMeasurement(id=r[0], created_at=r[1], gpu=r[2], target=r[3], draft=r[4]) for r in rows]
+    return [
+        StoredMeasurement(id=str(r[0]), created_at=str(r[1]), gpu=str(r[2]), target=str(r[3]), draft=str(r[4]))
+        for r in rows
+    ]
+
+
+def stored_ids(*, path: str | Path | None = None) -> set[str]:
+    if _absent(path):
+        return set()
+    with connect(path) as conn:
+        return {str(r[0]) for r in conn.execute("SELECT id FROM measurements")}
+
+
+def _row_value(record_id: object, text: object) -> dict[str, Any]:
+    """A row's record, or ValueError saying why it is not one."""
+    if not isinstance(text, str):
+        raise ValueError("the row holds no JSON text")
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"the row holds a JSON {type(value).__name__}, not a record")
+    return value
 
 
 def load_measurement(record_id: str, *, path: str | Path | None = None) -> dict[str, Any]:
@@ -133,13 +197,27 @@ def load_measurement(record_id: str, *, path: str | Path | None = None) -> dict[
         row = conn.execute("SELECT json FROM measurements WHERE id = ?", (record_id,)).fetchone()
     if row is None:
         raise StoreError(f"measurement {record_id!r} is not in the store", field="record")
-    return json.loads(row[0])
+    try:
+        return _row_value(record_id, row[0])
+    except ValueError as exc:
+        raise StoreError(f"measurement {record_id!r} in the store is damaged: {exc}", field="record") from exc
+
+
+def read_measurement_rows(*, path: str | Path | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every stored record's JSON, newest first, and one problem line per row that is not a record."""
+    if _absent(path):
+        return [], []
+    with connect(path) as conn:
+        rows = conn.execute("SELECT id, json FROM measurements ORDER BY created_at DESC, id").fetchall()
+    values, problems = [], []
+    for record_id, text in rows:
+        try:
+            values.append(_row_value(record_id, text))
+        except ValueError as exc:
+            problems.append(f"store row {str(record_id)[:80]!r} skipped: {str(exc).splitlines()[0][:160]}")
+    return values, problems
 
 
 def load_all_measurements(*, path: str | Path | None = None) -> list[dict[str, Any]]:
-    """Every stored record's JSON, newest first."""
-    if _absent(path):
-        return []
-    with connect(path) as conn:
-        rows = conn.execute("SELECT json FROM measurements ORDER BY created_at DESC, id").fetchall()
-    return [json.loads(r[0]) for r in rows]
+    """Every stored record's JSON, newest first (rows that are not records are skipped)."""
+    return read_measurement_rows(path=path)[0]

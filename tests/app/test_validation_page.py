@@ -73,6 +73,9 @@ def test_pasted_log_is_checked_against_the_plan(tmp_path, monkeypatch):
     monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "none.sqlite3"))
     at = page("validation.py").run()
     at.text_area(key="validation_log_text").input(LOG.read_text()).run()
+    assert not any(s.value.startswith("Planner") for s in at.success)  # parsed on submit, not on every keystroke
+    at.text_area(key="validation_log_text").input(LOG.read_text())
+    at.button(key="validation_log_submit").click().run()
     assert not at.exception and not at.error
     assert any("vllm-v1-0.10" in s.value for s in at.success)
     rows = {r["quantity"]: r for r in at.dataframe[-1].value.to_dict("records")}
@@ -84,5 +87,6 @@ def test_a_bad_model_in_the_log_panel_is_a_message_not_a_traceback(tmp_path, mon
     monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "none.sqlite3"))
     at = page("validation.py").run()
     at.text_input(key="validation_log_model").input("no-such-model-xyz")
-    at.text_area(key="validation_log_text").input(LOG.read_text()).run()
+    at.text_area(key="validation_log_text").input(LOG.read_text())
+    at.button(key="validation_log_submit").click().run()
     assert not at.exception and at.error

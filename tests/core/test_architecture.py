@@ -88,7 +88,7 @@ def test_import_from_file_folder_bytes_and_errors(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]")
     with pytest.raises(ConfigError, match="JSON object"):
         load_config(tmp_path / "list.json")
-    with pytest.raises(ConfigError, match="does not exist"):
+    with pytest.raises(PlannerError, match="no such file"):
         load_config(tmp_path / "missing.json")
     (tmp_path / "empty").mkdir()
     with pytest.raises(PlannerError, match=r"folder without a config\.json"):

@@ -13,7 +13,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: Lowest first. A module may import its own layer's modules and any lower layer, never a higher one.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("planner.errors", "planner.units", "planner.facts", "planner.defaults", "planner.acceptance_math"),
+    (
+        "planner.errors",
+        "planner.units",
+        "planner.facts",
+        "planner.defaults",
+        "planner.acceptance_math",
+        "planner.user_files",
+        "planner.input_types",
+    ),
     ("planner.model",),
     ("planner.catalog",),
     ("planner.pairs",),

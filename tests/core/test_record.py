@@ -23,9 +23,9 @@ def test_round_trip_through_json():
 
 
 def test_record_ids_sort_by_time_and_are_file_safe():
-    first = make_record_id("Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-0.5B", "vllm", "2026-01-02T03:04:05Z")
+    first = make_record_id("Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-0.5B", "vllm", "2026-01-02T03:04:05Z", unique="ab12")
     later = make_record_id("a", "b", "vllm", "2026-01-02T03:04:06Z")
-    assert first == "20260102T030405Z-qwen2.5-7b--qwen2.5-0.5b-vllm"
+    assert first == "20260102T030405Z-qwen2.5-7b--qwen2.5-0.5b-vllm-ab12"
     assert sorted([later, first])[0] == first
     assert "/" not in make_record_id("x/y z", "../etc", "transformers", "2026-01-01T00:00:00Z")
 
