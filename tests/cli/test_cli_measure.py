@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.measure_records import TINY_LLAMA
+from tests.conftest import TINY_LLAMA, run_cli
 
 TINY = TINY_LLAMA
 ISSUE_KEYS = {
@@ -27,8 +26,7 @@ ISSUE_KEYS = {
 
 
 @pytest.fixture
-def tiny(tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "store.sqlite3"))
+def tiny(tmp_path, tmp_store):
     (tmp_path / "target.json").write_text(json.dumps(TINY))
     (tmp_path / "draft.json").write_text(json.dumps(TINY | {"num_hidden_layers": 1, "hidden_size": 32}))
     return tmp_path

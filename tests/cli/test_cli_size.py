@@ -6,19 +6,9 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import MEMORY_COMPONENTS, run_cli
 
-PER_GPU_KEYS = {
-    "total_bytes",
-    "budget_bytes",
-    "target_weights_bytes",
-    "draft_weights_bytes",
-    "activation_bytes",
-    "non_torch_bytes",
-    "cudagraph_bytes",
-    "kv_cache_bytes",
-    "free_bytes",
-}
+PER_GPU_KEYS = {"total_bytes", "budget_bytes", *MEMORY_COMPONENTS}
 
 
 def test_size_json_contract_for_the_seed_example():
@@ -50,9 +40,7 @@ def test_size_json_contract_for_the_seed_example():
         "suggestions",
     } <= out.keys()
     assert out["fits"] is True
-    assert (
-        sum(out["per_gpu"][k] for k in PER_GPU_KEYS - {"total_bytes", "budget_bytes"}) == out["per_gpu"]["total_bytes"]
-    )
+    assert sum(out["per_gpu"][k] for k in MEMORY_COMPONENTS) == out["per_gpu"]["total_bytes"]
     assert 0 < out["draft_kv_share_frac"] < 0.5
 
 

@@ -13,17 +13,9 @@ from planner.memory.plan import plan_memory
 from planner.model.parallelism import tp_problem
 from planner.model.weight_bytes import weight_bytes
 from planner.units import GB, GIB
+from tests.conftest import MEMORY_COMPONENTS as COMPONENTS
 
 H100_NODE = get_node("8x-h100-sxm-80gb")
-COMPONENTS = (
-    "target_weights_bytes",
-    "draft_weights_bytes",
-    "activation_bytes",
-    "non_torch_bytes",
-    "cudagraph_bytes",
-    "kv_cache_bytes",
-    "free_bytes",
-)
 
 
 def dep(target="Llama-3.1-70B", node=H100_NODE, **kw):
