@@ -3,42 +3,31 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
+import torch
 
-from tests.conftest import REPO
+from bench.validate_gpu import PAIRS, cuda_refusal, main, run_pairs
 
-
-def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "bench.validate_gpu", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), **env},
-        timeout=300,
-    )
+pytestmark = pytest.mark.torch
 
 
-def test_tiny_mode_runs_every_pair_and_writes_records(tmp_path):
-    proc = _run("--tiny", "--out", str(tmp_path / "records"), env={"PLANNER_STORE_PATH": str(tmp_path / "s.sqlite3")})
-    assert proc.returncode == 0, proc.stderr
-    for pair in ("Llama-3.1-8B + Llama-3.2-1B", "Qwen2.5-7B + Qwen2.5-0.5B", "Llama-3.2-3B + Llama-3.2-1B"):
-        assert pair in proc.stdout
-    records = [json.loads(p.read_text()) for p in (tmp_path / "records").glob("*.json")]
-    assert len(records) == 3 and all(r["status"] == "ok" for r in records)
-    assert all(r["random_weights"] and not r["acceptance_meaningful"] for r in records)
+@pytest.mark.slow
+def test_tiny_mode_runs_every_pair_and_writes_records(tmp_path, tmp_store):
+    rows = run_pairs(tiny=True, out=str(tmp_path / "records"))
+    assert [(target, draft) for target, draft, _, _ in rows] == list(PAIRS)
+    records = [record for _, _, record, _ in rows]
+    assert all(r is not None and r.status == "ok" for r in records)
+    assert all(r.tokens_per_s > 0 and r.baseline_tokens_per_s > 0 and 1 <= r.mean_accepted_len <= 6 for r in records)
+    assert all(r.predicted.memory.peak_memory_bytes > 0 for r in records)  # predicted for the chosen GPU
+    files = [json.loads(p.read_text()) for p in (tmp_path / "records").glob("*.json")]
+    assert len(files) == 3 and all(f["random_weights"] and not f["acceptance_meaningful"] for f in files)
 
 
-def test_without_cuda_it_exits_2_with_one_line(tmp_path):
-    import torch
-
+def test_without_cuda_it_exits_2_with_one_line(capsys, tmp_store):
     if torch.cuda.is_available():
         pytest.skip("a CUDA GPU is visible: the real validation would run")
-    proc = _run(env={"PLANNER_STORE_PATH": str(tmp_path / "s.sqlite3")})
-    assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and "CUDA" in proc.stderr and proc.stdout == ""
+    assert "CUDA" in cuda_refusal()
+    assert main([]) == 2
+    out = capsys.readouterr()
+    assert out.err.count("\n") == 1 and "CUDA" in out.err and out.out == ""
