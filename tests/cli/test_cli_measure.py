@@ -32,16 +32,25 @@ def tiny(tmp_path, tmp_store):
     return tmp_path
 
 
-def test_measure_runs_a_real_speculative_job_on_cpu(tiny):
-    out = run_cli(
+def _measure_on_cpu(tiny, *args: str, draft: str = "draft.json"):
+    """``planner measure`` of the tiny pair with random weights on CPU (must succeed)."""
+    return run_cli(
         "measure",
         "--target-config",
         str(tiny / "target.json"),
         "--draft-config",
-        str(tiny / "draft.json"),
+        str(tiny / draft),
         "--random-weights",
         "--device",
         "cpu",
+        *args,
+        check=True,
+    )
+
+
+def test_measure_runs_a_real_speculative_job_on_cpu(tiny):
+    out = _measure_on_cpu(
+        tiny,
         "--k",
         "3",
         "--max-new-tokens",
@@ -51,7 +60,6 @@ def test_measure_runs_a_real_speculative_job_on_cpu(tiny):
         "--out",
         str(tiny / "records"),
         "--json",
-        check=True,
     )
     record = json.loads(out.stdout)
     assert set(record) >= ISSUE_KEYS
@@ -66,15 +74,8 @@ def test_measure_runs_a_real_speculative_job_on_cpu(tiny):
 
 
 def test_exact_copy_through_the_cli(tiny):
-    out = run_cli(
-        "measure",
-        "--target-config",
-        str(tiny / "target.json"),
-        "--draft-config",
-        str(tiny / "target.json"),
-        "--random-weights",
-        "--device",
-        "cpu",
+    out = _measure_on_cpu(
+        tiny,
         "--k",
         "4",
         "--max-new-tokens",
@@ -83,7 +84,7 @@ def test_exact_copy_through_the_cli(tiny):
         "1",
         "--no-save",
         "--json",
-        check=True,
+        draft="target.json",
     )
     record = json.loads(out.stdout)
     assert record["alpha"] == 1.0 and record["mean_accepted_len"] == 5.0
@@ -92,15 +93,8 @@ def test_exact_copy_through_the_cli(tiny):
 
 
 def test_summary_output_names_the_figures(tiny):
-    out = run_cli(
-        "measure",
-        "--target-config",
-        str(tiny / "target.json"),
-        "--draft-config",
-        str(tiny / "draft.json"),
-        "--random-weights",
-        "--device",
-        "cpu",
+    out = _measure_on_cpu(
+        tiny,
         "--max-new-tokens",
         "6",
         "--prompts-per-task",
@@ -108,7 +102,6 @@ def test_summary_output_names_the_figures(tiny):
         "--no-save",
         "--gpu",
         "h100-sxm-80gb",
-        check=True,
     )
     assert "acceptance α" in out.stdout and "not meaningful" in out.stdout
     assert "prediction (h100-sxm-80gb, engine hf) error: target_weights +0.0%" in out.stdout

@@ -26,7 +26,7 @@ def test_quote_is_consistent():
         assert o.usd_per_hour == pytest.approx(o.gpus * q.usd_per_gpu_hour)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.floats(0.5, 500), st.floats(0.3, 0.8), st.floats(0.02, 0.2), st.sampled_from([None, 0.03, 0.05]))
 def test_better_acceptance_never_needs_more_gpus(rate, alpha, more, slo):
     """A draft accepted more often speeds every batch up, so a replica serves more and the fleet never grows."""
@@ -37,7 +37,7 @@ def test_better_acceptance_never_needs_more_gpus(rate, alpha, more, slo):
     assert better.gpus <= worse.gpus
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.floats(0.5, 500), st.sampled_from([0.02, 0.03, 0.05]), st.floats(1.2, 3))
 def test_a_looser_latency_objective_never_needs_more_gpus(rate, slo, looser):
     """A looser TPOT objective admits every batch a reachable tighter one did (and perhaps larger ones)."""
