@@ -37,9 +37,9 @@ chromium:
 test: $(VENV)/.dev-installed chromium
 	$(PY) -m pytest -n 2 --dist loadfile
 
-## test-fast: the core tests only
+## test-fast: the pure core in under 30 s (no torch runs, subprocesses, app or browser; see the markers in pyproject.toml)
 test-fast: $(VENV)/.dev-installed
-	$(PY) -m pytest tests/core tests/cli -q
+	$(PY) -m pytest tests/core -m "not slow and not torch" -q
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .

@@ -44,6 +44,21 @@ def _header(extra: str = "") -> str:
     return f"{'row':>4}  {'pair | hardware | batch':<84} {columns}{extra}"
 
 
+def goal_rows(cases: list[Case]) -> list[tuple[Case, float, float]]:
+    """``(case, predicted speedup, |error| %)`` for each row that reports acceptance: the goal metric's rows."""
+    rows = []
+    for case in cases:
+        if case.has_acceptance:
+            predicted = predict_case(case, None)
+            rows.append((case, predicted, abs(pct_error(predicted, case.measured))))
+    return rows
+
+
+def goal_median_error_pct(goal: list[tuple[Case, float, float]]) -> float | None:
+    """The goal metric: median |error| % over :func:`goal_rows` (None when no row could be predicted)."""
+    return statistics.median(error for _, _, error in goal) if goal else None
+
+
 def main() -> int:
     rows = load_rows()
     cases = [r for r in rows if isinstance(r, Case)]
@@ -51,18 +66,15 @@ def main() -> int:
     print("Speed model vs published speculative-decoding measurements (data/calibration/specdec-measured.csv)")
     print("kind: dec = decode speedup (TPOT or tok/s ratio), e2e = end-to-end latency ratio (prefill included)\n")
 
-    goal = [c for c in cases if c.has_acceptance]
+    goal = goal_rows(cases)
     print(f"Rows that report acceptance ({len(goal)}): the goal metric")
     print(_header("  α"))
-    errors = []
-    for case in goal:
-        predicted = predict_case(case, None)
-        errors.append(abs(pct_error(predicted, case.measured)))
+    for case, predicted, _ in goal:
         print(_line(case, predicted, f"  {case.alpha:.3f}" if case.alpha is not None else ""))
-    if errors:
-        median = statistics.median(errors)
+    median = goal_median_error_pct(goal)
+    if median is not None:
         verdict = "meets" if median <= GOAL_PCT else "misses"
-        print(f"  median |error| {median:.1f}% over {len(errors)} rows ({verdict} the goal of <= {GOAL_PCT:.0f}%)")
+        print(f"  median |error| {median:.1f}% over {len(goal)} rows ({verdict} the goal of <= {GOAL_PCT:.0f}%)")
     else:
         print("  none expressible: every row with acceptance needs a GPU or model missing from the catalog")
         print("  (see the reasons below); the goal metric cannot be computed on this catalog")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.catalog.lookup import get_model
+from planner.measure.record import MeasurementRecord
 from planner.units import bytes_to_gib
 
 PAIRS = (
@@ -72,33 +73,62 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=BUDGET_S)
     args = parser.parse_args(argv)
 
+    refusal = None if args.tiny else cuda_refusal()
+    if refusal:
+        sys.stderr.write(refusal + "\n")
+        return 2
+    start = time.perf_counter()
+    rows = run_pairs(
+        tiny=args.tiny,
+        out=args.out,
+        k=args.k,
+        max_new_tokens=args.max_new_tokens,
+        prompts_per_task=args.prompts_per_task,
+        budget_s=args.budget_s,
+    )
+    _print(rows, time.perf_counter() - start, args.tiny)
+    return 0
+
+
+def cuda_refusal() -> str | None:
+    """Why this machine cannot run the validation (one line), or None when it has a CUDA GPU of >= 80 GB."""
     import torch
 
-    if not args.tiny:
-        if not torch.cuda.is_available():
-            sys.stderr.write("validate-gpu needs a CUDA GPU (none is visible to torch); --tiny runs a CPU smoke test\n")
-            return 2
-        total = torch.cuda.mem_get_info(0)[1]
-        if total < MIN_GPU_BYTES:
-            sys.stderr.write(
-                f"validate-gpu needs one GPU of at least 80 GB; {torch.cuda.get_device_name(0)} has "
-                f"{total / 10**9:.1f} GB\n"
-            )
-            return 2
+    if not torch.cuda.is_available():
+        return "validate-gpu needs a CUDA GPU (none is visible to torch); --tiny runs a CPU smoke test"
+    total = torch.cuda.mem_get_info(0)[1]
+    if total < MIN_GPU_BYTES:
+        return (
+            f"validate-gpu needs one GPU of at least 80 GB; {torch.cuda.get_device_name(0)} has {total / 10**9:.1f} GB"
+        )
+    return None
+
+
+def run_pairs(
+    *,
+    tiny: bool = False,
+    out: str | None = None,
+    k: int = 5,
+    max_new_tokens: int | None = None,
+    prompts_per_task: int | None = None,
+    budget_s: float = BUDGET_S,
+) -> list[tuple[str, str, MeasurementRecord | None, str]]:
+    """Measure every pair of :data:`PAIRS`: ``(target, draft, record or None when skipped, note)`` per pair;
+    each record carries the measured figures and the prediction beside them."""
     from planner.measure.harness import MeasureOptions, measure
 
-    device = "cpu" if args.tiny else "cuda"
+    device = "cpu" if tiny else "cuda"
     scratch = Path(tempfile.mkdtemp(prefix="validate-gpu-"))
     start = time.perf_counter()
     rows = []
     for target_id, draft_id in PAIRS:
-        if time.perf_counter() - start > args.budget_s:
-            rows.append((target_id, draft_id, None, f"skipped: past the {args.budget_s:.0f} s budget"))
+        if time.perf_counter() - start > budget_s:
+            rows.append((target_id, draft_id, None, f"skipped: past the {budget_s:.0f} s budget"))
             continue
         paths = []
         for model_id in (target_id, draft_id):
             path = scratch / f"{model_id.replace('/', '__')}.json"
-            path.write_text(json.dumps(_config(model_id, args.tiny)))
+            path.write_text(json.dumps(_config(model_id, tiny)))
             paths.append(path)
         began = time.perf_counter()
         record = measure(
@@ -107,17 +137,16 @@ def main(argv: list[str] | None = None) -> int:
                 draft=str(paths[1]),
                 random_weights=True,
                 device=device,
-                dtype="fp32" if args.tiny else "bf16",
-                k=args.k,
-                max_new_tokens=args.max_new_tokens or (8 if args.tiny else 64),
-                prompts_per_task=args.prompts_per_task or (1 if args.tiny else 2),
-                gpu="h100-sxm-80gb" if args.tiny else None,
-                out=args.out,
+                dtype="fp32" if tiny else "bf16",
+                k=k,
+                max_new_tokens=max_new_tokens or (8 if tiny else 64),
+                prompts_per_task=prompts_per_task or (1 if tiny else 2),
+                gpu="h100-sxm-80gb" if tiny else None,
+                out=out,
             )
         )
         rows.append((target_id, draft_id, record, f"{time.perf_counter() - began:.0f} s"))
-    _print(rows, time.perf_counter() - start, args.tiny)
-    return 0
+    return rows
 
 
 def _print(rows: list, wall_s: float, tiny: bool) -> None:

@@ -1,20 +1,67 @@
-"""Shared fixtures: tiny transformers configs and the catalog."""
+"""Shared fixtures: the CLI in a subprocess, tiny transformers configs, the memory components, engine logs,
+and throw-away data folders and stores (so no test writes into the repository or the user's data)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+from planner import facts
 
 REPO = Path(__file__).resolve().parent.parent
+#: Start-up logs of real engines (their sources: tests/fixtures/engine_logs/README.md).
+# Property tests draw the same examples on every run (a failure reproduces; CI never flakes on a new draw).
+settings.register_profile("planner", derandomize=True, print_blob=True)
+settings.load_profile("planner")
+
+ENGINE_LOGS = REPO / "tests" / "fixtures" / "engine_logs"
 # Tests never read or write the user's cache of meta-device layouts (planner/model/meta_device.py).
 os.environ.setdefault("PLANNER_CACHE_DIR", tempfile.mkdtemp(prefix="planner-test-cache-"))
 # Nor the user's records and store: runtime files go to a throw-away PLANNER_HOME.
 os.environ["PLANNER_HOME"] = tempfile.mkdtemp(prefix="planner-test-home-")
+
+#: The per-GPU memory components of a plan (the `size` JSON contract), in display order; with
+#: ``total_bytes``, ``memory_limit_bytes`` and ``kv_fraction_base_bytes`` they make up ``per_gpu``.
+MEMORY_COMPONENTS = (
+    "target_weights_bytes",
+    "draft_weights_bytes",
+    "torch_peak_increase_bytes",
+    "non_torch_increase_bytes",
+    "cudagraph_bytes",
+    "kv_cache_bytes",
+    "unused_budget_bytes",
+    "outside_budget_bytes",
+)
+
+#: A tiny GPT-NeoX config (no formula family): transformers counts 228,096 parameters on the meta device.
+TINY_GPT_NEOX = {
+    "model_type": "gpt_neox",
+    "num_hidden_layers": 2,
+    "hidden_size": 64,
+    "num_attention_heads": 4,
+    "intermediate_size": 256,
+    "vocab_size": 1000,
+}
+TINY_GPT_NEOX_PARAMS = 228_096
+#: A tiny Llama config (random weights) that runs a real speculative job on CPU in a second.
+TINY_LLAMA = {
+    "model_type": "llama",
+    "vocab_size": 320,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 512,
+}
 
 
 def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
@@ -37,3 +84,24 @@ def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture
+def tmp_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Measurement records and the SQLite store in a fresh tmp folder (neither exists until written)."""
+    monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(tmp_path / "measurements"))
+    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "store.sqlite3"))
+    return tmp_path / "store.sqlite3"
+
+
+@pytest.fixture
+def tmp_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A copy of ``data/`` the planner reads instead (``PLANNER_DATA_DIR``); every data cache is cleared
+    before and after, so an edit to the copy is seen and does not leak into later tests."""
+    copy = tmp_path / "data"
+    shutil.copytree(facts.data_dir(), copy)
+    monkeypatch.setenv("PLANNER_DATA_DIR", str(copy))
+    facts.clear_caches()
+    yield copy
+    monkeypatch.delenv("PLANNER_DATA_DIR")
+    facts.clear_caches()

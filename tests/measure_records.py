@@ -21,18 +21,6 @@ from planner.measure.record import (
 from planner.measure.torch_memory import TorchMemory
 from planner.units import GIB
 
-#: A tiny Llama config (random weights) that runs a real speculative job on CPU in a second.
-TINY_LLAMA = {
-    "model_type": "llama",
-    "vocab_size": 320,
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "max_position_embeddings": 512,
-}
-
 
 def sample_record(
     *,

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from planner.measure.record import save_record
 from tests.app.conftest import page
+from tests.conftest import ENGINE_LOGS
 from tests.measure_records import sample_record
 
-LOG = Path(__file__).resolve().parents[1] / "fixtures" / "engine_logs" / "vllm-v1-019-llmd-llama31-8b-16k.log"
+LOG = ENGINE_LOGS / "vllm-v1-019-llmd-llama31-8b-16k.log"
 
 
 @pytest.fixture
-def stored(tmp_path, monkeypatch):
+def stored(tmp_store):
     """Two records written the way the harness writes them, in a tmp folder and store the page reads."""
-    folder, store = tmp_path / "measurements", tmp_path / "store.sqlite3"
-    monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(folder))
-    monkeypatch.setenv("PLANNER_STORE_PATH", str(store))
+    folder, store = tmp_store.parent / "measurements", tmp_store
     first = sample_record(gpu="h100-sxm-80gb", target="Llama-3.1-8B", draft="Llama-3.2-1B")
     second = sample_record(
         gpu="a100-sxm-80gb",
@@ -61,16 +58,12 @@ def test_verdict_table_uses_the_rule(stored):
     assert verdicts == {"chat": "disable", "code": "recommend"}
 
 
-def test_without_records_the_page_says_where_it_looked(tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(tmp_path / "none"))
-    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "none.sqlite3"))
+def test_without_records_the_page_says_where_it_looked(tmp_store):
     at = page("validation.py").run()
     assert not at.exception and any("No records yet" in i.value for i in at.info)
 
 
-def test_pasted_log_is_checked_against_the_plan(tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(tmp_path / "none"))
-    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "none.sqlite3"))
+def test_pasted_log_is_checked_against_the_plan(tmp_store):
     at = page("validation.py").run()
     at.text_area(key="validation_log_text").input(LOG.read_text()).run()
     assert not any(s.value.startswith("Planner") for s in at.success)  # parsed on submit, not on every keystroke
@@ -82,9 +75,7 @@ def test_pasted_log_is_checked_against_the_plan(tmp_path, monkeypatch):
     assert abs(rows["kv_cache_tokens"]["error"]) < 0.01
 
 
-def test_a_bad_model_in_the_log_panel_is_a_message_not_a_traceback(tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(tmp_path / "none"))
-    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "none.sqlite3"))
+def test_a_bad_model_in_the_log_panel_is_a_message_not_a_traceback(tmp_store):
     at = page("validation.py").run()
     at.text_input(key="validation_log_model").input("no-such-model-xyz")
     at.text_area(key="validation_log_text").input(LOG.read_text())

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from tests.conftest import ENGINE_LOGS as LOGS
 from tests.conftest import run_cli
-
-LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "engine_logs"
 
 
 def test_check_log_json_for_the_logged_llmd_case():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import TINY_GPT_NEOX, TINY_GPT_NEOX_PARAMS, run_cli
 
 
 def test_params_json_contract():
@@ -38,15 +38,8 @@ def test_kv_context_caps_sliding_layers():
         # transformers defaults for these families, counted on the meta device (exact).
         ({"model_type": "falcon"}, 6_921_720_704),
         (
-            {
-                "model_type": "gpt_neox",
-                "num_hidden_layers": 2,
-                "hidden_size": 64,
-                "num_attention_heads": 4,
-                "intermediate_size": 256,
-                "vocab_size": 1000,
-            },
-            228_096,
+            TINY_GPT_NEOX,
+            TINY_GPT_NEOX_PARAMS,
         ),
     ],
 )

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.measure_records import TINY_LLAMA
+from tests.conftest import TINY_LLAMA, run_cli
 
 TINY = TINY_LLAMA
 ISSUE_KEYS = {
@@ -27,23 +26,31 @@ ISSUE_KEYS = {
 
 
 @pytest.fixture
-def tiny(tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "store.sqlite3"))
+def tiny(tmp_path, tmp_store):
     (tmp_path / "target.json").write_text(json.dumps(TINY))
     (tmp_path / "draft.json").write_text(json.dumps(TINY | {"num_hidden_layers": 1, "hidden_size": 32}))
     return tmp_path
 
 
-def test_measure_runs_a_real_speculative_job_on_cpu(tiny):
-    out = run_cli(
+def _measure_on_cpu(tiny, *args: str, draft: str = "draft.json"):
+    """``planner measure`` of the tiny pair with random weights on CPU (must succeed)."""
+    return run_cli(
         "measure",
         "--target-config",
         str(tiny / "target.json"),
         "--draft-config",
-        str(tiny / "draft.json"),
+        str(tiny / draft),
         "--random-weights",
         "--device",
         "cpu",
+        *args,
+        check=True,
+    )
+
+
+def test_measure_runs_a_real_speculative_job_on_cpu(tiny):
+    out = _measure_on_cpu(
+        tiny,
         "--k",
         "3",
         "--max-new-tokens",
@@ -53,7 +60,6 @@ def test_measure_runs_a_real_speculative_job_on_cpu(tiny):
         "--out",
         str(tiny / "records"),
         "--json",
-        check=True,
     )
     record = json.loads(out.stdout)
     assert set(record) >= ISSUE_KEYS
@@ -68,15 +74,8 @@ def test_measure_runs_a_real_speculative_job_on_cpu(tiny):
 
 
 def test_exact_copy_through_the_cli(tiny):
-    out = run_cli(
-        "measure",
-        "--target-config",
-        str(tiny / "target.json"),
-        "--draft-config",
-        str(tiny / "target.json"),
-        "--random-weights",
-        "--device",
-        "cpu",
+    out = _measure_on_cpu(
+        tiny,
         "--k",
         "4",
         "--max-new-tokens",
@@ -85,7 +84,7 @@ def test_exact_copy_through_the_cli(tiny):
         "1",
         "--no-save",
         "--json",
-        check=True,
+        draft="target.json",
     )
     record = json.loads(out.stdout)
     assert record["alpha"] == 1.0 and record["mean_accepted_len"] == 5.0
@@ -94,15 +93,8 @@ def test_exact_copy_through_the_cli(tiny):
 
 
 def test_summary_output_names_the_figures(tiny):
-    out = run_cli(
-        "measure",
-        "--target-config",
-        str(tiny / "target.json"),
-        "--draft-config",
-        str(tiny / "draft.json"),
-        "--random-weights",
-        "--device",
-        "cpu",
+    out = _measure_on_cpu(
+        tiny,
         "--max-new-tokens",
         "6",
         "--prompts-per-task",
@@ -110,7 +102,6 @@ def test_summary_output_names_the_figures(tiny):
         "--no-save",
         "--gpu",
         "h100-sxm-80gb",
-        check=True,
     )
     assert "acceptance α" in out.stdout and "not meaningful" in out.stdout
     assert "prediction (h100-sxm-80gb, engine hf) error: target_weights +0.0%" in out.stdout

@@ -9,24 +9,9 @@ from tests.conftest import run_cli
 
 def test_quote_json_and_export(tmp_path):
     target = tmp_path / "quote.xlsx"
+    pair = "quote --target Llama-3.1-70B --draft Llama-3.2-1B --node 8x-h100-sxm-80gb --node 8x-h200-sxm-141gb"
     proc = run_cli(
-        "quote",
-        "--target",
-        "Llama-3.1-70B",
-        "--draft",
-        "Llama-3.2-1B",
-        "--node",
-        "8x-h100-sxm-80gb",
-        "--node",
-        "8x-h200-sxm-141gb",
-        "--requests-per-s",
-        "40",
-        "--tpot-slo-ms",
-        "40",
-        "--export",
-        str(target),
-        "--json",
-        check=True,
+        *pair.split(), "--requests-per-s", "40", "--tpot-slo-ms", "40", "--export", str(target), "--json", check=True
     )
     out = json.loads(proc.stdout)
     assert len(out["quotes"]) == 2 and out["quotes"][0]["with_speculation"] is not None

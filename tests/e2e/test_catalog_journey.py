@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from planner.catalog.lookup import list_models
+from tests.conftest import TINY_GPT_NEOX, TINY_GPT_NEOX_PARAMS
 
 
 @pytest.mark.e2e
@@ -22,17 +23,6 @@ def test_catalog_search_and_import(page, app_url, tmp_path):
     page.get_by_text(f"{qwen3} of {len(models)} models.").wait_for()
     page.get_by_role("tab", name="Import config.json").click()
     cfg = tmp_path / "config.json"
-    cfg.write_text(
-        json.dumps(
-            {
-                "model_type": "gpt_neox",
-                "num_hidden_layers": 2,
-                "hidden_size": 64,
-                "num_attention_heads": 4,
-                "intermediate_size": 256,
-                "vocab_size": 1000,
-            }
-        )
-    )
+    cfg.write_text(json.dumps(TINY_GPT_NEOX))
     page.locator("input[type=file]").set_input_files(str(cfg))
-    expect(page.get_by_text("228,096 parameters")).to_be_visible()
+    expect(page.get_by_text(f"{TINY_GPT_NEOX_PARAMS:,} parameters")).to_be_visible()

@@ -17,6 +17,7 @@ from planner.cli import main as cli_main
 GOLDEN_DIR = Path(__file__).parent / "outputs"
 
 NODE = "8x-h100-sxm-80gb"
+SPEEDUP_70B_1B = ["speedup", "--target", "Llama-3.1-70B", "--draft", "Llama-3.2-1B", "--node", NODE, "--tp", "8"]
 SCENARIOS: dict[str, list[str]] = {
     "size-70b-3b-h100-tp8": [
         "size",
@@ -54,36 +55,8 @@ SCENARIOS: dict[str, list[str]] = {
         "--kv-dtype",
         "fp8",
     ],
-    "speedup-70b-1b-b1": [
-        "speedup",
-        "--target",
-        "Llama-3.1-70B",
-        "--draft",
-        "Llama-3.2-1B",
-        "--node",
-        NODE,
-        "--tp",
-        "8",
-        "--alpha",
-        "0.8",
-        "--batch-size",
-        "1",
-    ],
-    "speedup-70b-1b-b64": [
-        "speedup",
-        "--target",
-        "Llama-3.1-70B",
-        "--draft",
-        "Llama-3.2-1B",
-        "--node",
-        NODE,
-        "--tp",
-        "8",
-        "--alpha",
-        "0.7",
-        "--batch-size",
-        "64",
-    ],
+    "speedup-70b-1b-b1": [*SPEEDUP_70B_1B, "--alpha", "0.8", "--batch-size", "1"],
+    "speedup-70b-1b-b64": [*SPEEDUP_70B_1B, "--alpha", "0.7", "--batch-size", "64"],
     "check-pair-qwen": ["check-pair", "--target", "Qwen2.5-72B", "--draft", "Qwen2.5-0.5B"],
     "check-pair-llama-cross": ["check-pair", "--target", "Llama-3.1-70B", "--draft", "Qwen2.5-0.5B"],
     "matrix-70b-h100": ["matrix", "--target", "Llama-3.1-70B", "--node", NODE, "--tp", "8", "--batch-size", "8"],

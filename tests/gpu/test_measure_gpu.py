@@ -9,6 +9,7 @@ import torch
 
 pytestmark = [
     pytest.mark.gpu,
+    pytest.mark.torch,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
 ]
 
@@ -24,10 +25,9 @@ TINY = {
 }
 
 
-def test_measure_on_cuda_samples_memory_and_predicts(tmp_path, monkeypatch):
+def test_measure_on_cuda_samples_memory_and_predicts(tmp_path, tmp_store):
     from planner.measure.harness import MeasureOptions, measure
 
-    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "s.sqlite3"))
     (tmp_path / "t.json").write_text(json.dumps(TINY))
     record = measure(
         MeasureOptions(

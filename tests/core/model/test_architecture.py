@@ -13,6 +13,7 @@ from planner.model.architecture import architecture_from_config
 from planner.model.meta_device import transformers_config
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("spec", list_models(), ids=lambda s: s.id)
 def test_resolution_matches_transformers_config(spec):
     arch = spec.architecture
@@ -27,6 +28,7 @@ def test_resolution_matches_transformers_config(spec):
     assert arch.tie_word_embeddings == bool(config.tie_word_embeddings)
 
 
+@pytest.mark.torch
 def test_qwen2_sliding_window_only_when_enabled():
     base = {
         "model_type": "qwen2",
@@ -64,7 +66,7 @@ GOOD = {
         ({"num_key_value_heads": 3}, "num_key_value_heads"),
         ({"vocab_size": "many"}, "vocab_size"),
         ({"model_type": None}, "model_type"),
-        ({"model_type": "definitely_not_a_model"}, "model_type"),
+        pytest.param({"model_type": "definitely_not_a_model"}, "model_type", marks=pytest.mark.torch),
         ({"hidden_size": 66}, "head_dim"),
     ],
 )
@@ -95,6 +97,7 @@ def test_import_from_file_folder_bytes_and_errors(tmp_path):
         load_config(tmp_path / "empty")
 
 
+@pytest.mark.torch
 def test_remote_code_is_never_used(tmp_path):
     cfg = {**GOOD, "model_type": "my_custom_arch", "auto_map": {"AutoModelForCausalLM": "modeling.MyModel"}}
     (tmp_path / "modeling.py").write_text("raise SystemExit('remote code ran')\n")

@@ -11,7 +11,10 @@ from planner.errors import InputError
 from planner.measure.acceptance_counts import acceptance_stats
 from planner.measure.model_loading import LoadedModel, load_model, resolve_device, resolve_dtype
 from planner.measure.speculative_run import DecodeSettings, plain_decode, speculative_decode
-from tests.measure_records import TINY_LLAMA
+from tests.conftest import TINY_LLAMA
+
+#: Tiny random models run on CPU in torch.
+pytestmark = pytest.mark.torch
 
 TINY = TINY_LLAMA
 PROMPT = list(range(40, 64))

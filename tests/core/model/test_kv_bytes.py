@@ -76,6 +76,7 @@ CASES = {
 }
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("case", CASES)
 def test_bytes_per_token_equal_real_cache_tensors(case):
     model_id, overrides = CASES[case]
@@ -91,6 +92,7 @@ def test_bytes_per_token_equal_real_cache_tensors(case):
         assert kv_bytes_per_token(full, 2) // full.num_layers == kv_bytes_per_token(arch, 2) // arch.num_layers
 
 
+@pytest.mark.torch
 def test_sliding_window_layers_hold_the_window_only():
     # Gemma-2 geometry: alternating sliding (window) and global layers; transformers keeps window-1.
     cfg = _shrunk("google/gemma-2-9b", layers=4, sliding_window=8, num_attention_heads=4, num_key_value_heads=2)
@@ -103,6 +105,7 @@ def test_sliding_window_layers_hold_the_window_only():
     assert kv_bytes_per_token(arch, 4) == 4 * 2 * 2 * arch.head_dim * 4
 
 
+@pytest.mark.torch
 def test_all_sliding_mistral_layers():
     cfg = _shrunk("mistralai/Mistral-7B-v0.3", layers=2, sliding_window=6)
     arch = architecture_from_config(cfg)

@@ -47,6 +47,7 @@ def test_xlsx_has_a_summary_and_a_sheet_per_table(report):
     assert "summary" in book and len(book) >= 2
 
 
+@pytest.mark.slow  # a browser prints the PDF
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed")
 def test_pdf_is_printed_by_chromium(report):
     assert report.export("pdf")[:5] == b"%PDF-"

@@ -13,10 +13,12 @@ from planner.model import meta_device as meta_count
 from planner.model.architecture import architecture_from_config
 from planner.model.meta_device import count_on_meta_device
 from planner.model.param_count import count_parameters
+from tests.conftest import TINY_GPT_NEOX
 
 CATALOG_IDS = [m.id for m in list_models()]
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("model_id", CATALOG_IDS)
 def test_catalog_count_equals_meta_device(model_id):
     spec = get_model(model_id)
@@ -121,6 +123,7 @@ def family_config(draw):
     return cfg
 
 
+@pytest.mark.torch
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(family_config())
 def test_random_configs_of_every_family_match_meta_device(cfg):
@@ -130,6 +133,7 @@ def test_random_configs_of_every_family_match_meta_device(cfg):
     assert ours.persistent_buffers == reference.persistent_buffer_elements
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize(
     "cfg",
     [
@@ -140,14 +144,7 @@ def test_random_configs_of_every_family_match_meta_device(cfg):
             "num_attention_heads": 4,
             "vocab_size": 500,
         },
-        {
-            "model_type": "gpt_neox",
-            "num_hidden_layers": 2,
-            "hidden_size": 64,
-            "num_attention_heads": 4,
-            "intermediate_size": 256,
-            "vocab_size": 1000,
-        },
+        TINY_GPT_NEOX,
         {"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 500},
     ],
 )
@@ -159,6 +156,7 @@ def test_unknown_families_are_counted_on_the_meta_device(cfg):
     assert counts.total_params == count_on_meta_device(cfg).total_params
 
 
+@pytest.mark.torch
 def test_meta_device_layouts_are_cached_on_disk_and_rebuilt_when_damaged(tmp_path, monkeypatch):
 
     monkeypatch.setenv("PLANNER_CACHE_DIR", str(tmp_path))

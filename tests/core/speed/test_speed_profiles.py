@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from planner import facts
 from planner.errors import CatalogError, InputError
-from planner.speed.profiles import PARAMETERS, clear_profile_cache, speed_profile
+from planner.speed.profiles import PARAMETERS, speed_profile
 
 
 @pytest.mark.parametrize("engine", ["vllm", "vllm-v0", "sglang", "trtllm", "hf"])
@@ -37,17 +35,10 @@ def test_unknown_engine_or_vendor_is_an_input_error():
         speed_profile("vllm", "other")
 
 
-def test_missing_value_is_a_catalog_error(tmp_path, monkeypatch):
-    shutil.copytree(facts.data_dir(), tmp_path / "data")
-    path = tmp_path / "data" / "speed_profiles.json"
+def test_missing_value_is_a_catalog_error(tmp_data_dir):
+    path = tmp_data_dir / "speed_profiles.json"
     raw = json.loads(path.read_text())
     del raw["vendors"][0]["values"]["bandwidth_frac"]
     path.write_text(json.dumps(raw))
-    monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path / "data"))
-    clear_profile_cache()
-    try:
-        with pytest.raises(CatalogError, match="bandwidth_frac"):
-            speed_profile("vllm", "nvidia")
-    finally:
-        monkeypatch.delenv("PLANNER_DATA_DIR")
-        clear_profile_cache()
+    with pytest.raises(CatalogError, match="bandwidth_frac"):
+        speed_profile("vllm", "nvidia")

@@ -258,6 +258,7 @@ def test_verdict_follows_the_checks(target, draft, engine, draft_tp):
     assert all(c.detail for c in v.checks)
 
 
+@pytest.mark.torch  # alternatives are searched over the whole catalog, some of it counted on the meta device
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(FORMULA_MODELS), st.sampled_from(FORMULA_MODELS))
 def test_swapping_roles_inverts_the_ratio(a, b):

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from planner.errors import CatalogError
 from planner.validation.log_check import check_log
+from tests.conftest import ENGINE_LOGS as LOGS
 from tests.conftest import run_cli
-
-LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "engine_logs"
 
 
 def _log(name: str) -> str:
@@ -38,6 +36,7 @@ def test_logged_llmd_case_agrees_with_the_plan():
     assert check.row("gpu_memory_total").error_frac == 0.0
 
 
+@pytest.mark.slow  # the CLI in a subprocess
 def test_check_log_predicts_what_size_predicts():
     check = check_log(_log("vllm-v1-019-llmd-llama31-8b-16k.log"), gpu="h100-sxm-80gb")
     size = run_cli(

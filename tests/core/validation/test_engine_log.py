@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from planner.errors import InputError
 from planner.validation.engine_log import parse_engine_log
+from tests.conftest import ENGINE_LOGS as LOGS
 
-LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "engine_logs"
 GIB = 2**30
 
 

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import statistics
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner import facts
 from planner.acceptance_math import alpha_from_tau
 from planner.catalog.lookup import get_model
 from planner.errors import CatalogError, InputError
-from planner.pairs import acceptance
 from planner.pairs.acceptance import (
     acceptance_prior,
     load_acceptance_priors,
@@ -101,19 +98,10 @@ def test_every_evidence_row_is_a_sourced_catalog_pair(repo):
                 assert row.k or row.k_implied, row
 
 
-def test_a_broken_evidence_file_is_a_catalog_error_naming_the_entry(repo, tmp_path, monkeypatch):
-    shutil.copytree(repo / "data", tmp_path / "data")
-    path = tmp_path / "data/pair_evidence.json"
+def test_a_broken_evidence_file_is_a_catalog_error_naming_the_entry(tmp_data_dir):
+    path = tmp_data_dir / "pair_evidence.json"
     raw = json.loads(path.read_text())
     raw["evidence"][0]["target"] = "no-such-model"
     path.write_text(json.dumps(raw))
-    monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path / "data"))
-    facts.clear_caches()
-    acceptance.clear_caches()
-    try:
-        with pytest.raises(CatalogError, match=r"pair_evidence\.json entry 0"):
-            load_pair_evidence()
-    finally:
-        monkeypatch.delenv("PLANNER_DATA_DIR")
-        facts.clear_caches()
-        acceptance.clear_caches()
+    with pytest.raises(CatalogError, match=r"pair_evidence\.json entry 0"):
+        load_pair_evidence()

@@ -87,6 +87,7 @@ def test_loading_skips_files_that_are_not_records_and_says_so(tmp_path):
     assert sorted(p.split(":")[0] for p in problems) == ["broken.json", "notes.json"]
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_records_load_without_torch(repo):
     code = (
         "import sys\n"
@@ -102,7 +103,15 @@ def test_records_load_without_torch(repo):
 
 @pytest.mark.parametrize(
     "name",
-    ["nvml_sampler", "acceptance_counts", "prompts", "record", "prediction", "vllm_metrics", "model_loading"],
+    [
+        "nvml_sampler",
+        "acceptance_counts",
+        "prompts",
+        "record",
+        "prediction",
+        "vllm_metrics",
+        pytest.param("model_loading", marks=pytest.mark.torch),
+    ],
 )
 def test_worked_examples_in_measure_docstrings(name):
     """The house-rules doctest run skips planner.measure (it may load torch); these examples must hold too."""

@@ -10,14 +10,16 @@ import torch
 from planner.measure import harness
 from planner.measure.harness import MeasureOptions, measure
 from planner.measure.record import load_records
-from tests.measure_records import TINY_LLAMA
+from tests.conftest import TINY_LLAMA
+
+#: Whole measured jobs on CPU in torch.
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 TINY = TINY_LLAMA
 
 
 @pytest.fixture
-def configs(tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_STORE_PATH", str(tmp_path / "store.sqlite3"))
+def configs(tmp_path, tmp_store):
     target = tmp_path / "tiny-target.json"
     draft = tmp_path / "tiny-draft.json"
     target.write_text(json.dumps(TINY))
