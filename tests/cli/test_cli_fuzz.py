@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from planner.cli import main
 from planner.model.meta_device import count_on_meta_device
+from tests.conftest import TINY_GPT_NEOX
 
 TINY_NEOX = {
     "model_type": "gpt_neox",
@@ -89,12 +90,7 @@ HOSTILE_CONFIGS = [
         "vocab_size": 0,
     },
     {
-        "model_type": "gpt_neox",
-        "num_hidden_layers": 2,
-        "hidden_size": 64,
-        "num_attention_heads": 4,
-        "intermediate_size": 256,
-        "vocab_size": 1000,
+        **TINY_GPT_NEOX,
         "_attn_implementation": "kernels-community/flash-attn",
         "auto_map": {"AutoModelForCausalLM": "evil--m.Evil"},
     },

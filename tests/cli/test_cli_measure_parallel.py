@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from planner.measure.record import load_records
-from tests.measure_records import TINY_LLAMA
+from tests.conftest import TINY_LLAMA
 
 REPO = Path(__file__).resolve().parents[2]
 

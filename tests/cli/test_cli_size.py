@@ -6,23 +6,12 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import MEMORY_COMPONENTS, run_cli
 
-PER_GPU_KEYS = {
-    "total_bytes",
-    "memory_limit_bytes",
-    "target_weights_bytes",
-    "draft_weights_bytes",
-    "torch_peak_increase_bytes",
-    "non_torch_increase_bytes",
-    "cudagraph_bytes",
-    "kv_cache_bytes",
-    "unused_budget_bytes",
-    "outside_budget_bytes",
-}
+PER_GPU_KEYS = {"total_bytes", "memory_limit_bytes", *MEMORY_COMPONENTS}
 
 
-def test_size_json_contract_for_the_seed_example():
+def test_size_json_contract_for_the_worked_example():
     out = json.loads(
         run_cli(
             "size",

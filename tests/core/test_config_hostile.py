@@ -17,15 +17,9 @@ from planner.errors import PlannerError
 from planner.model.architecture import architecture_from_config
 from planner.model.config_bounds import config_bounds, validate_config_fields
 from planner.model.meta_device import build_on_meta_device, count_on_meta_device
+from tests.conftest import TINY_GPT_NEOX
 
-TINY = {
-    "model_type": "gpt_neox",
-    "num_hidden_layers": 2,
-    "hidden_size": 64,
-    "num_attention_heads": 4,
-    "intermediate_size": 256,
-    "vocab_size": 1000,
-}
+TINY = TINY_GPT_NEOX
 HUB_KERNEL = {
     **TINY,
     "_attn_implementation": "kernels-community/flash-attn",

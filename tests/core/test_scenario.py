@@ -6,7 +6,7 @@ import pytest
 
 from planner import Deployment, PlannerError, Scenario, get_model, get_node
 from planner.catalog import model_from_config
-from tests.measure_records import TINY_LLAMA
+from tests.conftest import TINY_LLAMA
 
 
 def test_default_scenario_is_the_cli_deployment():
