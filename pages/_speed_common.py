@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.speed.estimate import SpeedReport, SpeedWorkload, speed_report
+from planner.speed.estimate import SpeedWorkload
 from planner.speed.policy import speculation_rules
+from planner.speed.sweeps import SpeedReport, speed_report
 
 ACCEPTANCE_MODES = {
     "α (per-token acceptance, Leviathan)": "alpha",
