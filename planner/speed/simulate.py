@@ -35,7 +35,7 @@ import math
 import statistics
 from collections import deque
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from planner import acceptance_math as spec
 from planner.deployment import Deployment
@@ -115,6 +115,15 @@ class ServingMetrics(BaseModel):
     peak_flops_per_s: float
     peak_bytes_per_s: float
     limits: ReplicaLimits
+    #: Every request's TTFT and TPOT, sorted (for any percentile; left out of JSON output).
+    ttft_values_s: list[float] = Field(default=[], exclude=True, repr=False)
+    tpot_values_s: list[float] = Field(default=[], exclude=True, repr=False)
+
+    def ttft_at(self, pct: float) -> float:
+        return percentile(self.ttft_values_s, pct)
+
+    def tpot_at(self, pct: float) -> float:
+        return percentile(self.tpot_values_s, pct)
 
 
 def replica_limits(dep: Deployment, engine: EngineStep, speculative: bool, k: int) -> ReplicaLimits:
@@ -436,6 +445,8 @@ class _Run:
             peak_flops_per_s=target.peak_flops,
             peak_bytes_per_s=target.bandwidth,
             limits=self.limits,
+            ttft_values_s=sorted(ttft),
+            tpot_values_s=sorted(tpot),
         )
 
 
@@ -445,6 +456,7 @@ class SimulationResult(BaseModel):
     deployment: str
     gpus: int
     workload: str
+    mode: str
     alpha: float | None
     k: int | None
     plain: ServingMetrics
@@ -456,10 +468,20 @@ class SimulationResult(BaseModel):
 
     @property
     def speedup(self) -> float:
-        """Plain over speculative mean end-to-end latency (the same requests, the same arrivals)."""
+        """Speculation's gain on the same requests: at a request rate the throughput is the rate in both
+        arms, so the gain is plain over speculative mean end-to-end latency (the vLLM blog's measure);
+        at a fixed concurrency or offline it is the ratio of output tokens per second (SpecDecode-Bench's)."""
         if self.speculative is None:
             return 1.0
-        return self.plain.e2e_latency_s.mean / self.speculative.e2e_latency_s.mean
+        if self.mode == "rate":
+            return self.plain.e2e_latency_s.mean / self.speculative.e2e_latency_s.mean
+        return self.speculative.output_tokens_per_s / self.plain.output_tokens_per_s
+
+    @property
+    def speedup_definition(self) -> str:
+        if self.mode == "rate":
+            return "mean end-to-end latency without the draft / with it (same arrivals)"
+        return "output tokens per second with the draft / without it"
 
 
 def simulate_one(
@@ -502,6 +524,7 @@ def simulate(
         deployment=f"{dep.target.id}" + (f" + {dep.draft.id}" if dep.draft else ""),
         gpus=dep.gpus_per_replica,
         workload=workload.describe(),
+        mode=workload.mode,
         alpha=alpha if dep.draft is not None else None,
         k=kk,
         plain=plain,
