@@ -51,6 +51,7 @@ PARAMETERS = (
     "draft_first_pass_spans_k",
     "cuda_graphs",
     "mixed_prefill",
+    "admission_reserves_output",
     "spec_max_running_requests",
 )
 
@@ -118,6 +119,8 @@ class SpeedProfile(BaseModel):
     draft_first_pass_spans_k: bool
     cuda_graphs: bool
     mixed_prefill: bool
+    #: Admission holds KV for the whole request (no preemption) rather than for its prompt.
+    admission_reserves_output: bool
     #: Running-request cap an engine applies when a draft is used (0: none beyond max_num_seqs).
     spec_max_running_requests: int = Field(ge=0)
     sources: dict[str, str]

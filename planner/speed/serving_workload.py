@@ -149,9 +149,10 @@ class ServingWorkload(BaseModel):
             if self.dataset == "fixed"
             else f"ShareGPT-like lengths ({datasets()['sharegpt'].description})"
         )
-        arrival = {
-            "rate": f"Poisson arrivals at {self.request_rate:g} req/s",
-            "concurrency": f"{self.concurrency} requests in flight (closed loop)",
-            "offline": "every request at once (offline)",
-        }[self.mode]
+        if self.mode == "rate":
+            arrival = f"Poisson arrivals at {self.request_rate:g} req/s"
+        elif self.mode == "concurrency":
+            arrival = f"{self.concurrency} requests in flight (closed loop)"
+        else:
+            arrival = "every request at once (offline)"
         return f"{self.num_prompts} requests of {lengths}, {arrival}"

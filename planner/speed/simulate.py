@@ -45,6 +45,10 @@ from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.profiles import SpeedProfile
 from planner.speed.serving_workload import ServingWorkload
 
+#: Share of the KV cache admission keeps free (vLLM's block-manager watermark, 1% by default:
+#: ``--watermark``-style guard so that a readmitted request does not evict another at once).
+WATERMARK_FRAC = 0.01
+
 #: Batch-occupancy samples kept per run (evenly thinned).
 OCCUPANCY_POINTS = 200
 
@@ -81,6 +85,7 @@ class ReplicaLimits(BaseModel):
     lookahead_tokens_per_seq: int
     max_model_len: int
     mixed_prefill: bool
+    reserves_output: bool
     request_cap_reason: str
 
 
@@ -144,6 +149,7 @@ def replica_limits(dep: Deployment, engine: EngineStep, speculative: bool, k: in
         lookahead_tokens_per_seq=k if speculative else 0,
         max_model_len=plan.max_model_len,
         mixed_prefill=engine.profile.mixed_prefill,
+        reserves_output=engine.profile.admission_reserves_output,
         request_cap_reason=reason,
     )
 
@@ -229,16 +235,26 @@ class _Run:
         per_dec = self.tokens_per_decode
         look = lim.lookahead_tokens_per_seq
         capacity = lim.kv_cache_tokens
+        watermark = WATERMARK_FRAC * capacity
         if wl.mode == "concurrency":
             for _ in range(min(wl.concurrency or 0, n)):
                 i = pending.popleft()
                 arrival[i] = 0.0
                 upcoming.append(i)
 
-        def kv_used() -> float:
-            return kv_prefill + acc + n_dec * (g + look)
+        reserve = lim.reserves_output
+        reserved = [0.0] * n  # KV held for the whole request when the engine reserves outputs
+        kv_fixed = 0.0
 
+        def kv_used() -> float:
+            return kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)
+
+        step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
         while completed < n:
+            if steps > step_limit:
+                raise PlannerError(
+                    "the simulation made no progress (KV cache too small for this workload)", field="workload"
+                )
             while upcoming and arrival[upcoming[0]] <= t:
                 waiting.append(upcoming.popleft())
             if not waiting and not prefilling and n_dec == 0:
@@ -264,8 +280,10 @@ class _Run:
             # schedule: decodes first, then prefill chunks under the token budget
             budget = lim.max_num_batched_tokens
             running = n_dec + len(prefilling)
+            # room a new prompt must leave: this step's growth and the block manager's watermark
+            headroom = (0.0 if reserve else n_dec * prog) + watermark
             prefill_work = bool(prefilling) or (
-                bool(waiting) and running < lim.max_num_seqs and kv_used() + need[waiting[0]] <= capacity
+                bool(waiting) and running < lim.max_num_seqs and kv_used() + need[waiting[0]] + headroom <= capacity
             )
             decode_now = n_dec > 0 and (lim.mixed_prefill or not prefill_work)
             if decode_now:
@@ -288,7 +306,8 @@ class _Run:
                     if running >= lim.max_num_seqs:
                         reason = "max_num_seqs"
                         break
-                    if kv_used() + need[i] > capacity:
+                    extra = outputs[i] - generated0[i] + look if reserve else 0.0
+                    if kv_used() + need[i] + extra + headroom > capacity:
                         reason = "kv_cache"
                         break
                     if budget <= 0:
@@ -299,6 +318,8 @@ class _Run:
                         admitted[i] = t
                     prefilling.append(i)
                     kv_prefill += need[i]
+                    reserved[i] = need[i] + extra
+                    kv_fixed += reserved[i]
                     running += 1
                     take = min(need[i], budget)
                     chunks.add(take, 0)
@@ -359,6 +380,7 @@ class _Run:
                 if gen >= outputs[i]:
                     finish[i] = t
                     completed += 1
+                    kv_fixed -= reserved[i]
                     if pending:
                         j = pending.popleft()
                         arrival[j] = t
@@ -381,6 +403,7 @@ class _Run:
                 n_dec -= 1
                 finish[i] = t
                 completed += 1
+                kv_fixed -= reserved[i]
                 if pending:
                     j = pending.popleft()
                     arrival[j] = t
