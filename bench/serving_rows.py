@@ -34,6 +34,8 @@ CSV = Path(__file__).resolve().parents[1] / "data" / "calibration" / "serving-me
 
 #: Rows the step-model fit uses (bench/fit_step_model.py); every other row is untouched by any fit.
 FIT_PREFIXES = ("TRTPO-", "VLLM060-L3-8B-1xH100-VLLM-QPSINF", "VLLM060-L3-70B-4xH100-VLLM-QPSINF")
+#: Speculative rows the fit of vLLM V0's per-sequence speculation cost uses.
+FIT_SPEC_PREFIXES = ("VLLMSD-L3-70B-ShareGPT-DRAFT-",)
 
 GPU_IDS = {"H100": "h100-sxm-80gb", "H200": "h200-sxm-141gb", "B200": "b200-180gb", "MI300X": "mi300x-192gb"}
 
@@ -140,7 +142,7 @@ def _vllmsd(row: dict) -> list[ServingCase] | Unexpressible:
             float(row["speedup"]),
             dep,
             _sharegpt(request_rate=qps),
-            False,
+            case.startswith(FIT_SPEC_PREFIXES),
             alpha,
             4,
             notes=notes,
