@@ -10,6 +10,7 @@ import streamlit as st
 
 from planner.speed.estimate import SpeedWorkload
 from planner.speed.policy import speculation_rules
+from planner.speed.serving_sweep import RateSweep, rate_sweep
 from planner.speed.sweeps import SpeedReport, speed_report
 
 ACCEPTANCE_MODES = {
@@ -25,6 +26,11 @@ _DEFAULT_VALUES = {"alpha": 0.8, "mean_accepted_len": 3.69, "draft_acceptance_ra
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_speed_report(dep, workload: SpeedWorkload) -> SpeedReport:
     return speed_report(dep, workload)
+
+
+@st.cache_data(show_spinner="Simulating the replica...", max_entries=16)
+def cached_rate_sweep(dep, alpha: float, k: int, prompt_tokens: int, output_tokens: int) -> RateSweep:
+    return rate_sweep(dep, alpha=alpha, k=k, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
 
 
 def workload_fields() -> dict:

@@ -24,7 +24,7 @@ second. The GPU work is summed per step, so delivered FLOP/s and bytes/s never e
 >>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"))
 >>> low = simulate(dep, ServingWorkload.build(request_rate=1.0, num_prompts=200))
 >>> high = simulate(dep, ServingWorkload.build(request_rate=40.0, num_prompts=200))
->>> high.ttft_s.p99 > low.ttft_s.p99, high.mean_batch_size > low.mean_batch_size
+>>> high.plain.ttft_s.p99 > low.plain.ttft_s.p99, high.plain.mean_batch_size > low.plain.mean_batch_size
 (True, True)
 """
 
