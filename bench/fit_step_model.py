@@ -23,9 +23,8 @@ import statistics
 import sys
 
 from bench.serving_rows import ServingCase, load_cases
-from planner.speed.simulate import simulate
 from planner.speed.profiles import speed_profile
-from planner.speed.simulate import simulate_one
+from planner.speed.simulate import simulate, simulate_one
 
 #: Capped at 64 tokens (a tensor-core tile): a larger value would make a one-token GEMM compute-bound, against
 #: the batch-1 decoding rows (data/calibration/plain-decode-measured.csv, make bench-speed-accuracy).

@@ -79,7 +79,7 @@ if report is not None:
             hide_index=True,
         )
         calibration = calibration_summary()
-        for key in ("goal_rows", "prior_rows", "plain_rows"):
+        for key in ("goal_rows", "prior_rows", "plain_rows", "serving_rows"):
             if key in calibration:
                 st.write(f"- {calibration[key]}")
         st.caption("Reproduce with `make bench-speed-accuracy`; refit with `python -m bench.fit_speed_profile`.")

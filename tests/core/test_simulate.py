@@ -79,8 +79,8 @@ def test_a_small_kv_cache_stops_admission_and_preempts():
     )
     assert run.limited_by == "KV cache capacity" or run.blocked_frac.get("kv_cache", 0) > 0.1
     assert run.preemptions > 0
-    reserving = simulate_one(tight.replace(engine="trtllm"),
-                             ServingWorkload.build(offline=True, prompt_tokens=4000, output_tokens=2000, num_prompts=300))  # fmt: skip
+    long_requests = ServingWorkload.build(offline=True, prompt_tokens=4000, output_tokens=2000, num_prompts=300)
+    reserving = simulate_one(tight.replace(engine="trtllm"), long_requests)
     assert reserving.preemptions == 0  # GUARANTEED_NO_EVICT holds the whole output at admission
 
 
