@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 PORT   ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy bench-acceptance bench-matrix bench-hostile validate-gpu clean
+.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile validate-gpu clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,13 +50,17 @@ format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff format .
 
 ## bench: every benchmark (prints, never asserts)
-bench: bench-accuracy bench-speed-accuracy bench-acceptance bench-matrix bench-hostile
+bench: bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile
 
 bench-accuracy: $(VENV)/.runtime-installed
 	$(PY) -m bench.memory_accuracy
 
 bench-speed-accuracy: $(VENV)/.runtime-installed
 	$(PY) -m bench.speed_accuracy
+
+## bench-serving: the serving simulator against published serving measurements (and its wall time)
+bench-serving: $(VENV)/.runtime-installed
+	$(PY) -m bench.serving_accuracy
 
 ## bench-acceptance: the acceptance prior against the published pairs (and its refit)
 bench-acceptance: $(VENV)/.runtime-installed

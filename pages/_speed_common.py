@@ -10,7 +10,7 @@ import streamlit as st
 
 from planner.acceptance_math import draft_acceptance_rate, expected_tokens_per_step
 from planner.defaults import ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS
-from planner.speed import SpeedReport, SpeedWorkload, speculation_rules, speed_report
+from planner.speed import RateSweep, SpeedReport, SpeedWorkload, rate_sweep, speculation_rules, speed_report
 
 ACCEPTANCE_MODES = {
     "α (per-token acceptance, Leviathan)": "alpha",
@@ -30,6 +30,11 @@ _DEFAULT_VALUES = {
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_speed_report(dep, workload: SpeedWorkload) -> SpeedReport:
     return speed_report(dep, workload)
+
+
+@st.cache_data(show_spinner="Simulating the replica...", max_entries=16)
+def cached_rate_sweep(dep, alpha: float, k: int, prompt_tokens: int, output_tokens: int) -> RateSweep:
+    return rate_sweep(dep, alpha=alpha, k=k, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
 
 
 def workload_fields() -> dict:

@@ -24,6 +24,9 @@ rate = c1.number_input("Requests per second", 0.01, 100_000.0, 20.0, step=1.0, k
 prompt = c2.number_input("Prompt tokens", 1, 1_000_000, 1024, step=128, key="fleet_prompt")
 output = c3.number_input("Output tokens", 1, 100_000, 256, step=64, key="fleet_output")
 slo_ms = c4.number_input("TPOT objective (ms, 0 = none)", 0.0, 10_000.0, 50.0, step=5.0, key="fleet_slo")
+t1, t2 = st.columns(2)
+ttft_ms = t1.number_input("TTFT objective (ms, 0 = none)", 0.0, 600_000.0, 2000.0, step=50.0, key="fleet_ttft")
+percentile = t2.number_input("Objectives hold at percentile", 1.0, 100.0, 99.0, step=1.0, key="fleet_percentile")
 alpha = st.slider("Assumed acceptance α of the draft", 0.0, 1.0, ACCEPTANCE_ALPHA, 0.01, key="fleet_alpha")
 node_ids = [n.id for n in list_nodes()]
 default_nodes = [
@@ -50,6 +53,8 @@ traffic = guarded(
         prompt_tokens=int(prompt),
         output_tokens=int(output),
         tpot_slo_s=slo_ms / 1e3 if slo_ms else None,
+        ttft_slo_s=ttft_ms / 1e3 if ttft_ms else None,
+        percentile=percentile,
         alpha=alpha,
         usd_per_gpu_hour=price or None,
     )
@@ -67,12 +72,18 @@ if result is not None:
     quotes, unusable = result
     if quotes:
         best = quotes[0]
-        option = best.with_speculation or best.without_speculation
+        option = best.chosen
         cost = f"${option.usd_per_month:,.0f} per month" if option.usd_per_month else "no catalog price"
         st.success(
             f"Cheapest: {option.nodes} x {best.node} (TP {best.tp}), {option.gpus} GPUs, {cost}"
             + (f"; speculation saves {best.savings_frac:.0%} of GPUs" if best.savings_frac else ""),
             icon="💰",
+        )
+        st.info(
+            f"Binding constraint on {best.node}: {option.limited_by}; each replica is limited by "
+            f"{option.replica_limited_by} at {option.requests_per_s_per_replica:.2f} req/s "
+            f"(p{traffic.percentile:g} TTFT {option.ttft_s * 1e3:,.0f} ms, TPOT {option.tpot_s * 1e3:.1f} ms).",
+            icon="📌",
         )
         st.dataframe(quotes_table(quotes), hide_index=True)
         st.plotly_chart(cost_by_node(quotes), key="fleet_cost")

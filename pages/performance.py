@@ -5,9 +5,17 @@ import streamlit as st
 from pages._common import guarded
 from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
-from pages._speed_common import cached_speed_report, workload_fields
+from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
 from planner.reports import speed_assumptions_table, step_times_table
-from planner.reports.charts import batch_speedup_chart, break_even_chart, latency_chart, speedup_heatmap
+from planner.reports.charts import (
+    batch_speedup_chart,
+    break_even_chart,
+    latency_chart,
+    latency_vs_rate_chart,
+    occupancy_chart,
+    speedup_heatmap,
+    throughput_latency_chart,
+)
 from planner.speed import SpeedWorkload, calibration_summary
 
 ensure_app_frame()
@@ -75,7 +83,7 @@ if report is not None:
         st.write(f"Profile **{est.profile}** (data/speed_profiles.json).")
         st.dataframe(speed_assumptions_table(est), hide_index=True)
         calibration = calibration_summary()
-        for key in ("goal_rows", "prior_rows", "plain_rows"):
+        for key in ("goal_rows", "prior_rows", "plain_rows", "serving_rows"):
             if key in calibration:
                 st.write(f"- {calibration[key]}")
         st.caption("Reproduce with `make bench-speed-accuracy`; refit with `python -m bench.fit_speed_profile`.")
@@ -84,3 +92,25 @@ if report is not None:
             hide_index=True,
             column_config={"ms": st.column_config.NumberColumn(format="%.3f")},
         )
+
+if report is not None and dep is not None:
+    st.subheader("Serving under load")
+    if st.toggle("Simulate a replica under rising request rates", key="perf_serving"):
+        sweep = guarded(lambda: cached_rate_sweep(dep, est.alpha, est.k, est.prompt_tokens, est.output_tokens))
+        if sweep is not None:
+            stop = (
+                f"speculation stops paying at {sweep.crossover_rate:.2f} req/s"
+                if sweep.crossover_rate is not None
+                else "speculation pays at every rate swept"
+            )
+            st.caption(
+                f"One replica ({dep.gpus_per_replica} GPUs), {est.prompt_tokens} + {est.output_tokens} tokens per "
+                f"request, α {est.alpha:.2f}, K {est.k}; plain capacity {sweep.capacity_requests_per_s:.2f} req/s; "
+                f"{stop}."
+            )
+            left, right = st.columns(2)
+            with left:
+                st.plotly_chart(throughput_latency_chart(sweep), key="perf_throughput_latency")
+            with right:
+                st.plotly_chart(occupancy_chart(sweep), key="perf_occupancy")
+            st.plotly_chart(latency_vs_rate_chart(sweep), key="perf_latency_vs_rate")

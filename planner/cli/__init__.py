@@ -26,6 +26,7 @@ COMMANDS = (
     "check_pair_cmd",
     "matrix_cmd",
     "quote_cmd",
+    "simulate_cmd",
     "measure_cmd",
     "check_log_cmd",
 )

@@ -16,9 +16,19 @@ from planner.cli.common import (
     positive_int,
     write_report,
 )
-from planner.decisions import Traffic, compare_nodes
+from planner.decisions import SLO_PRESETS, Traffic, compare_nodes
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.reports import quote_report
+
+
+def _percentile(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 100:
+        raise argparse.ArgumentTypeError(f"{value} must be in (0, 100]")
+    return value
 
 
 def register(subparsers) -> None:
@@ -35,7 +45,17 @@ def register(subparsers) -> None:
     parser.add_argument("--requests-per-s", type=positive_float, required=True)
     parser.add_argument("--prompt-tokens", type=positive_int, default=1024)
     parser.add_argument("--output-tokens", type=positive_int, default=256)
-    parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective")
+    parser.add_argument(
+        "--slo-preset",
+        choices=sorted(SLO_PRESETS),
+        default="server",
+        help="MLPerf-style objectives: server (TTFT 2 s, TPOT 200 ms) or interactive (450 ms, 40 ms)",
+    )
+    parser.add_argument("--ttft-slo-ms", type=positive_float, help="time-to-first-token objective (overrides preset)")
+    parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective (overrides preset)")
+    parser.add_argument(
+        "--percentile", type=_percentile, default=99.0, help="percentile the objectives hold at (default 99)"
+    )
     parser.add_argument(
         "--alpha",
         type=fraction,
@@ -59,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
         requests_per_s=args.requests_per_s,
         prompt_tokens=args.prompt_tokens,
         output_tokens=args.output_tokens,
-        tpot_slo_s=args.tpot_slo_ms / 1e3 if args.tpot_slo_ms else None,
+        ttft_slo_s=args.ttft_slo_ms / 1e3 if args.ttft_slo_ms else SLO_PRESETS[args.slo_preset][0],
+        tpot_slo_s=args.tpot_slo_ms / 1e3 if args.tpot_slo_ms else SLO_PRESETS[args.slo_preset][1],
+        percentile=args.percentile,
         alpha=args.alpha,
         usd_per_gpu_hour=args.price_usd_per_gpu_hour,
     )
@@ -69,13 +91,16 @@ def run(args: argparse.Namespace) -> int:
     if args.export:
         write_report(report, args.export)
     lines = [f"Serving {traffic.requests_per_s:g} req/s of {target.id}" + (f" (+ draft {draft.id})" if draft else "")]
+    lines.append(f"  objectives: {traffic.objectives()}")
     for q in quotes:
         for o in (q.without_speculation, q.with_speculation):
             if o is not None:
                 cost = f"${o.usd_per_month:,.0f}/month" if o.usd_per_month else "no price"
+                mark = " <- chosen" if (o.speculation == q.speculation_chosen and q.with_speculation) else ""
                 lines.append(
-                    f"  {q.node:<20} TP {q.tp} {'spec ' if o.speculation else 'plain'}: {o.nodes} node(s), "
-                    f"{o.gpus} GPUs, {cost}, TPOT {o.tpot_s * 1e3:.1f} ms ({o.limited_by})"
+                    f"  {q.node:<20} TP {q.tp} {'spec ' if o.speculation else 'plain'}: {o.replicas} replica(s), "
+                    f"{o.nodes} node(s), {o.gpus} GPUs, {cost}, p{traffic.percentile:g} TTFT {o.ttft_s * 1e3:,.0f} ms, "
+                    f"TPOT {o.tpot_s * 1e3:.1f} ms; binds: {o.limited_by}{mark}"
                 )
     lines += [f"  cannot serve: {u}" for u in unusable]
     emit(args, {"quotes": [q.model_dump() for q in quotes], "unusable": unusable, "report": report.to_json()}, lines)

@@ -42,7 +42,7 @@ def register(subparsers) -> None:
         "--rho",
         dest="draft_acceptance_rate",
         type=_number,
-        help="vLLM V1 'Avg Draft acceptance rate' ρ = (τ-1)/K, as a fraction (0.54, not 54)",
+        help="vLLM V1 'Avg Draft acceptance rate' ρ = (τ-1)/K, as a fraction (0.54, not 54); needs --k",
     )
     parser.add_argument("--batch-size", type=positive_int, help="concurrent sequences per replica")
     parser.add_argument("--prompt-tokens", type=positive_int, help="prompt length per request")
@@ -54,6 +54,8 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if not (getattr(args, "draft", None) or getattr(args, "draft_config", None)):
         raise InputError("--draft", None, "a draft model (--draft ID or --draft-config PATH) to speculate with")
+    if args.draft_acceptance_rate is not None and args.k is None:
+        raise InputError("--rho", args.draft_acceptance_rate, "--k as well: ρ = (τ − 1) / K depends on K")
     dep = deployment_from_args(args)
     workload = SpeedWorkload.build(
         batch_size=args.batch_size,
@@ -79,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         "throughput_tok_s": est.throughput_tok_s,
         "baseline_throughput_tok_s": est.baseline_throughput_tok_s,
         "verdict": est.verdict,
+        "verdict_k": est.verdict_k,
+        "acceptance_convention": est.acceptance_convention,
         "thresholds": est.thresholds,
         "verdict_reason": est.verdict_reason,
         "thresholds_source": est.thresholds_source,
@@ -109,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
         f"  TTFT {est.baseline_ttft_s * 1e3:.1f} ms -> {est.spec_ttft_s * 1e3:.1f} ms (draft prefill added)",
         f"  throughput per replica {est.baseline_throughput_tok_s:,.0f} -> {est.throughput_tok_s:,.0f} tok/s",
         f"  optimal K {est.optimal_k}: speedup {est.speedup_at_optimal_k:.2f}x; break-even α {break_even}",
-        f"  verdict: {est.verdict.upper()} - {est.verdict_reason}",
+        f"  verdict: {est.verdict.upper()} - {est.verdict_reason}"
+        + ("" if est.k_given else " (no --k given: at the optimal K)"),
         "  thresholds: " + ", ".join(f"{k} {v}" for k, v in est.thresholds.items()),
     ]
     lines += [f"  warning: {w}" for w in est.warnings]

@@ -2,6 +2,7 @@
 
 from planner.decisions.fleet import (
     HOURS_PER_MONTH,
+    SLO_PRESETS,
     FleetOption,
     FleetQuote,
     Traffic,
@@ -13,6 +14,7 @@ from planner.decisions.selection import DecisionMatrix, MatrixRow, candidate_dra
 
 __all__ = [
     "HOURS_PER_MONTH",
+    "SLO_PRESETS",
     "DecisionMatrix",
     "FleetOption",
     "FleetQuote",

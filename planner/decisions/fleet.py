@@ -1,19 +1,23 @@
-"""Traffic → replicas → nodes → cost, with and without speculation, on one or several node types.
+"""Traffic → replicas → nodes → cost, with and without speculation, from the serving simulator.
 
-A replica serves ``B`` concurrent requests; by Little's law it completes
-``B / (TTFT + (output_tokens − 1) · TPOT(B))`` requests per second. The planner picks the largest batch
-that (1) fits the KV cache at ``prompt + output`` tokens per request (planner.memory.plan), and (2) keeps
-TPOT within the latency objective when one is given (planner.speed.estimate, at the optimal K for speculation).
-Then ``replicas = ceil(rate / per_replica)``, ``nodes = ceil(replicas / replicas_per_node)`` and the cost is
-nodes × GPUs per node × $/GPU-hour (data/prices.json, dated and editable).
+A replica receives ``rate / replicas`` Poisson requests (the load balancer splits traffic evenly).
+The planner simulates one replica (``planner.speed.simulate``: continuous batching, chunked prefill,
+the KV cache of the memory plan, the engine's request caps; prefill and decode share the GPUs) and
+takes the fewest replicas at which the chosen percentile of TTFT and of TPOT meet their objectives
+(MLPerf-style presets: Server 2 s / 200 ms, Interactive 450 ms / 40 ms, both at p99). The search
+starts at ``rate / offline capacity`` replicas, a bound no replica can beat (without a TTFT objective
+the quote sizes at that bound). Speculation is quoted
+at the K that pays most at the batch the plain replica runs, and chosen only where it needs fewer
+GPUs. Then ``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes × GPUs × $/GPU-hour
+(data/prices.json, dated and editable).
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
->>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8,
+>>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4,
 ...                          draft=get_model("Llama-3.2-1B"))
->>> quote = fleet_quote(dep, Traffic(requests_per_s=20, prompt_tokens=1024, output_tokens=256, alpha=0.8))
->>> quote.with_speculation.nodes <= quote.without_speculation.nodes
-True
+>>> quote = fleet_quote(dep, Traffic(requests_per_s=5, prompt_tokens=1024, output_tokens=256, alpha=0.8))
+>>> quote.without_speculation.meets_slo, quote.without_speculation.replicas >= 1
+(True, True)
 """
 
 from __future__ import annotations
@@ -28,19 +32,34 @@ from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
-from planner.speed.estimate import SpeedWorkload, baseline_speed, estimate_speed
+from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.speed.serving_workload import ServingWorkload
+from planner.speed.simulate import ServingMetrics, simulate_one
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
+#: Latency objectives as MLPerf Inference enforces them for Llama-2-70B (loadgen mlperf.conf, p99):
+#: Server TTFT 2,000 ms and TPOT 200 ms; Interactive TTFT 450 ms and TPOT 40 ms
+#: (https://github.com/mlcommons/inference/blob/master/loadgen/mlperf.conf).
+SLO_PRESETS: dict[str, tuple[float, float]] = {"server": (2.0, 0.2), "interactive": (0.45, 0.04)}
+
+#: Requests simulated per replica and candidate count (enough for a stable p99 at a few seconds of load).
+QUOTE_REQUESTS = 400
+#: The most replicas a quote searches above the capacity bound before it reports the objective unmet.
+MAX_REPLICA_FACTOR = 64
+
 
 class Traffic(BaseModel):
-    """The load to serve and its latency objective."""
+    """The load to serve and its latency objectives."""
 
     requests_per_s: float = Field(gt=0)
     prompt_tokens: int = Field(ge=1)
     output_tokens: int = Field(ge=1)
-    #: Time per output token objective (p50 of the model); None = throughput only.
-    tpot_slo_s: float | None = Field(default=None, gt=0)
+    #: Time-to-first-token objective at ``percentile`` (None: none).
+    ttft_slo_s: float | None = Field(default=SLO_PRESETS["server"][0], gt=0)
+    #: Time-per-output-token objective at ``percentile`` (None: none).
+    tpot_slo_s: float | None = Field(default=SLO_PRESETS["server"][1], gt=0)
+    percentile: float = Field(default=99.0, gt=0, le=100)
     #: Acceptance assumed for the draft (Leviathan α).
     alpha: float = Field(default=ACCEPTANCE_ALPHA, ge=0, le=1)
     #: Override of the catalog price ($/GPU-hour).
@@ -53,22 +72,38 @@ class Traffic(BaseModel):
         except ValidationError as exc:
             raise first_pydantic_error(exc) from None
 
+    def objectives(self) -> str:
+        parts = []
+        if self.ttft_slo_s is not None:
+            parts.append(f"p{self.percentile:g} TTFT ≤ {self.ttft_slo_s * 1e3:,.0f} ms")
+        if self.tpot_slo_s is not None:
+            parts.append(f"p{self.percentile:g} TPOT ≤ {self.tpot_slo_s * 1e3:,.0f} ms")
+        return " and ".join(parts) or "no latency objective"
+
 
 class FleetOption(BaseModel):
     speculation: bool
-    batch_size: int
+    #: Mean running requests per replica in the simulation at the quoted load.
+    batch_size: float
     k: int | None
+    #: TTFT and TPOT at the traffic's percentile, per replica at the quoted load.
     tpot_s: float
     ttft_s: float
     requests_per_s_per_replica: float
+    #: The most a replica completes with every request queued at once (offline), an upper bound.
+    capacity_requests_per_s: float
     replicas: int
     nodes: int
     gpus: int
     usd_per_hour: float | None
     usd_per_month: float | None
     usd_per_million_output_tokens: float | None
+    #: The objective that needs the last replica (or the capacity bound), and the scheduler's limit.
     limited_by: str
+    replica_limited_by: str
     meets_slo: bool
+    delivered_flops_frac: float
+    delivered_bandwidth_frac: float
 
 
 class FleetQuote(BaseModel):
@@ -83,57 +118,90 @@ class FleetQuote(BaseModel):
     kv_concurrency_limit: float
     without_speculation: FleetOption
     with_speculation: FleetOption | None
+    #: Speculation needs fewer GPUs (or as many at lower latency) at this load on this node type.
+    speculation_chosen: bool = False
     savings_frac: float | None
     notes: list[str]
 
-
-def _batches(limit: int) -> list[int]:
-    sizes, b = [], 1
-    while b < limit:
-        sizes.append(b)
-        b *= 2
-    return [*sizes, limit]
+    @property
+    def chosen(self) -> FleetOption:
+        if self.speculation_chosen and self.with_speculation is not None:
+            return self.with_speculation
+        return self.without_speculation
 
 
-def _option(dep: Deployment, traffic: Traffic, limit: int, price: float | None, speculate: bool) -> FleetOption:
-    points = []  # (rate, batch, tpot, ttft, k) for batch sizes up to the KV-cache limit
-    for batch in _batches(limit):
-        workload = SpeedWorkload.build(
-            batch_size=batch,
-            prompt_tokens=traffic.prompt_tokens,
-            output_tokens=traffic.output_tokens,
-            alpha=traffic.alpha,
+class _Search:
+    """Simulate one replica at ``rate / n`` for candidate replica counts ``n`` (memoised)."""
+
+    def __init__(self, dep: Deployment, traffic: Traffic, alpha: float | None, k: int | None) -> None:
+        self.dep, self.traffic, self.alpha, self.k = dep, traffic, alpha, k
+        self.runs: dict[int, ServingMetrics] = {}
+
+    def workload(self, **arrivals) -> ServingWorkload:
+        t = self.traffic
+        return ServingWorkload.build(
+            prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens, num_prompts=QUOTE_REQUESTS, **arrivals
         )
-        if speculate:
-            est = estimate_speed(dep, workload)
-            tpot, ttft, k = est.baseline_tpot_s / est.speedup_at_optimal_k, est.spec_ttft_s, est.optimal_k
+
+    def capacity(self) -> ServingMetrics:
+        return simulate_one(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
+
+    def at(self, n: int) -> ServingMetrics:
+        if n not in self.runs:
+            rate = self.traffic.requests_per_s / n
+            self.runs[n] = simulate_one(self.dep, self.workload(request_rate=rate), alpha=self.alpha, k=self.k)
+        return self.runs[n]
+
+    def misses(self, run: ServingMetrics) -> list[str]:
+        t, pct = self.traffic, self.traffic.percentile
+        missed = []
+        if t.ttft_slo_s is not None and run.ttft_at(pct) > t.ttft_slo_s:
+            missed.append(f"p{pct:g} TTFT {run.ttft_at(pct) * 1e3:,.0f} ms > {t.ttft_slo_s * 1e3:,.0f} ms")
+        if t.tpot_slo_s is not None and run.tpot_at(pct) > t.tpot_slo_s:
+            missed.append(f"p{pct:g} TPOT {run.tpot_at(pct) * 1e3:,.1f} ms > {t.tpot_slo_s * 1e3:,.0f} ms")
+        return missed
+
+
+def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | None) -> FleetOption:
+    speculate = k is not None
+    search = _Search(dep, traffic, traffic.alpha if speculate else None, k)
+    capacity = search.capacity()
+    low = max(1, ceil(traffic.requests_per_s / capacity.requests_per_s))
+    high = low * MAX_REPLICA_FACTOR
+    n, meets = low, True
+    if search.misses(search.at(low)):
+        miss, hit = low, low * 2
+        while hit <= high and search.misses(search.at(hit)):
+            miss, hit = hit, hit * 2
+        if hit > high:
+            n, meets = high, False
         else:
-            plain = baseline_speed(dep, workload)
-            tpot, ttft, k = plain.tpot_s, plain.ttft_s, None
-        points.append((batch / (ttft + (traffic.output_tokens - 1) * tpot), batch, tpot, ttft, k))
-    slo = traffic.tpot_slo_s
-    feasible = [p for p in points if slo is None or p[2] <= slo]
-    rate, batch, tpot, ttft, k = max(feasible or points)
-    if not feasible:
-        reason = "cannot meet the TPOT objective at any batch (quoted at the best throughput)"
-    elif batch == limit:
-        reason = "KV-cache concurrency"
-    elif slo is not None and len(feasible) < len(points):
-        reason = "latency objective (TPOT)"
+            while hit - miss > 1:  # bisect between the last miss and the first success
+                mid = (miss + hit) // 2
+                miss, hit = (mid, hit) if search.misses(search.at(mid)) else (miss, mid)
+            n = hit
+    run = search.at(n)
+    if not meets:
+        reason = f"cannot meet {traffic.objectives()} even at {high} replicas: {', '.join(search.misses(run))}"
+    elif n == low:
+        reason = f"replica capacity ({capacity.requests_per_s:.2f} req/s offline, {capacity.limited_by})"
     else:
-        reason = "throughput peaks at this batch"
-    replicas = ceil(traffic.requests_per_s / rate)
+        fewer = search.at(n - 1)
+        reason = "objective at one replica fewer: " + ", ".join(search.misses(fewer))
+    replicas = n
     nodes = ceil(replicas / dep.replicas_per_node)
     gpus = nodes * dep.gpu_count
     per_hour = gpus * price if price else None
     tokens_per_hour = traffic.requests_per_s * traffic.output_tokens * 3600
+    pct = traffic.percentile
     return FleetOption(
         speculation=speculate,
-        batch_size=batch,
+        batch_size=run.mean_batch_size,
         k=k,
-        tpot_s=tpot,
-        ttft_s=ttft,
-        requests_per_s_per_replica=rate,
+        tpot_s=run.tpot_at(pct),
+        ttft_s=run.ttft_at(pct),
+        requests_per_s_per_replica=traffic.requests_per_s / replicas,
+        capacity_requests_per_s=capacity.requests_per_s,
         replicas=replicas,
         nodes=nodes,
         gpus=gpus,
@@ -141,8 +209,22 @@ def _option(dep: Deployment, traffic: Traffic, limit: int, price: float | None, 
         usd_per_month=per_hour * HOURS_PER_MONTH if per_hour else None,
         usd_per_million_output_tokens=per_hour / tokens_per_hour * 1e6 if per_hour else None,
         limited_by=reason,
-        meets_slo=bool(feasible),
+        replica_limited_by=run.limited_by,
+        meets_slo=meets,
+        delivered_flops_frac=run.delivered_flops_per_s / run.peak_flops_per_s,
+        delivered_bandwidth_frac=run.delivered_bytes_per_s / run.peak_bytes_per_s,
     )
+
+
+def _best_k(dep: Deployment, traffic: Traffic, batch: float) -> int:
+    """The K that pays most at the batch the plain replica runs (the optimal K of the step model)."""
+    workload = SpeedWorkload.build(
+        batch_size=max(1, round(batch)),
+        prompt_tokens=traffic.prompt_tokens,
+        output_tokens=traffic.output_tokens,
+        alpha=traffic.alpha,
+    )
+    return estimate_speed(dep, workload).optimal_k
 
 
 def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
@@ -150,13 +232,8 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
     if dep.replicas_per_node < 1:
         raise InputError("tp", dep.tp, f"tp x pp at most the node's {dep.gpu_count} GPUs")
     max_len = traffic.prompt_tokens + traffic.output_tokens
-    sized = dep.model_copy(update={"max_model_len": max_len})
-    alone = sized.model_copy(update={"draft": None, "draft_tp": None, "draft_dtype": None})
-    plan_alone = plan_memory(alone, with_suggestions=False)
-    if not plan_alone.fits:
-        raise PlannerError(
-            f"the target does not fit {dep.node_id or dep.gpu.id}: {plan_alone.problems[0]}", field="node"
-        )
+    sized = dep.replace(max_model_len=max(max_len, 16))
+    alone = sized.without_draft()
     price_entry = get_price(dep.gpu.id)
     price = traffic.usd_per_gpu_hour or (price_entry.default_usd_per_gpu_hour if price_entry else None)
     source = (
@@ -167,18 +244,32 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         if price_entry
         else "no price in the catalog: enter one"
     )
-    without = _option(alone, traffic, max(1, int(plan_alone.max_concurrency)), price, speculate=False)
-    with_spec, savings, notes = None, None, []
+    try:
+        without = _option(alone, traffic, price, None)
+    except PlannerError as exc:
+        raise PlannerError(f"the target does not fit {dep.node_id or dep.gpu.id}: {exc}", field="node") from exc
+    with_spec, savings, notes, chosen = None, None, [], False
     if dep.draft is not None:
-        plan_spec = plan_memory(sized, with_suggestions=False)
-        if plan_spec.fits:
-            with_spec = _option(sized, traffic, max(1, int(plan_spec.max_concurrency)), price, speculate=True)
-            savings = 1 - with_spec.gpus / without.gpus
+        try:
+            k = _best_k(sized, traffic, without.batch_size)
+            with_spec = _option(sized, traffic, price, k)
+        except PlannerError as exc:
+            notes.append(f"with the draft: {exc}")
         else:
-            notes.append(f"with the draft the deployment does not fit: {plan_spec.problems[0]}")
+            savings = 1 - with_spec.gpus / without.gpus
+            chosen = with_spec.meets_slo and (
+                with_spec.gpus < without.gpus
+                or (with_spec.gpus == without.gpus and with_spec.tpot_s < without.tpot_s and without.meets_slo)
+            )
+            if not chosen:
+                notes.append(
+                    f"speculation does not pay here at this load (K {k}: {with_spec.gpus} GPUs against "
+                    f"{without.gpus} without the draft)"
+                )
     notes.append(
         f"α = {traffic.alpha:.2f} assumed for the draft; requests of {traffic.prompt_tokens} + "
-        f"{traffic.output_tokens} tokens; decode-dominated latency model (prefill counted once per request)"
+        f"{traffic.output_tokens} tokens; objectives {traffic.objectives()}; each replica simulated with "
+        f"{QUOTE_REQUESTS} Poisson requests (prefill and decode share its GPUs)"
     )
     return FleetQuote(
         node=dep.node_id or f"{dep.gpu_count}x {dep.gpu.id}",
@@ -189,16 +280,17 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         usd_per_gpu_hour=price,
         price_source=source,
         traffic=traffic,
-        kv_concurrency_limit=plan_alone.max_concurrency,
+        kv_concurrency_limit=plan_memory(alone, with_suggestions=False).max_concurrency,
         without_speculation=without,
         with_speculation=with_spec,
+        speculation_chosen=chosen,
         savings_frac=savings,
         notes=notes,
     )
 
 
 def _cost_key(quote: FleetQuote) -> tuple:
-    option = quote.with_speculation or quote.without_speculation
+    option = quote.chosen
     meets = option.meets_slo
     return (not meets, option.usd_per_hour if option.usd_per_hour is not None else float(option.gpus), option.gpus)
 

@@ -102,8 +102,8 @@ def task_verdict(task: str, stats: AcceptanceStats, prompts: int, *, meaningful:
     >>> task_verdict("chat", acceptance_stats([0, 1, 0, 2], 3), prompts=1).verdict
     'disable'
     """
-    rules = speculation_rules().verdict
-    low, high = rules.disable_below_alpha, rules.recommend_min_alpha
+    rules = speculation_rules().advisory  # the acceptance levels; the speed verdict itself needs the step model
+    low, high = rules.warn_below_alpha, rules.aim_above_alpha
     alpha = stats.alpha
     if alpha is None:
         verdict, reason = "disable", "no speculative step was measured"

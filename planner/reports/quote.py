@@ -21,9 +21,9 @@ def quotes_table(quotes: list[FleetQuote]) -> pd.DataFrame:
                     "TP": q.tp,
                     "speculation": "yes" if option.speculation else "no",
                     "K": option.k,
-                    "batch / replica": option.batch_size,
-                    "TPOT (ms)": option.tpot_s * 1e3,
-                    "TTFT (ms)": option.ttft_s * 1e3,
+                    "mean batch / replica": option.batch_size,
+                    "TPOT at percentile (ms)": option.tpot_s * 1e3,
+                    "TTFT at percentile (ms)": option.ttft_s * 1e3,
                     "req/s / replica": option.requests_per_s_per_replica,
                     "replicas": option.replicas,
                     "nodes": option.nodes,
@@ -32,8 +32,10 @@ def quotes_table(quotes: list[FleetQuote]) -> pd.DataFrame:
                     "$/hour": option.usd_per_hour,
                     "$/month": option.usd_per_month,
                     "$/1M output tokens": option.usd_per_million_output_tokens,
-                    "meets TPOT objective": option.meets_slo,
-                    "limited by": option.limited_by,
+                    "meets objectives": option.meets_slo,
+                    "chosen": option.speculation == q.speculation_chosen,
+                    "binding constraint": option.limited_by,
+                    "replica limited by": option.replica_limited_by,
                 }
             )
     return pd.DataFrame(rows)
@@ -51,7 +53,9 @@ def quote_report(
             "requests per second": traffic.requests_per_s,
             "prompt tokens": traffic.prompt_tokens,
             "output tokens": traffic.output_tokens,
+            "TTFT objective (ms)": traffic.ttft_slo_s * 1e3 if traffic.ttft_slo_s else "none",
             "TPOT objective (ms)": traffic.tpot_slo_s * 1e3 if traffic.tpot_slo_s else "none",
+            "objective percentile": traffic.percentile,
             "assumed acceptance α": traffic.alpha,
         },
         sections=[
@@ -65,8 +69,8 @@ def quote_report(
         ],
         assumptions=[
             f"a month is {HOURS_PER_MONTH} hours of on-demand time; prices are dated and editable (data/prices.json)",
-            "replica throughput by Little's law: batch / (TTFT + (output - 1) x TPOT), at the largest batch within the "
-            "KV cache and the TPOT objective",
+            "replicas: the fewest at which a simulated replica (continuous batching, chunked prefill, the memory "
+            "plan's KV cache, the engine's request caps) meets the objectives at its share of the traffic",
             *(quotes[0].notes if quotes else []),
             "memory: engine budget model calibrated on real start-up logs (make bench-accuracy); speed: roofline model "
             "calibrated on published measurements (make bench-speed-accuracy)",

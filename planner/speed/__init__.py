@@ -1,41 +1,44 @@
-"""Speed: engine speed profiles, the roofline step model, the speed estimate and the speculation verdict."""
+"""Speed: engine speed profiles, the per-operator step model, the speed estimate, the serving simulator and the
+speculation verdict."""
 
-from planner.speed.estimate import (
-    BaselineSpeed,
-    BatchPoint,
-    BatchSweep,
-    SpeedEstimate,
-    SpeedGrid,
-    SpeedReport,
-    SpeedWorkload,
-    StepTimes,
-    baseline_speed,
-    batch_sweep,
-    estimate_speed,
-    speed_report,
-    speedup_grid,
-)
+from planner.speed.engine_step import EngineStep
+from planner.speed.estimate import BaselineSpeed, SpeedEstimate, StepTimes, baseline_speed, estimate_speed
 from planner.speed.policy import SpeculationRules, speculation_rules
 from planner.speed.profiles import SpeedProfile, calibration_summary, speed_profile
-from planner.speed.roofline import ForwardTime, ModelCost
+from planner.speed.roofline import ModelCost
+from planner.speed.serving_sweep import RatePoint, RateSweep, rate_sweep
+from planner.speed.serving_workload import ServingWorkload
+from planner.speed.simulate import ServingMetrics, SimulationResult, simulate
+from planner.speed.step_model import ForwardTime, StepModel
+from planner.speed.sweeps import BatchPoint, BatchSweep, SpeedGrid, SpeedReport, batch_sweep, speed_report, speedup_grid
+from planner.speed.workload import SpeedWorkload
 
 __all__ = [
     "BaselineSpeed",
     "BatchPoint",
     "BatchSweep",
+    "EngineStep",
     "ForwardTime",
     "ModelCost",
+    "RatePoint",
+    "RateSweep",
+    "ServingMetrics",
+    "ServingWorkload",
+    "SimulationResult",
     "SpeculationRules",
     "SpeedEstimate",
     "SpeedGrid",
     "SpeedProfile",
     "SpeedReport",
     "SpeedWorkload",
+    "StepModel",
     "StepTimes",
     "baseline_speed",
     "batch_sweep",
     "calibration_summary",
     "estimate_speed",
+    "rate_sweep",
+    "simulate",
     "speculation_rules",
     "speed_profile",
     "speed_report",

@@ -1,17 +1,16 @@
-"""The speed model: latency and throughput of a deployment with and without its draft, and a verdict.
+"""The speed model at one load: latency and throughput with and without the draft, optimal K, a verdict.
 
-A plain decode step is one target forward over one token per sequence; a speculative step is the
-draft's ``K`` autoregressive forwards at its own TP (``Deployment.resolved_draft_tp``; vLLM's
-draft-model proposer feeds more tokens to the first one) plus one target forward over ``K+1``
-tokens per sequence, plus the engine's per-draft-step and per-step speculation overheads (Leviathan et al.
-2023, https://arxiv.org/abs/2211.17192; docs/speed-model.md)::
+A plain decode step and a speculative step come from :class:`planner.speed.engine_step.EngineStep`
+(one step model, per operator class) at the batch size and the mean cached context of a request
+(prompt + half the output). With τ(α, K) tokens per speculative step (Leviathan et al. 2023, https://arxiv.org/abs/2211.17192;
+docs/speed-model.md)::
 
-    T_AR = T_t(B, 1)     T_SD(K) = T_d(B, n₁) + (K−1)·T_d(B, 1) + K·t_draft + T_t(B, K+1) + t_spec
-    TPOT = T_AR               TPOT_SD = T_SD(K) / τ(α, K)          speedup = τ·T_AR / T_SD
+    TPOT = T_plain(B)     TPOT_SD = T_spec(B, K) / τ(α, K)     speedup = τ · T_plain / T_spec
 
-Forward times come from :func:`planner.speed.roofline.forward_time` at the mean context of a request
-(prompt + half the output). TTFT is the prefill of one prompt (target, plus the draft's own
-prefill when speculating). The verdict's thresholds are in ``data/speculation_rules.json``.
+TTFT is the prefill of one prompt (target, plus the draft's own prefill when speculating). The
+verdict follows the speedup at the workload's K (the optimal K when none is given); acceptance
+levels only warn (``planner.speed.policy``). Serving under load (queues, prefill sharing steps,
+KV limits) is :mod:`planner.speed.simulate`.
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
@@ -24,77 +23,25 @@ prefill when speculating). The verdict's thresholds are in ``data/speculation_ru
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel
 
 from planner import acceptance_math as spec
 from planner.deployment import Deployment
-from planner.errors import InputError, PlannerError, first_pydantic_error
+from planner.errors import PlannerError
 from planner.memory import concurrency_by_context
+from planner.speed.engine_step import EngineStep
 from planner.speed.policy import Verdict, speculation_rules
-from planner.speed.profiles import SpeedProfile, speed_profile
-from planner.speed.roofline import ForwardTime, ModelCost, forward_time, model_cost
+from planner.speed.profiles import SpeedProfile
+from planner.speed.step_model import ForwardTime
+from planner.speed.workload import SpeedWorkload
 
-
-class SpeedWorkload(BaseModel):
-    """Load and acceptance: batch size, request lengths, exactly one of α / τ / ρ, optional K."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    batch_size: int | None = None
-    prompt_tokens: int | None = None
-    output_tokens: int | None = None
-    alpha: float | None = None
-    mean_accepted_len: float | None = None
-    draft_acceptance_rate: float | None = None
-    #: Draft length; None means the deployment's ``num_speculative_tokens``.
-    k: int | None = None
-
-    @classmethod
-    def build(cls, **fields) -> SpeedWorkload:
-        """Validate ``fields``; a problem is one ``PlannerError`` naming its field."""
-        try:
-            return cls(**fields)
-        except ValidationError as exc:
-            raise first_pydantic_error(exc) from None
-
-    @model_validator(mode="after")
-    def _check(self) -> SpeedWorkload:
-        defaults = speculation_rules().default_workload
-        for name in ("batch_size", "prompt_tokens", "output_tokens"):
-            value = getattr(self, name)
-            if value is None:
-                setattr(self, name, getattr(defaults, name))
-            elif isinstance(value, bool) or value < 1:
-                raise InputError(name, value, "an integer >= 1")
-        if self.k is not None:
-            spec.check_k(self.k)
-        given = [n for n in ("alpha", "mean_accepted_len", "draft_acceptance_rate") if getattr(self, n) is not None]
-        if len(given) != 1:
-            raise InputError(
-                "acceptance",
-                ", ".join(given) or None,
-                "exactly one of alpha, mean_accepted_len (τ) or draft_acceptance_rate (ρ)",
-            )
-        if self.alpha is not None:
-            spec.check_alpha(self.alpha)
-        return self
-
-    def resolved_k(self, deployment: Deployment) -> int:
-        return self.k if self.k is not None else deployment.num_speculative_tokens
-
-    def resolved_alpha(self, k: int) -> float:
-        return spec.resolve_alpha(
-            k,
-            alpha=self.alpha,
-            mean_accepted_len=self.mean_accepted_len,
-            draft_acceptance_rate=self.draft_acceptance_rate,
-        )
+__all__ = ["BaselineSpeed", "SpeedEstimate", "SpeedWorkload", "StepTimes", "baseline_speed", "estimate_speed"]
 
 
 class StepTimes(BaseModel):
-    """The forward passes behind one estimate (seconds), for the assumptions panel."""
+    """The forward passes behind one estimate (seconds, per operator), for the assumptions panel."""
 
     target_decode: ForwardTime
     target_verify: ForwardTime
@@ -102,12 +49,12 @@ class StepTimes(BaseModel):
     draft_first_pass: ForwardTime
     spec_step_s: float
     spec_overhead_s: float
-    #: Leviathan's c: one draft decode step over one target decode step.
+    #: Leviathan's c: one draft decode pass over one target decode step.
     cost_ratio: float
 
 
 class SpeedEstimate(BaseModel):
-    """Everything the CLI, the Performance page and the reports show about speed."""
+    """Everything the CLI, the Performance page and the reports show about speed at one load."""
 
     target: str
     draft: str
@@ -118,7 +65,9 @@ class SpeedEstimate(BaseModel):
     output_tokens: int
     context_tokens: int
     alpha: float
+    acceptance_convention: str
     k: int
+    k_given: bool
     expected_tokens_per_step: float
     draft_acceptance_rate: float
     baseline_tpot_s: float
@@ -138,6 +87,7 @@ class SpeedEstimate(BaseModel):
     speedup_by_k: dict[int, float]
     break_even_alpha: float | None
     verdict: Verdict
+    verdict_k: int
     verdict_reason: str
     thresholds: dict[str, float]
     thresholds_source: str
@@ -147,72 +97,32 @@ class SpeedEstimate(BaseModel):
     warnings: list[str] = []
 
 
-class _Costs:
-    """Static per-GPU costs of the target and the draft, computed once per deployment."""
+class BatchSteps:
+    """Plain and speculative step times at one batch size and context, for every K asked."""
 
-    def __init__(self, deployment: Deployment, profile: SpeedProfile | None = None, need_draft: bool = True) -> None:
-        if need_draft and (deployment.draft is None or deployment.draft_format is None):
-            raise InputError("draft", None, "a draft model: speculative decoding needs one")
-        self.deployment = deployment
-        self.gpu = deployment.gpu
-        self.profile: SpeedProfile = profile or speed_profile(deployment.engine, deployment.gpu.vendor)
-        self.graphs = not deployment.enforce_eager
-        self.target: ModelCost = model_cost(
-            deployment.target, deployment.target_format, deployment.kv, self.gpu, tp=deployment.tp, pp=deployment.pp
-        )
-        self.draft: ModelCost | None = None
-        if deployment.draft is not None and deployment.draft_format is not None:
-            self.draft = model_cost(
-                deployment.draft, deployment.draft_format, deployment.kv, self.gpu, tp=deployment.resolved_draft_tp or 1
-            )
-
-    @property
-    def draft_cost(self) -> ModelCost:
-        if self.draft is None:
-            raise InputError("draft", None, "a draft model: speculative decoding needs one")
-        return self.draft
-
-    def forward(self, which: ModelCost, batch: int, query: int, context: int, logits: int | None = None):
-        return forward_time(
-            which,
-            self.gpu,
-            self.profile,
-            batch_size=batch,
-            query_tokens=query,
-            context_tokens=context,
-            logits_tokens=logits,
-            cuda_graphs=self.graphs,
-        )
-
-
-class _BatchModel:
-    """Step times at one batch size and context, for every K of the search range."""
-
-    def __init__(self, costs: _Costs, batch: int, context: int, ks: Iterable[int]) -> None:
-        self.costs = costs
-        profile = costs.profile
-        self.target_decode = costs.forward(costs.target, batch, 1, context)
-        self.draft_decode = costs.forward(costs.draft_cost, batch, 1, context)
-        self.draft_first = costs.forward(costs.draft_cost, batch, profile.draft_first_pass_tokens, context, logits=1)
-        self.verify: dict[int, ForwardTime] = {}
-        self.spec_step_s: dict[int, float] = {}
-        for k in sorted(set(ks)):
-            verify = costs.forward(costs.target, batch, k + 1, context)
-            self.verify[k] = verify
-            draft_s = self.draft_first.total_s + (k - 1) * self.draft_decode.total_s
-            draft_s += k * profile.draft_step_overhead_s
-            self.spec_step_s[k] = draft_s + verify.total_s + profile.spec_step_overhead_s
+    def __init__(self, engine: EngineStep, batch: int, context: int, ks: Iterable[int]) -> None:
+        self.engine = engine
+        self.batch, self.context = batch, context
+        self.plain = engine.plain(decode_seqs=batch, decode_context_tokens=batch * context)
+        self.spec = {
+            k: engine.speculative(k, decode_seqs=batch, decode_context_tokens=batch * context) for k in sorted(set(ks))
+        }
 
     def cost_ratios(self) -> dict[int, float]:
-        return {k: step / self.target_decode.total_s for k, step in self.spec_step_s.items()}
+        """Speculative step over plain step, per K (the ratio Leviathan's speedup divides by)."""
+        return {k: step.total_s / self.plain.total_s for k, step in self.spec.items()}
 
     def speedup(self, alpha: float, k: int) -> float:
         return spec.speedup_from_step_cost(alpha, k, self.cost_ratios()[k])
 
 
-def _context(workload: SpeedWorkload) -> int:
+def mean_context(workload: SpeedWorkload) -> int:
     """Mean cached context over a request's decode: the prompt plus half the output."""
     return workload.prompt_tokens + workload.output_tokens // 2
+
+
+def _pass(step, name: str) -> ForwardTime:
+    return ForwardTime.of(next(p for label, p in step.passes if label == name))
 
 
 def estimate_speed(
@@ -223,51 +133,61 @@ def estimate_speed(
     ``profile`` replaces the engine's speed profile (what-if studies, the calibration fit).
     """
     rules = speculation_rules()
-    costs = _Costs(deployment, profile)
+    engine = EngineStep(deployment, profile, need_draft=True)
     k = workload.resolved_k(deployment)
     alpha = workload.resolved_alpha(k)
-    batch, context = workload.batch_size, _context(workload)
-    model = _BatchModel(costs, batch, context, [*rules.k_search.ks, k])
-    ratios = model.cost_ratios()
+    batch, context = workload.batch_size, mean_context(workload)
+    steps = BatchSteps(engine, batch, context, [*rules.k_search.ks, k])
+    ratios = steps.cost_ratios()
     search = {kk: ratios[kk] for kk in rules.k_search.ks}
     tau = spec.expected_tokens_per_step(alpha, k)
     speedup = spec.speedup_from_step_cost(alpha, k, ratios[k])
     best_k, best = spec.optimal_k(alpha, search)
-    verdict, reason = rules.verdict.decide(alpha=alpha, speedup_at_optimal_k=best)
-    baseline_tpot = model.target_decode.total_s
-    spec_tpot = model.spec_step_s[k] / tau
-    prefill_target = costs.forward(costs.target, 1, workload.prompt_tokens, 0, logits=1).total_s
-    prefill_draft = costs.forward(costs.draft_cost, 1, workload.prompt_tokens, 0, logits=1).total_s
+    verdict_k, verdict_speedup = (k, speedup) if workload.k is not None else (best_k, best)
+    verdict, reason = rules.verdict.decide(speedup=verdict_speedup, k=verdict_k, at=f"batch {batch}")
+    baseline_tpot = steps.plain.total_s
+    spec_step = steps.spec[k]
+    spec_tpot = spec_step.total_s / tau
+    prefill_target = engine.prefill(workload.prompt_tokens)
+    prefill_both = engine.prefill(workload.prompt_tokens, speculative=True)
     decode_steps = workload.output_tokens - 1
-    steps = StepTimes(
-        target_decode=model.target_decode,
-        target_verify=model.verify[k],
-        draft_decode=model.draft_decode,
-        draft_first_pass=model.draft_first,
-        spec_step_s=model.spec_step_s[k],
-        spec_overhead_s=costs.profile.spec_step_overhead_s,
-        cost_ratio=model.draft_decode.total_s / baseline_tpot,
+    target_decode = ForwardTime.of(steps.plain.passes[0][1])
+    draft_decode = ForwardTime.of(
+        engine.draft_model.forward(decode_seqs=batch, decode_query_tokens=1, decode_context_tokens=batch * context)
     )
+    times = StepTimes(
+        target_decode=target_decode,
+        target_verify=_pass(spec_step, "target verify"),
+        draft_decode=draft_decode,
+        draft_first_pass=_pass(spec_step, "draft first pass"),
+        spec_step_s=spec_step.total_s,
+        spec_overhead_s=engine.profile.spec_step_overhead_s + engine.profile.spec_seq_overhead_s * batch,
+        cost_ratio=draft_decode.total_s / baseline_tpot,
+    )
+    warnings = rules.advisory.warnings(alpha=alpha, k=k, convention=workload.convention)
+    warnings += _warnings(deployment, workload)
     return SpeedEstimate(
         target=deployment.target.id,
         draft=deployment.draft.id if deployment.draft else "",
         engine=deployment.engine,
-        profile=costs.profile.id,
+        profile=engine.profile.id,
         batch_size=batch,
         prompt_tokens=workload.prompt_tokens,
         output_tokens=workload.output_tokens,
         context_tokens=context,
         alpha=alpha,
+        acceptance_convention=workload.convention,
         k=k,
+        k_given=workload.k is not None,
         expected_tokens_per_step=tau,
         draft_acceptance_rate=spec.draft_acceptance_rate(alpha, k),
         baseline_tpot_s=baseline_tpot,
         spec_tpot_s=spec_tpot,
         speedup=speedup,
         baseline_ttft_s=prefill_target,
-        spec_ttft_s=prefill_target + prefill_draft,
+        spec_ttft_s=prefill_both,
         baseline_e2e_latency_s=prefill_target + decode_steps * baseline_tpot,
-        spec_e2e_latency_s=prefill_target + prefill_draft + decode_steps * spec_tpot,
+        spec_e2e_latency_s=prefill_both + decode_steps * spec_tpot,
         baseline_tok_s_per_sequence=1 / baseline_tpot,
         tok_s_per_sequence=1 / spec_tpot,
         baseline_throughput_tok_s=batch / baseline_tpot,
@@ -278,16 +198,17 @@ def estimate_speed(
         speedup_by_k={kk: spec.speedup_from_step_cost(alpha, kk, r) for kk, r in search.items()},
         break_even_alpha=spec.break_even_alpha(search),
         verdict=verdict,
+        verdict_k=verdict_k,
         verdict_reason=reason,
-        thresholds=rules.verdict.as_dict(),
-        thresholds_source=rules.verdict.source,
-        steps=steps,
-        assumptions=costs.profile.parameters(),
-        warnings=_warnings(deployment, workload, costs),
+        thresholds=rules.verdict.as_dict() | rules.advisory.as_dict(),
+        thresholds_source=f"{rules.verdict.source} Advisory: {rules.advisory.source}",
+        steps=times,
+        assumptions=engine.profile.parameters(),
+        warnings=warnings,
     )
 
 
-def _warnings(deployment: Deployment, workload: SpeedWorkload, costs: _Costs) -> list[str]:
+def _warnings(deployment: Deployment, workload: SpeedWorkload) -> list[str]:
     notes = []
     length = workload.prompt_tokens + workload.output_tokens
     try:
@@ -328,12 +249,12 @@ def baseline_speed(
 
     ``workload`` needs no acceptance here; pass any (e.g. ``alpha=0``).
     """
-    costs = _Costs(deployment, profile, need_draft=False)
-    context = _context(workload)
-    decode = costs.forward(costs.target, workload.batch_size, 1, context)
-    ttft = costs.forward(costs.target, 1, workload.prompt_tokens, 0, logits=1).total_s
+    engine = EngineStep(deployment.without_draft(), profile)
+    context = mean_context(workload)
+    decode = engine.plain(decode_seqs=workload.batch_size, decode_context_tokens=workload.batch_size * context)
+    ttft = engine.prefill(workload.prompt_tokens)
     return BaselineSpeed(
-        profile=costs.profile.id,
+        profile=engine.profile.id,
         batch_size=workload.batch_size,
         context_tokens=context,
         tpot_s=decode.total_s,
@@ -341,134 +262,5 @@ def baseline_speed(
         e2e_latency_s=ttft + (workload.output_tokens - 1) * decode.total_s,
         tok_s_per_sequence=1 / decode.total_s,
         throughput_tok_s=workload.batch_size / decode.total_s,
-        decode=decode,
-    )
-
-
-# ----- sweeps for charts ---------------------------------------------------------------------
-
-
-class SpeedGrid(BaseModel):
-    """Speedup over α × K at one batch size (rows: α, columns: K)."""
-
-    batch_size: int
-    alphas: list[float]
-    ks: list[int]
-    speedup: list[list[float]]
-
-
-class BatchPoint(BaseModel):
-    batch_size: int
-    speedup: float
-    optimal_k: int
-    speedup_at_optimal_k: float
-    throughput_tok_s: float
-    baseline_throughput_tok_s: float
-    break_even_alpha: float | None
-    baseline_tpot_s: float
-    spec_tpot_s: float
-
-
-class BatchSweep(BaseModel):
-    """Speed against batch size at the workload's α and K."""
-
-    alpha: float
-    k: int
-    points: list[BatchPoint]
-    #: The first batch size at which speculation stops paying (speedup ≤ 1 at the chosen K).
-    crossover_batch: int | None = Field(default=None)
-
-
-def speedup_grid(
-    deployment: Deployment,
-    workload: SpeedWorkload,
-    alphas: Sequence[float],
-    ks: Sequence[int],
-    profile: SpeedProfile | None = None,
-) -> SpeedGrid:
-    """Speedup for every α in ``alphas`` and K in ``ks`` at the workload's batch and lengths."""
-    for a in alphas:
-        spec.check_alpha(a)
-    for kk in ks:
-        spec.check_k(kk)
-    costs = _Costs(deployment, profile)
-    model = _BatchModel(costs, workload.batch_size, _context(workload), ks)
-    return SpeedGrid(
-        batch_size=workload.batch_size,
-        alphas=list(alphas),
-        ks=list(ks),
-        speedup=[[model.speedup(a, kk) for kk in ks] for a in alphas],
-    )
-
-
-def batch_sweep(
-    deployment: Deployment,
-    workload: SpeedWorkload,
-    batch_sizes: Sequence[int],
-    profile: SpeedProfile | None = None,
-) -> BatchSweep:
-    """Speedup, throughput and break-even α at each batch size (the workload's α and K)."""
-    rules = speculation_rules()
-    costs = _Costs(deployment, profile)
-    k = workload.resolved_k(deployment)
-    alpha = workload.resolved_alpha(k)
-    tau = spec.expected_tokens_per_step(alpha, k)
-    points = []
-    for batch in sorted(set(batch_sizes)):
-        if batch < 1:
-            raise InputError("batch_size", batch, "an integer >= 1")
-        model = _BatchModel(costs, batch, _context(workload), [*rules.k_search.ks, k])
-        search = {kk: r for kk, r in model.cost_ratios().items() if kk in rules.k_search.ks}
-        best_k, best = spec.optimal_k(alpha, search)
-        spec_tpot = model.spec_step_s[k] / tau
-        points.append(
-            BatchPoint(
-                batch_size=batch,
-                speedup=model.speedup(alpha, k),
-                optimal_k=best_k,
-                speedup_at_optimal_k=best,
-                throughput_tok_s=batch / spec_tpot,
-                baseline_throughput_tok_s=batch / model.target_decode.total_s,
-                break_even_alpha=spec.break_even_alpha(search),
-                baseline_tpot_s=model.target_decode.total_s,
-                spec_tpot_s=spec_tpot,
-            )
-        )
-    crossover = next((p.batch_size for p in points if p.speedup <= 1.0), None)
-    return BatchSweep(alpha=alpha, k=k, points=points, crossover_batch=crossover)
-
-
-#: Chart grids of the Performance page: α in steps of 0.05, batch sizes in powers of two.
-REPORT_ALPHAS = tuple(i / 20 for i in range(21))
-REPORT_BATCHES = tuple(2**i for i in range(11))
-
-
-class SpeedReport(BaseModel):
-    """Everything the Performance page shows, from one core call."""
-
-    estimate: SpeedEstimate
-    grid: SpeedGrid
-    sweep: BatchSweep
-
-
-def speed_report(
-    deployment: Deployment,
-    workload: SpeedWorkload,
-    alphas: Sequence[float] = REPORT_ALPHAS,
-    batch_sizes: Sequence[int] = REPORT_BATCHES,
-) -> SpeedReport:
-    """The estimate, the α × K grid (K over the search range) and the batch sweep in one call.
-
-    >>> from planner.catalog.lookup import get_model, get_node
-    >>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8,
-    ...                          draft=get_model("Llama-3.2-1B"))
-    >>> report = speed_report(dep, SpeedWorkload.build(alpha=0.8))
-    >>> len(report.grid.ks), report.sweep.crossover_batch is not None
-    (16, True)
-    """
-    ks = list(speculation_rules().k_search.ks)
-    return SpeedReport(
-        estimate=estimate_speed(deployment, workload),
-        grid=speedup_grid(deployment, workload, alphas, ks),
-        sweep=batch_sweep(deployment, workload, batch_sizes),
+        decode=ForwardTime.of(decode.passes[0][1]),
     )

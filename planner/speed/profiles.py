@@ -34,6 +34,8 @@ PROFILE_FILE = "speed_profiles.json"
 PARAMETERS = (
     "bandwidth_frac",
     "flops_frac",
+    "gemm_half_tokens",
+    "attention_flops_frac",
     "link_frac",
     "allreduce_latency_s",
     "layer_overhead_s",
@@ -42,8 +44,15 @@ PARAMETERS = (
     "tp_step_overhead_s",
     "draft_step_overhead_s",
     "spec_step_overhead_s",
+    "seq_overhead_s",
+    "spec_seq_overhead_s",
+    "sampling_bytes_per_logit",
     "draft_first_pass_tokens",
+    "draft_first_pass_spans_k",
     "cuda_graphs",
+    "mixed_prefill",
+    "admission_reserves_output",
+    "spec_max_running_requests",
 )
 
 
@@ -93,6 +102,8 @@ class SpeedProfile(BaseModel):
     vendor: str
     bandwidth_frac: float = Field(gt=0, le=1)
     flops_frac: float = Field(gt=0, le=1)
+    gemm_half_tokens: float = Field(ge=0)
+    attention_flops_frac: float = Field(gt=0, le=1)
     link_frac: float = Field(gt=0, le=1)
     allreduce_latency_s: float = Field(ge=0)
     layer_overhead_s: float = Field(ge=0)
@@ -101,9 +112,22 @@ class SpeedProfile(BaseModel):
     tp_step_overhead_s: float = Field(ge=0)
     draft_step_overhead_s: float = Field(ge=0)
     spec_step_overhead_s: float = Field(ge=0)
+    seq_overhead_s: float = Field(ge=0)
+    spec_seq_overhead_s: float = Field(ge=0)
+    sampling_bytes_per_logit: float = Field(ge=0)
     draft_first_pass_tokens: int = Field(ge=1)
+    draft_first_pass_spans_k: bool
     cuda_graphs: bool
+    mixed_prefill: bool
+    #: Admission holds KV for the whole request (no preemption) rather than for its prompt.
+    admission_reserves_output: bool
+    #: Running-request cap an engine applies when a draft is used (0: none beyond max_num_seqs).
+    spec_max_running_requests: int = Field(ge=0)
     sources: dict[str, str]
+
+    def draft_first_pass_query_tokens(self, k: int) -> int:
+        """Query tokens per sequence in the draft's first pass of a step (vLLM V1: K + 2)."""
+        return k + self.draft_first_pass_tokens if self.draft_first_pass_spans_k else self.draft_first_pass_tokens
 
     def value_source(self, name: str) -> str:
         return self.sources[name]

@@ -9,6 +9,7 @@ def test_quote_renders_and_exports():
     at = page("fleet.py").run()
     assert not at.exception
     assert "Cheapest" in at.success[0].value
+    assert any(i.value.startswith("Binding constraint") for i in at.info)
     table = at.dataframe[0].value
     assert {"yes", "no"} == set(table["speculation"])
     assert len(at.get("download_button")) == 4  # xlsx, html, json, md (PDF on demand)

@@ -21,11 +21,22 @@ def test_renders_verdict_metrics_and_charts():
     assert len(at.get("plotly_chart")) == 4
 
 
-def test_changing_alpha_changes_the_verdict():
+def test_the_verdict_follows_the_speedup_and_low_acceptance_only_warns():
     at = page("performance.py").run()
     at.number_input(key="perf_alpha").set_value(0.5).run()
     assert not at.exception
+    assert not _verdict(at).startswith("**DISABLE**")  # still pays at batch 1
+    assert any("α = 0.500 is below α = 0.55" in w.value for w in at.warning)
+    at.number_input(key="perf_alpha").set_value(0.05).run()
     assert _verdict(at).startswith("**DISABLE**")
+
+
+def test_serving_under_load_draws_the_rate_curves():
+    at = page("performance.py").run()
+    at.toggle(key="perf_serving").set_value(True).run()
+    assert not at.exception and not at.error
+    assert len(at.get("plotly_chart")) == 7  # + throughput/latency, occupancy, TTFT/TPOT against rate
+    assert any("capacity" in c.value for c in at.caption)
 
 
 def test_large_batch_is_a_slowdown():

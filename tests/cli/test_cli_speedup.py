@@ -73,3 +73,12 @@ def test_draft_and_acceptance_are_required():
     assert proc.returncode == 2 and "--draft" in proc.stderr
     proc = run_cli(*BASE)
     assert proc.returncode == 2 and "alpha" in proc.stderr
+
+
+def test_rho_needs_k_and_the_verdict_is_at_the_given_k():
+    proc = run_cli(*BASE, "--rho", "0.5")
+    assert proc.returncode == 2 and "--k" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    out = json.loads(run_cli(*BASE, "--rho", "0.2", "--k", "4", "--json", check=True).stdout)
+    assert out["verdict_k"] == 4 and out["k"] == 4 and "optimal_k" in out
+    assert out["acceptance_convention"] == "draft_acceptance_rate"
+    assert any(w.startswith("ρ = 0.200") for w in out["warnings"])  # the advisory in the user's convention

@@ -59,15 +59,15 @@ def test_invariants(case):
 
 
 def test_task_verdict_thresholds_come_from_the_rules_file():
-    rules = speculation_rules().verdict
+    rules = speculation_rules().advisory
     k = 4
     # α = 0.5 -> disable; α = 0.6 -> enable; α = 0.7 -> recommend (10 steps each)
     low = task_verdict("chat", acceptance_stats([1] * 5 + [0] * 5, k), 2)
     mid = task_verdict("code", acceptance_stats([1] * 6 + [0] * 4, k), 2)
     high = task_verdict("summarisation", acceptance_stats([1] * 7 + [0] * 3, k), 2)
     assert (low.verdict, mid.verdict, high.verdict) == ("disable", "enable", "recommend")
-    assert low.disable_below_alpha == rules.disable_below_alpha == 0.55
-    assert high.recommend_min_alpha == rules.recommend_min_alpha == 0.65
+    assert low.disable_below_alpha == rules.warn_below_alpha == 0.55
+    assert high.recommend_min_alpha == rules.aim_above_alpha == 0.65
 
 
 def test_random_weights_verdicts_are_labelled_not_meaningful():

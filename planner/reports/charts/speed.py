@@ -5,7 +5,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from planner.speed.estimate import BatchSweep, SpeedEstimate, SpeedGrid
+from planner.speed.estimate import SpeedEstimate
+from planner.speed.sweeps import BatchSweep, SpeedGrid
 
 _MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
 _WITH, _WITHOUT = "#2b6cb0", "#a0aec0"

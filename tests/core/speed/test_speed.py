@@ -11,15 +11,9 @@ from hypothesis import strategies as st
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError
-from planner.speed.estimate import (
-    SpeedWorkload,
-    baseline_speed,
-    batch_sweep,
-    estimate_speed,
-    speed_report,
-    speedup_grid,
-)
+from planner.speed.estimate import SpeedWorkload, baseline_speed, estimate_speed
 from planner.speed.profiles import speed_profile
+from planner.speed.sweeps import batch_sweep, speed_report, speedup_grid
 
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 
@@ -50,19 +44,38 @@ def test_estimate_reports_the_cli_contract_and_thresholds():
     assert est.speedup_by_k[est.optimal_k] == est.speedup_at_optimal_k
     assert est.thresholds == {
         "recommend_min_speedup": 1.3,
-        "recommend_min_alpha": 0.65,
         "enable_min_speedup": 1.05,
-        "disable_below_alpha": 0.55,
+        "warn_below_alpha": 0.55,
+        "aim_above_alpha": 0.65,
     }
     assert est.verdict == "recommend"
     assert est.spec_ttft_s > est.baseline_ttft_s  # the draft prefills the prompt too
     assert est.assumptions and all(source for _, _, source in est.assumptions)
 
 
-def test_verdict_follows_alpha():
-    assert estimate_speed(_dep(), SpeedWorkload.build(alpha=0.5)).verdict == "disable"  # below 0.55 (default policy)
-    assert estimate_speed(_dep(), SpeedWorkload.build(alpha=0.6)).verdict == "enable"  # pays, α < 0.65
+def test_verdict_follows_the_predicted_speedup_not_alpha():
+    # A pair predicted well above 1.3x is recommended even below α 0.55; the threshold only warns.
+    low_alpha = estimate_speed(_dep(tp=4), SpeedWorkload.build(alpha=0.5, k=2))
+    assert low_alpha.speedup_at_optimal_k >= 1.3 and low_alpha.verdict == "recommend"
+    assert any("α = 0.500 is below α = 0.55" in w for w in low_alpha.warnings)
     assert estimate_speed(_dep(), SpeedWorkload.build(alpha=0.8, batch_size=1024)).verdict == "disable"
+
+
+def test_verdict_is_at_the_given_k_with_the_optimal_k_beside_it():
+    est = estimate_speed(_dep(tp=4), SpeedWorkload.build(alpha=0.7, k=16, batch_size=64))
+    assert est.verdict_k == 16 and est.optimal_k != 16
+    assert est.speedup < est.speedup_at_optimal_k
+    assert f"{est.speedup:.2f}" in est.verdict_reason
+    free = estimate_speed(_dep(tp=4), SpeedWorkload.build(alpha=0.7, batch_size=64))
+    assert free.verdict_k == free.optimal_k
+
+
+def test_advisory_is_stated_in_the_users_convention():
+    by_rho = estimate_speed(_dep(), SpeedWorkload.build(draft_acceptance_rate=0.2, k=4))
+    [note] = [w for w in by_rho.warnings if "below" in w]
+    assert note.startswith("ρ = 0.200") and "ρ = (τ − 1) / K" in note
+    by_tau = estimate_speed(_dep(), SpeedWorkload.build(mean_accepted_len=1.8, k=4))
+    assert any(w.startswith("τ = 1.800") for w in by_tau.warnings)
 
 
 def test_acceptance_conventions_agree():

@@ -1,0 +1,90 @@
+"""Fit the step model's batch-dependent values on published serving throughput; print them and their rows.
+
+``python -m bench.fit_step_model`` (it measures and prints; copy the values into data/speed_profiles.json
+with the rows it names). Two values, one grid search, minimising the mean |log(predicted / measured)| of
+output tokens/s over the rows marked fitted in bench/serving_rows.py (``FIT_PREFIXES``: TensorRT-LLM's
+offline throughput table and vLLM's unlimited-rate ShareGPT runs, each simulated offline):
+
+* ``vendors.nvidia.gemm_half_tokens``: how fast GEMM efficiency rises with the tokens in a pass;
+* ``engines.vllm.seq_overhead_s`` (inherited by every engine): host time per sequence and pass;
+
+then, with those fixed, ``engines.vllm-v0.spec_seq_overhead_s``: vLLM V0's per-sequence cost of a speculative
+step (its Python proposer and scorer bookkeeping) on the vLLM spec-decode blog's draft-model rows
+(``FIT_SPEC_PREFIXES``: speedup against request rate), the only rows that see it.
+
+Every other row of serving-measured.csv (speedup against batch and rate, TPOT against rate, the other
+engines' throughput) is untouched by the fit and reported apart by ``make bench-serving``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+
+from bench.serving_rows import ServingCase, load_cases
+from planner.speed.profiles import speed_profile
+from planner.speed.simulate import simulate, simulate_one
+
+#: Capped at 64 tokens (a tensor-core tile): a larger value would make a one-token GEMM compute-bound, against
+#: the batch-1 decoding rows (data/calibration/plain-decode-measured.csv, make bench-speed-accuracy).
+HALF_TOKENS_GRID = (0, 16, 32, 48, 64)
+SEQ_OVERHEAD_GRID_S = (0.0, 5e-6, 1e-5, 2e-5, 4e-5)
+SPEC_SEQ_GRID_S = (0.0, 5e-5, 1e-4, 2e-4, 3e-4, 4e-4, 6e-4)
+
+
+def _predict(case: ServingCase, half: float, seq_s: float) -> float:
+    dep = case.deployment
+    profile = speed_profile(dep.engine, dep.gpu.vendor).with_values(gemm_half_tokens=half, seq_overhead_s=seq_s)
+    return simulate_one(dep, case.workload, profile=profile).output_tokens_per_s
+
+
+def main() -> int:
+    cases, _ = load_cases()
+    rows = [c for c in cases if c.fitted and c.kind == "output_tok_s"]
+    print(f"Fitting gemm_half_tokens and seq_overhead_s on {len(rows)} rows:")
+    for case in rows:
+        print(f"  {case.label}  measured {case.measured:,.0f} tok/s")
+    best = None
+    for half in HALF_TOKENS_GRID:
+        for seq_s in SEQ_OVERHEAD_GRID_S:
+            errors = [abs(math.log(_predict(c, half, seq_s) / c.measured)) for c in rows]
+            score = statistics.fmean(errors)
+            print(f"  gemm_half_tokens {half:>4}  seq_overhead_s {seq_s:.0e}: mean |log error| {score:.3f}")
+            if best is None or score < best[0]:
+                best = (score, half, seq_s)
+    assert best is not None
+    score, half, seq_s = best
+    print(f"\nbest: gemm_half_tokens = {half}, seq_overhead_s = {seq_s:g} (mean |log error| {score:.3f})")
+    for case in rows:
+        predicted = _predict(case, half, seq_s)
+        print(
+            f"  {case.row:<38} {case.measured:>9,.0f} {predicted:>9,.0f} {100 * (predicted / case.measured - 1):+6.1f}%"
+        )
+    spec_rows = [c for c in cases if c.fitted and c.kind == "speedup"]
+    print(f"\nFitting vllm-v0 spec_seq_overhead_s on {len(spec_rows)} speedup rows:")
+    best_spec = None
+    for spec_s in SPEC_SEQ_GRID_S:
+        errors = [abs(math.log(_speedup(c, spec_s) / c.measured)) for c in spec_rows]
+        score = statistics.fmean(errors)
+        print(f"  spec_seq_overhead_s {spec_s:.0e}: mean |log error| {score:.3f}")
+        if best_spec is None or score < best_spec[0]:
+            best_spec = (score, spec_s)
+    assert best_spec is not None
+    print(f"best: spec_seq_overhead_s = {best_spec[1]:g} (mean |log error| {best_spec[0]:.3f})")
+    for case in spec_rows:
+        predicted = _speedup(case, best_spec[1])
+        print(
+            f"  {case.row:<38} {case.measured:>6.2f} {predicted:>6.2f} {100 * (predicted / case.measured - 1):+6.1f}%"
+        )
+    return 0
+
+
+def _speedup(case: ServingCase, spec_s: float) -> float:
+    dep = case.deployment
+    profile = speed_profile(dep.engine, dep.gpu.vendor).with_values(spec_seq_overhead_s=spec_s)
+    return simulate(dep, case.workload, alpha=case.alpha, k=case.k, profile=profile).speedup
+
+
+if __name__ == "__main__":
+    sys.exit(main())

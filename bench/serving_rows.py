@@ -1,0 +1,194 @@
+"""The rows of data/calibration/serving-measured.csv as simulator runs: deployment, workload, metric, measured.
+
+One rule per source (never per row):
+
+* ``ML41-`` MLPerf Inference v4.1: not expressible. Throughput at these loads depends on the mean input
+  length, which the sources read do not state (the output mean, about 290 tokens, is in the logs); the B200
+  preview does not state its precision either.
+* ``TRTPO-`` TensorRT-LLM offline throughput at fixed lengths: 3,000 requests at once, FP8 (or FP4) weights and
+  FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV cache too).
+* ``VLLM060-`` vLLM v0.6.0 blog, ShareGPT (500 prompts): unlimited rate = offline (output tok/s = req/s x 179),
+  Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile; bf16.
+* ``VLLMSD-`` vLLM spec-decode blog (V0 era, bf16 assumed): Llama-3-70B TP4 + a 0.5B draft (Qwama-0.5B, a
+  Qwen2-0.5B with Llama-3's vocabulary: Qwen2.5-0.5B's geometry stands in) at K = 4, ShareGPT, Poisson rate;
+  speedup = plain / speculative mean end-to-end latency; α is the pair prior. n-gram rows have no draft model.
+* ``SDB-`` SpecDecode-Bench: vLLM V1, Llama-3-70B TP4 + Llama-3.2-1B, K = 3, ShareGPT, closed loop at the batch
+  size; speedup = output tok/s ratio; α is the pair prior.
+
+Llama-3-70B and Llama-3-8B are the catalog's Llama-3.1-70B / Meta-Llama-3-8B (same geometry).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from planner.catalog.lookup import get_gpu, get_model
+from planner.deployment import Deployment
+from planner.pairs.acceptance import acceptance_prior
+from planner.speed.serving_workload import ServingWorkload
+
+CSV = Path(__file__).resolve().parents[1] / "data" / "calibration" / "serving-measured.csv"
+
+#: Rows the step-model fit uses (bench/fit_step_model.py); every other row is untouched by any fit.
+FIT_PREFIXES = ("TRTPO-", "VLLM060-L3-8B-1xH100-VLLM-QPSINF", "VLLM060-L3-70B-4xH100-VLLM-QPSINF")
+#: Speculative rows the fit of vLLM V0's per-sequence speculation cost uses.
+FIT_SPEC_PREFIXES = ("VLLMSD-L3-70B-ShareGPT-DRAFT-",)
+
+GPU_IDS = {"H100": "h100-sxm-80gb", "H200": "h200-sxm-141gb", "B200": "b200-180gb", "MI300X": "mi300x-192gb"}
+
+
+@dataclass
+class ServingCase:
+    row: str
+    label: str
+    kind: str  # output_tok_s, ttft_s, tpot_s, speedup
+    measured: float
+    deployment: Deployment
+    workload: ServingWorkload
+    fitted: bool
+    alpha: float | None = None
+    k: int | None = None
+    per_replica: float = 1.0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Unexpressible:
+    row: str
+    reason: str
+
+
+def _float(text: str) -> float | None:
+    match = re.match(r"\s*~?([0-9.]+)", text or "")
+    return float(match.group(1)) if match else None
+
+
+def _gpu(text: str) -> str:
+    for key, gpu in GPU_IDS.items():
+        if key in text:
+            return gpu
+    raise KeyError(text)
+
+
+def _dep(target: str, gpu: str, tp: int, **fields) -> Deployment:
+    return Deployment.build(target=get_model(target), gpu=get_gpu(gpu), gpu_count=tp, tp=tp, **fields)
+
+
+def _sharegpt(**arrivals) -> ServingWorkload:
+    return ServingWorkload.build(dataset="sharegpt", num_prompts=500, seed=0, **arrivals)
+
+
+def _mlperf(row: dict) -> Unexpressible:
+    case = row["case_id"]
+    if "B200" in case:
+        return Unexpressible(case, "B200 preview: the weight precision is not stated")
+    what = "OpenOrca + GSM8K + MBXP mix" if "MIXTRAL" in case else "OpenOrca set"
+    return Unexpressible(
+        case, f"the mean input length of MLPerf's {what} is not stated at the sources read (throughput depends on it)"
+    )
+
+
+def _trtpo(row: dict) -> list[ServingCase]:
+    case = row["case_id"]
+    tp = int(row["gpu_count"])
+    model = "Llama-3.1-8B" if "8B" in row["target_model"] else "Llama-3.1-405B"
+    dtype = "nvfp4" if row["precision"] == "FP4" else "fp8"
+    dep = _dep(model, _gpu(row["gpu_type"]), tp, dtype=dtype, kv_dtype="fp8", engine="trtllm", max_model_len=4096)
+    prompt, output = int(row["mean_input_tokens"]), int(row["mean_output_tokens"])
+    workload = ServingWorkload.build(offline=True, prompt_tokens=prompt, output_tokens=output, num_prompts=3000)
+    label = f"{case}: {model} {dtype.upper()} TP{tp} {prompt}/{output} (trtllm)"
+    note = "FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV cache too)"
+    return [ServingCase(case, label, "output_tok_s", float(row["output_tok_s"]), dep, workload, True, notes=[note])]
+
+
+def _vllm060(row: dict) -> list[ServingCase] | Unexpressible:
+    case = row["case_id"]
+    engine = {"vLLM": "vllm-v0", "SGLang": "sglang", "TensorRT-LLM": "trtllm"}[row["engine"]]
+    big = "70B" in case
+    tp = 4 if big else 1
+    dep = _dep("Llama-3.1-70B" if big else "Meta-Llama-3-8B", "h100-sxm-80gb", tp, engine=engine, max_model_len=4096)
+    fitted = case.startswith(FIT_PREFIXES)
+    label = f"{case}: Llama-3-{'70B TP4' if big else '8B TP1'} ShareGPT ({engine})"
+    if "QPSINF" in case:
+        measured = float(row["req_s"]) * 179
+        return [ServingCase(case, label, "output_tok_s", measured, dep, _sharegpt(offline=True), fitted)]
+    qps = float(row["load_value"].split("=")[1])
+    return [
+        ServingCase(case, label, "tpot_s", float(row["tpot_mean_ms"]) / 1e3, dep, _sharegpt(request_rate=qps), False)
+    ]
+
+
+def _vllmsd(row: dict) -> list[ServingCase] | Unexpressible:
+    case = row["case_id"]
+    if "NGRAM" in case:
+        return Unexpressible(case, "n-gram prompt lookup has no draft model to cost")
+    target, draft = get_model("Llama-3.1-70B"), get_model("Qwen2.5-0.5B")
+    dep = Deployment.build(
+        target=target, draft=draft, gpu=get_gpu("h100-sxm-80gb"), gpu_count=4, tp=4, engine="vllm-v0",
+        num_speculative_tokens=4, max_model_len=4096,
+    )  # fmt: skip
+    alpha = acceptance_prior(target, draft).alpha
+    qps = float(row["load_value"].split("=")[1])
+    label = f"{case}: Llama-3-70B TP4 + 0.5B draft K4, {qps:g} req/s (vllm-v0)"
+    notes = ["Qwen2.5-0.5B geometry stands in for Qwama-0.5B", f"α prior {alpha:.3f}"]
+    return [
+        ServingCase(
+            case,
+            label,
+            "speedup",
+            float(row["speedup"]),
+            dep,
+            _sharegpt(request_rate=qps),
+            case.startswith(FIT_SPEC_PREFIXES),
+            alpha,
+            4,
+            notes=notes,
+        )
+    ]
+
+
+def _sdb(row: dict) -> list[ServingCase]:
+    case = row["case_id"]
+    target, draft = get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B")
+    dep = Deployment.build(
+        target=target, draft=draft, gpu=get_gpu("h100-sxm-80gb"), gpu_count=4, tp=4, engine="vllm",
+        num_speculative_tokens=3, max_model_len=4096,
+    )  # fmt: skip
+    alpha = acceptance_prior(target, draft).alpha
+    batch = int(row["load_value"].split("=")[1])
+    workload = ServingWorkload.build(dataset="sharegpt", concurrency=batch, num_prompts=max(200, 4 * batch), seed=0)
+    label = f"{case}: Llama-3-70B TP4 + Llama-3.2-1B K3, batch {batch} (vllm)"
+    return [
+        ServingCase(
+            case,
+            label,
+            "speedup",
+            float(row["speedup"]),
+            dep,
+            workload,
+            False,
+            alpha,
+            3,
+            notes=[f"α prior {alpha:.3f}"],
+        )
+    ]
+
+
+RULES = {"ML41-": _mlperf, "TRTPO-": _trtpo, "VLLM060-": _vllm060, "VLLMSD-": _vllmsd, "SDB-": _sdb}
+
+
+def load_cases() -> tuple[list[ServingCase], list[Unexpressible]]:
+    cases: list[ServingCase] = []
+    skipped: list[Unexpressible] = []
+    with CSV.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            rule = next(fn for prefix, fn in RULES.items() if row["case_id"].startswith(prefix))
+            result = rule(row)
+            if isinstance(result, Unexpressible):
+                skipped.append(result)
+            else:
+                cases += result
+    return cases, skipped

@@ -1,0 +1,142 @@
+"""``python -m planner simulate``: one replica serving a workload, step by step, with and without the draft.
+
+Prints throughput, TTFT, TPOT and end-to-end latency (mean, p50, p99), the mean batch and what limits
+the replica; ``plain`` is the same workload without the draft. With no acceptance given, the pair's
+measured, published or prior α is used and reported as ``alpha_source``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from planner import InputError, acceptance_prior
+from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from_tau, check_alpha
+from planner.cli.common import add_json_flag, emit, positive_int
+from planner.cli.deployment_args import add_deployment_args, deployment_from_args
+from planner.speed import ServingMetrics, ServingWorkload, SimulationResult, simulate
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "simulate", help="simulate one replica serving a workload (continuous batching), with and without a draft"
+    )
+    add_deployment_args(parser)
+    acceptance = parser.add_mutually_exclusive_group()
+    acceptance.add_argument("--alpha", type=_number, help="per-token acceptance α (default: the pair's)")
+    acceptance.add_argument("--mean-accepted-len", "--tau", dest="mean_accepted_len", type=_number, help="τ")
+    acceptance.add_argument(
+        "--draft-acceptance-rate", "--rho", dest="draft_acceptance_rate", type=_number, help="vLLM V1 ρ (needs --k)"
+    )
+    arrivals = parser.add_mutually_exclusive_group(required=True)
+    arrivals.add_argument("--request-rate", type=_number, help="Poisson arrivals, requests per second")
+    arrivals.add_argument("--concurrency", type=_integer, help="requests in flight (closed loop)")
+    arrivals.add_argument("--offline", action="store_true", help="every request at once")
+    lengths = parser.add_mutually_exclusive_group()
+    lengths.add_argument("--prompt-tokens", type=positive_int, help="prompt length of every request (default 1024)")
+    lengths.add_argument("--dataset", choices=["sharegpt"], help="ShareGPT-like lengths (data/serving_workloads.json)")
+    parser.add_argument("--output-tokens", type=positive_int, help="output length (default 256, or the dataset's)")
+    parser.add_argument("--num-prompts", type=positive_int, default=1000)
+    parser.add_argument("--seed", type=_integer, default=0)
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)
+
+
+def _acceptance(args: argparse.Namespace, dep) -> tuple[float | None, str]:
+    if dep.draft is None:
+        return None, "no draft"
+    k = dep.num_speculative_tokens
+    if args.alpha is not None:
+        return check_alpha(args.alpha), "given (α)"
+    if args.mean_accepted_len is not None:
+        return alpha_from_tau(args.mean_accepted_len, k), f"given (τ = {args.mean_accepted_len:g} at K = {k})"
+    if args.draft_acceptance_rate is not None:
+        rho = args.draft_acceptance_rate
+        return alpha_from_draft_acceptance_rate(rho, k), f"given (ρ = {rho:g} at K = {k})"
+    estimate = acceptance_prior(dep.target, dep.draft)
+    return estimate.alpha, estimate.source
+
+
+def _metrics(m: ServingMetrics) -> dict:
+    return {
+        "requests_per_s": m.requests_per_s,
+        "output_tokens_per_s": m.output_tokens_per_s,
+        "total_tokens_per_s": m.total_tokens_per_s,
+        "ttft_s": m.ttft_s.model_dump(),
+        "tpot_s": m.tpot_s.model_dump(),
+        "e2e_latency_s": m.e2e_latency_s.model_dump(),
+        "queueing_delay_s": m.queueing_delay_s.model_dump(),
+        "mean_batch_size": m.mean_batch_size,
+        "preemptions": m.preemptions,
+        "limited_by": m.limited_by,
+    }
+
+
+def payload(result: SimulationResult, alpha_source: str, engine: str) -> dict:
+    chosen = result.chosen
+    return {
+        **_metrics(chosen),
+        "plain": _metrics(result.plain),
+        "speedup": result.speedup,
+        "speedup_definition": result.speedup_definition,
+        "replicas": 1,
+        "gpus": result.gpus,
+        "limited_by": chosen.limited_by,
+        "alpha": result.alpha,
+        "alpha_source": alpha_source,
+        "k": result.k,
+        "engine": engine,
+        "workload": result.workload,
+        "max_num_seqs": chosen.limits.max_num_seqs,
+        "max_num_batched_tokens": chosen.limits.max_num_batched_tokens,
+        "kv_cache_tokens": chosen.limits.kv_cache_tokens,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.draft_acceptance_rate is not None and args.k is None:
+        raise InputError("--rho", args.draft_acceptance_rate, "--k as well: ρ = (τ − 1) / K depends on K")
+    dep = deployment_from_args(args)
+    workload = ServingWorkload.build(
+        request_rate=args.request_rate,
+        concurrency=args.concurrency,
+        offline=args.offline,
+        dataset=args.dataset or "fixed",
+        prompt_tokens=args.prompt_tokens,
+        output_tokens=args.output_tokens,
+        num_prompts=args.num_prompts,
+        seed=args.seed,
+    )
+    alpha, source = _acceptance(args, dep)
+    result = simulate(dep, workload, alpha=alpha, k=dep.num_speculative_tokens if dep.draft else None)
+    out = payload(result, source, dep.engine)
+    lines = [f"{result.deployment} on {result.gpus} GPU(s) of {dep.gpu.id} (TP {dep.tp}), {dep.engine}"]
+    lines.append(f"  workload: {result.workload}")
+    arms = [("plain", result.plain)] + ([("draft", result.speculative)] if result.speculative else [])
+    for name, m in arms:
+        lines.append(
+            f"  {name:<5}: {m.requests_per_s:,.2f} req/s, {m.output_tokens_per_s:,.0f} output tok/s; "
+            f"TTFT mean {m.ttft_s.mean * 1e3:,.0f} / p99 {m.ttft_s.p99 * 1e3:,.0f} ms; "
+            f"TPOT mean {m.tpot_s.mean * 1e3:,.1f} / p99 {m.tpot_s.p99 * 1e3:,.1f} ms; "
+            f"batch {m.mean_batch_size:,.1f}; limited by {m.limited_by}"
+        )
+    if result.speculative:
+        lines.append(
+            f"  α {result.alpha:.3f} ({source}), K {result.k}: speedup {result.speedup:.2f}x "
+            f"({result.speedup_definition})"
+        )
+    emit(args, out, lines)
+    return 0

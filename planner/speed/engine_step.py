@@ -1,0 +1,165 @@
+"""One engine step of a deployment: plain decode, speculative decode and prefill chunks, from one step model.
+
+A plain step is one target pass over the batch. A speculative step with draft length ``K`` is, for
+the decoding sequences (vLLM V1 draft_model proposer; Leviathan et al. 2023 for the acceptance)::
+
+    draft pass 1 over n₁ tokens per sequence (vLLM: K + 2, it re-reads the verified tokens)
+    + (K − 1) draft passes over 1 token          (the draft at its own TP, on the same GPUs)
+    + one target pass over K + 1 tokens          (verify; every token needs logits)
+    + rejection sampling and the proposer's bookkeeping: t_spec + t_spec_seq · B + K · t_draft
+
+Prefill chunks scheduled in the same step ride along in the target pass (and in the draft's first
+pass, which fills the draft's own cache). Every pass is :meth:`planner.speed.step_model.StepModel.forward`.
+Work is counted on the busiest GPU (the first, which runs both the target's and the draft's shards).
+
+>>> from planner.catalog.lookup import get_model, get_node
+>>> from planner.deployment import Deployment
+>>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4,
+...                          draft=get_model("Llama-3.2-1B"))
+>>> engine = EngineStep(dep)
+>>> plain = engine.plain(decode_seqs=1, decode_context_tokens=1024)
+>>> spec = engine.speculative(3, decode_seqs=1, decode_context_tokens=1024)
+>>> 1.0 < spec.total_s / plain.total_s < 1.6
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.deployment import Deployment
+from planner.errors import InputError
+from planner.speed.profiles import SpeedProfile, speed_profile
+from planner.speed.roofline import ModelCost, model_cost
+from planner.speed.step_model import PassTime, StepModel
+
+
+@dataclass(slots=True)
+class Chunks:
+    """Prefill chunks of one step, summed: tokens, chunks, Σ c·(p + (c+1)/2) and Σ p."""
+
+    tokens: int = 0
+    seqs: int = 0
+    positions: float = 0.0
+    context_tokens: float = 0.0
+
+    def add(self, chunk_tokens: int, cached_tokens: int) -> None:
+        self.tokens += chunk_tokens
+        self.seqs += 1
+        self.positions += chunk_tokens * (cached_tokens + (chunk_tokens + 1) / 2)
+        self.context_tokens += cached_tokens
+
+
+NO_CHUNKS = Chunks()
+
+
+@dataclass(slots=True)
+class EngineStepTime:
+    """One engine step: seconds, and the FLOPs and HBM bytes of the busiest GPU."""
+
+    total_s: float
+    flops: float
+    bytes_moved: float
+    passes: tuple[tuple[str, PassTime], ...]
+
+
+class EngineStep:
+    """Step times of a deployment's target (and draft), computed from its static costs once."""
+
+    def __init__(self, deployment: Deployment, profile: SpeedProfile | None = None, *, need_draft: bool = False):
+        if need_draft and (deployment.draft is None or deployment.draft_format is None):
+            raise InputError("draft", None, "a draft model: speculative decoding needs one")
+        self.deployment = deployment
+        self.gpu = deployment.gpu
+        self.profile: SpeedProfile = profile or speed_profile(deployment.engine, deployment.gpu.vendor)
+        graphs = not deployment.enforce_eager
+        self.target_cost: ModelCost = model_cost(
+            deployment.target, deployment.target_format, deployment.kv, self.gpu, tp=deployment.tp, pp=deployment.pp
+        )
+        self.target = StepModel(self.target_cost, self.gpu, self.profile, cuda_graphs=graphs)
+        self.draft: StepModel | None = None
+        if deployment.draft is not None and deployment.draft_format is not None:
+            draft_cost = model_cost(
+                deployment.draft, deployment.draft_format, deployment.kv, self.gpu, tp=deployment.resolved_draft_tp or 1
+            )
+            self.draft = StepModel(draft_cost, self.gpu, self.profile, cuda_graphs=graphs)
+
+    @property
+    def draft_model(self) -> StepModel:
+        if self.draft is None:
+            raise InputError("draft", None, "a draft model: speculative decoding needs one")
+        return self.draft
+
+    def plain(self, *, decode_seqs: int, decode_context_tokens: float, chunks: Chunks = NO_CHUNKS) -> EngineStepTime:
+        """One target pass: every decoding sequence adds one token; ``chunks`` prefill alongside."""
+        step = self.target.forward(
+            decode_seqs=decode_seqs,
+            decode_query_tokens=1,
+            decode_context_tokens=decode_context_tokens,
+            prefill_tokens=chunks.tokens,
+            prefill_seqs=chunks.seqs,
+            prefill_positions=chunks.positions,
+            prefill_context_tokens=chunks.context_tokens,
+        )
+        return EngineStepTime(step.total_s, step.flops, step.bytes_moved, (("target", step),))
+
+    def speculative(
+        self, k: int, *, decode_seqs: int, decode_context_tokens: float, chunks: Chunks = NO_CHUNKS
+    ) -> EngineStepTime:
+        """K draft passes and one verify pass of K + 1 tokens per decoding sequence, plus ``chunks``."""
+        draft, profile = self.draft_model, self.profile
+        passes: list[tuple[str, PassTime]] = []
+        first_tokens = profile.draft_first_pass_query_tokens(k)
+        if decode_seqs or chunks.tokens:
+            passes.append(
+                (
+                    "draft first pass",
+                    draft.forward(
+                        decode_seqs=decode_seqs,
+                        decode_query_tokens=first_tokens,
+                        decode_context_tokens=decode_context_tokens,
+                        prefill_tokens=chunks.tokens,
+                        prefill_seqs=chunks.seqs,
+                        prefill_positions=chunks.positions,
+                        prefill_context_tokens=chunks.context_tokens,
+                        logits_tokens=decode_seqs + chunks.seqs,
+                    ),
+                )
+            )
+        if decode_seqs and k > 1:
+            later = draft.forward(
+                decode_seqs=decode_seqs,
+                decode_query_tokens=1,
+                decode_context_tokens=decode_context_tokens + decode_seqs * first_tokens,
+            )
+            passes += [("draft decode", later)] * (k - 1)
+        verify = self.target.forward(
+            decode_seqs=decode_seqs,
+            decode_query_tokens=k + 1,
+            decode_context_tokens=decode_context_tokens,
+            prefill_tokens=chunks.tokens,
+            prefill_seqs=chunks.seqs,
+            prefill_positions=chunks.positions,
+            prefill_context_tokens=chunks.context_tokens,
+        )
+        passes.append(("target verify", verify))
+        total = sum(p.total_s for _, p in passes)
+        if decode_seqs:
+            total += profile.spec_step_overhead_s + profile.spec_seq_overhead_s * decode_seqs
+            total += k * profile.draft_step_overhead_s
+        flops = sum(p.flops for _, p in passes)
+        moved = sum(p.bytes_moved for _, p in passes)
+        return EngineStepTime(total, flops, moved, tuple(passes))
+
+    def prefill(self, prompt_tokens: int, *, speculative: bool = False) -> float:
+        """Seconds to prefill one prompt alone (TTFT at no load): target, plus the draft's own prefill."""
+        chunks = Chunks()
+        chunks.add(prompt_tokens, 0)
+        seconds = self.target.forward(
+            prefill_tokens=prompt_tokens, prefill_seqs=1, prefill_positions=chunks.positions
+        ).total_s
+        if speculative:
+            seconds += self.draft_model.forward(
+                prefill_tokens=prompt_tokens, prefill_seqs=1, prefill_positions=chunks.positions
+            ).total_s
+        return seconds

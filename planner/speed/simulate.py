@@ -1,0 +1,555 @@
+"""Discrete-event simulation of one replica serving a workload, step by step as the engines schedule it.
+
+Each engine step (vLLM V1 scheduler; SGLang and TensorRT-LLM differ only in the profile's flags):
+
+1. decoding requests take ``1`` token each of the ``max_num_batched_tokens`` budget (``K + 1`` with a
+   draft: speculative tokens count against the budget);
+2. prefills in progress, then waiting requests (first come, first served) fill the rest in chunks,
+   when ``mixed_prefill``; otherwise a step is either a prefill batch or a decode batch (prefill first);
+3. a waiting request is admitted only while the running requests stay under ``max_num_seqs`` (and the
+   engine's cap with a draft, SGLang's 48) and the KV cache of the memory plan
+   (``planner.memory.plan_memory``: ``kv_cache_tokens``, ``K`` lookahead slots per sequence with a
+   draft) holds its prompt; when growing sequences exhaust the cache, the newest is preempted and
+   recomputed later (vLLM's recompute preemption);
+4. the step's time is :class:`planner.speed.engine_step.EngineStep` over exactly that batch; a
+   speculative step advances every decoding request by τ(α, K) tokens (the expected value).
+
+Between events (an arrival that can be admitted, a completion, the cache filling) the batch does not
+change, so runs of identical decode steps are advanced together, their time taken at the middle
+context (step time is linear in context within a regime). A 2,000-request run takes well under a
+second. The GPU work is summed per step, so delivered FLOP/s and bytes/s never exceed the peak.
+
+>>> from planner.catalog.lookup import get_model, get_node
+>>> from planner.deployment import Deployment
+>>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"))
+>>> low = simulate(dep, ServingWorkload.build(request_rate=1.0, num_prompts=200))
+>>> high = simulate(dep, ServingWorkload.build(request_rate=40.0, num_prompts=200))
+>>> high.plain.ttft_s.p99 > low.plain.ttft_s.p99, high.plain.mean_batch_size > low.plain.mean_batch_size
+(True, True)
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import statistics
+from collections import deque
+
+from pydantic import BaseModel, Field
+
+from planner import acceptance_math as spec
+from planner.deployment import Deployment
+from planner.errors import InputError, PlannerError
+from planner.memory.plan import plan_memory
+from planner.speed.engine_step import Chunks, EngineStep
+from planner.speed.profiles import SpeedProfile
+from planner.speed.serving_workload import ServingWorkload
+
+#: Share of the KV cache admission keeps free (vLLM's block-manager watermark, 1% by default:
+#: ``--watermark``-style guard so that a readmitted request does not evict another at once).
+WATERMARK_FRAC = 0.01
+
+#: Batch-occupancy samples kept per run (evenly thinned).
+OCCUPANCY_POINTS = 200
+
+
+class Percentiles(BaseModel):
+    mean: float
+    p50: float
+    p99: float
+
+    @classmethod
+    def of(cls, values: list[float]) -> Percentiles:
+        if not values:
+            return cls(mean=0.0, p50=0.0, p99=0.0)
+        ordered = sorted(values)
+        return cls(mean=statistics.fmean(ordered), p50=percentile(ordered, 50), p99=percentile(ordered, 99))
+
+
+def percentile(ordered: list[float], pct: float) -> float:
+    """Linear-interpolated percentile of sorted values (numpy's default method)."""
+    if not ordered:
+        return 0.0
+    rank = (len(ordered) - 1) * pct / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+class ReplicaLimits(BaseModel):
+    """What bounds a replica's scheduler, from its memory plan and engine profile."""
+
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    kv_cache_tokens: int
+    lookahead_tokens_per_seq: int
+    max_model_len: int
+    mixed_prefill: bool
+    reserves_output: bool
+    request_cap_reason: str
+
+
+class ServingMetrics(BaseModel):
+    """One simulated run: throughput, latency percentiles, occupancy, what bound it, the work done."""
+
+    speculative: bool
+    k: int | None
+    alpha: float | None
+    requests: int
+    duration_s: float
+    requests_per_s: float
+    output_tokens_per_s: float
+    total_tokens_per_s: float
+    ttft_s: Percentiles
+    tpot_s: Percentiles
+    e2e_latency_s: Percentiles
+    queueing_delay_s: Percentiles
+    mean_batch_size: float
+    max_batch_size: int
+    preemptions: int
+    steps: int
+    limited_by: str
+    #: Time-weighted share of the run during which each constraint held waiting requests back.
+    blocked_frac: dict[str, float]
+    #: (time s, running requests) samples over the run.
+    occupancy: list[tuple[float, int]]
+    busy_frac: float
+    #: Work of the busiest GPU per second of the run, and its peaks.
+    delivered_flops_per_s: float
+    delivered_bytes_per_s: float
+    peak_flops_per_s: float
+    peak_bytes_per_s: float
+    limits: ReplicaLimits
+    #: Every request's TTFT and TPOT, sorted (for any percentile; left out of JSON output).
+    ttft_values_s: list[float] = Field(default=[], exclude=True, repr=False)
+    tpot_values_s: list[float] = Field(default=[], exclude=True, repr=False)
+
+    def ttft_at(self, pct: float) -> float:
+        return percentile(self.ttft_values_s, pct)
+
+    def tpot_at(self, pct: float) -> float:
+        return percentile(self.tpot_values_s, pct)
+
+
+def replica_limits(dep: Deployment, engine: EngineStep, speculative: bool, k: int) -> ReplicaLimits:
+    """The scheduler's limits of ``dep`` from its memory plan (raises when it does not fit)."""
+    plan = plan_memory(dep, with_suggestions=False)
+    if not plan.fits:
+        where = dep.node_id or dep.gpu.id
+        raise PlannerError(f"the deployment does not fit {where}: {plan.problems[0]}", field="deployment")
+    seqs = plan.limits.max_num_seqs
+    reason = "max_num_seqs"
+    cap = engine.profile.spec_max_running_requests
+    if speculative and cap and cap < seqs and not dep.max_num_seqs:
+        seqs, reason = cap, f"the engine's cap of {cap} running requests with a draft"
+    return ReplicaLimits(
+        max_num_seqs=seqs,
+        max_num_batched_tokens=plan.limits.max_num_batched_tokens,
+        kv_cache_tokens=plan.kv_cache_tokens,
+        lookahead_tokens_per_seq=k if speculative else 0,
+        max_model_len=plan.max_model_len,
+        mixed_prefill=engine.profile.mixed_prefill,
+        reserves_output=engine.profile.admission_reserves_output,
+        request_cap_reason=reason,
+    )
+
+
+def check_lengths(workload: ServingWorkload, max_model_len: int) -> tuple[list[int], list[int]]:
+    """The workload's lengths, or an InputError when a request exceeds the model length."""
+    prompts, outputs = workload.lengths()
+    longest = max(p + o for p, o in zip(prompts, outputs, strict=True))
+    if longest > max_model_len:
+        field = "prompt_tokens" if max(prompts) >= max_model_len else "output_tokens"
+        raise InputError(field, longest, f"prompt + output tokens at most the max model length {max_model_len:,}")
+    return prompts, outputs
+
+
+class _Run:
+    """The event loop of one run (state in plain attributes and lists: this is the hot path)."""
+
+    def __init__(
+        self,
+        engine: EngineStep,
+        limits: ReplicaLimits,
+        workload: ServingWorkload,
+        prompts: list[int],
+        outputs: list[int],
+        k: int | None,
+        alpha: float | None,
+    ) -> None:
+        self.engine = engine
+        self.limits = limits
+        self.workload = workload
+        self.prompts, self.outputs = prompts, outputs
+        self.k = k
+        self.alpha = alpha
+        self.progress = spec.expected_tokens_per_step(alpha, k) if k is not None and alpha is not None else 1.0
+        self.tokens_per_decode = (k + 1) if k is not None else 1
+
+    def step_time(self, n_dec: int, context: float, chunks: Chunks):
+        if self.k is None:
+            return self.engine.plain(decode_seqs=n_dec, decode_context_tokens=context, chunks=chunks)
+        return self.engine.speculative(self.k, decode_seqs=n_dec, decode_context_tokens=context, chunks=chunks)
+
+    def run(self) -> ServingMetrics:
+        lim, wl = self.limits, self.workload
+        n = len(self.prompts)
+        prompts, outputs = self.prompts, self.outputs
+        arrival = [0.0] * n
+        first_token = [0.0] * n
+        admitted = [-1.0] * n
+        finish = [0.0] * n
+        done_tokens = [0] * n  # prompt (+ recomputed) tokens already prefilled
+        need = list(prompts)  # tokens to prefill (prompt, plus generated ones after a preemption)
+        generated0 = [0.0] * n  # tokens generated when the request (re)joined the decode set
+        joined_at = [0.0] * n  # global progress G when it (re)joined
+        alive = [0] * n  # generation counter for lazy heap deletion
+        if wl.mode == "concurrency":
+            pending = deque(range(n))
+            upcoming: deque[int] = deque()
+        else:
+            times = wl.arrivals()
+            for i, t in enumerate(times):
+                arrival[i] = t
+            upcoming = deque(range(n))
+            pending = deque()
+        waiting: deque[int] = deque()
+        prefilling: deque[int] = deque()
+        heap: list[tuple[float, int, int]] = []
+        decoding_order: list[int] = []  # admission order, for preemption (newest last)
+        in_decode = [False] * n
+        n_dec = 0
+        acc = 0.0  # Σ (prompt + generated0 − joined_at) over decoding requests
+        g = 0.0
+        kv_prefill = 0  # KV tokens held by requests still prefilling
+        t = 0.0
+        completed = 0
+        preemptions = 0
+        steps = 0
+        flops = moved = busy = 0.0
+        occupancy: list[tuple[float, int]] = []
+        weighted_batch = 0.0
+        max_batch = 0
+        blocked = {"queue": 0.0}
+        prog = self.progress
+        per_dec = self.tokens_per_decode
+        look = lim.lookahead_tokens_per_seq
+        capacity = lim.kv_cache_tokens
+        watermark = WATERMARK_FRAC * capacity
+        if wl.mode == "concurrency":
+            for _ in range(min(wl.concurrency or 0, n)):
+                i = pending.popleft()
+                arrival[i] = 0.0
+                upcoming.append(i)
+
+        reserve = lim.reserves_output
+        reserved = [0.0] * n  # KV held for the whole request when the engine reserves outputs
+        kv_fixed = 0.0
+
+        def kv_used() -> float:
+            return kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)
+
+        step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
+        while completed < n:
+            if steps > step_limit:
+                raise PlannerError(
+                    "the simulation made no progress (KV cache too small for this workload)", field="workload"
+                )
+            while upcoming and arrival[upcoming[0]] <= t:
+                waiting.append(upcoming.popleft())
+            if not waiting and not prefilling and n_dec == 0:
+                if not upcoming:
+                    break
+                t = arrival[upcoming[0]]
+                continue
+            # preempt the newest decoding requests while this step's growth does not fit
+            while n_dec > 1 and kv_used() + n_dec * prog > capacity:
+                while not in_decode[decoding_order[-1]]:
+                    decoding_order.pop()
+                i = decoding_order.pop()
+                in_decode[i] = False
+                alive[i] += 1
+                gen = generated0[i] + g - joined_at[i]
+                acc -= prompts[i] + generated0[i] - joined_at[i]
+                n_dec -= 1
+                need[i] = prompts[i] + int(gen)
+                done_tokens[i] = 0
+                generated0[i] = gen
+                waiting.appendleft(i)
+                preemptions += 1
+            # schedule: decodes first, then prefill chunks under the token budget
+            budget = lim.max_num_batched_tokens
+            running = n_dec + len(prefilling)
+            # room a new prompt must leave: this step's growth and the block manager's watermark
+            headroom = (0.0 if reserve else n_dec * prog) + watermark
+            prefill_work = bool(prefilling) or (
+                bool(waiting) and running < lim.max_num_seqs and kv_used() + need[waiting[0]] + headroom <= capacity
+            )
+            decode_now = n_dec > 0 and (lim.mixed_prefill or not prefill_work)
+            if decode_now:
+                budget -= n_dec * per_dec
+            chunks = Chunks()
+            finishing_prefill: list[int] = []
+            reason = ""
+            if lim.mixed_prefill or not decode_now:
+                for i in prefilling:
+                    if budget <= 0:
+                        break
+                    take = min(need[i] - done_tokens[i], budget)
+                    chunks.add(take, done_tokens[i])
+                    done_tokens[i] += take
+                    budget -= take
+                    if done_tokens[i] >= need[i]:
+                        finishing_prefill.append(i)
+                while waiting:
+                    i = waiting[0]
+                    if running >= lim.max_num_seqs:
+                        reason = "max_num_seqs"
+                        break
+                    extra = outputs[i] - generated0[i] + look if reserve else 0.0
+                    if kv_used() + need[i] + extra + headroom > capacity:
+                        reason = "kv_cache"
+                        break
+                    if budget <= 0:
+                        reason = "token_budget"
+                        break
+                    waiting.popleft()
+                    if admitted[i] < 0:
+                        admitted[i] = t
+                    prefilling.append(i)
+                    kv_prefill += need[i]
+                    reserved[i] = need[i] + extra
+                    kv_fixed += reserved[i]
+                    running += 1
+                    take = min(need[i], budget)
+                    chunks.add(take, 0)
+                    done_tokens[i] = take
+                    budget -= take
+                    if take >= need[i]:
+                        finishing_prefill.append(i)
+            elif waiting:
+                reason = "token_budget"
+            dec = n_dec if decode_now else 0
+            if dec == 0 and chunks.tokens == 0:
+                # nothing can run (cache full with a single long request): wait for an arrival
+                if upcoming:
+                    t = max(t, arrival[upcoming[0]])
+                    continue
+                raise PlannerError("a request does not fit the KV cache even alone", field="max_model_len")
+            context = acc + n_dec * g
+            # how many identical decode steps can run before something changes
+            m = 1
+            if dec and chunks.tokens == 0 and not finishing_prefill:
+                while heap and alive[heap[0][2]] != heap[0][1]:
+                    heapq.heappop(heap)
+                if heap:
+                    m = max(1, math.ceil((heap[0][0] - g) / prog - 1e-9))
+                room = capacity - kv_used()
+                m = max(1, min(m, int(room / (n_dec * prog)))) if room > 0 else 1
+                if m > 1 and (upcoming or (wl.mode == "concurrency" and pending)):
+                    can_admit = not waiting and running < lim.max_num_seqs
+                    if upcoming and can_admit:
+                        first = self.step_time(dec, context, chunks).total_s
+                        m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / first)))
+            if m > 1:
+                step = self.step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
+            else:
+                step = self.step_time(dec, context, chunks)
+            dt = step.total_s * m
+            steps += m
+            flops += step.flops * m
+            moved += step.bytes_moved * m
+            busy += dt
+            batch_now = dec + chunks.seqs
+            weighted_batch += batch_now * dt
+            max_batch = max(max_batch, batch_now)
+            if waiting:
+                key = reason or "queue"
+                blocked[key] = blocked.get(key, 0.0) + dt
+            occupancy.append((t, n_dec + len(prefilling)))
+            t += dt
+            if dec:
+                g += prog * m
+            # prefills that completed emit their first token and join the decode set
+            for i in finishing_prefill:
+                prefilling.remove(i)
+                kv_prefill -= need[i]
+                if first_token[i] == 0.0:
+                    first_token[i] = t
+                gen = generated0[i] + (1.0 if need[i] == prompts[i] else 0.0)
+                if gen >= outputs[i]:
+                    finish[i] = t
+                    completed += 1
+                    kv_fixed -= reserved[i]
+                    if pending:
+                        j = pending.popleft()
+                        arrival[j] = t
+                        upcoming.append(j)
+                    continue
+                generated0[i] = gen
+                joined_at[i] = g
+                acc += prompts[i] + gen - g
+                n_dec += 1
+                in_decode[i] = True
+                decoding_order.append(i)
+                heapq.heappush(heap, (g + outputs[i] - gen, alive[i], i))
+            # completions
+            while heap and heap[0][0] <= g + 1e-9:
+                _, gen_id, i = heapq.heappop(heap)
+                if alive[i] != gen_id or not in_decode[i]:
+                    continue
+                in_decode[i] = False
+                acc -= prompts[i] + generated0[i] - joined_at[i]
+                n_dec -= 1
+                finish[i] = t
+                completed += 1
+                kv_fixed -= reserved[i]
+                if pending:
+                    j = pending.popleft()
+                    arrival[j] = t
+                    upcoming.append(j)
+        return self._metrics(
+            arrival, admitted, first_token, finish, t, steps, flops, moved, busy, weighted_batch, max_batch,
+            blocked, occupancy, preemptions,
+        )  # fmt: skip
+
+    def _metrics(
+        self, arrival, admitted, first_token, finish, end, steps, flops, moved, busy, weighted, max_batch, blocked,
+        occupancy, preemptions,
+    ) -> ServingMetrics:  # fmt: skip
+        n = len(arrival)
+        start = min(arrival)
+        duration = max(end - start, 1e-12)
+        ttft = [first_token[i] - arrival[i] for i in range(n)]
+        e2e = [finish[i] - arrival[i] for i in range(n)]
+        tpot = [(finish[i] - first_token[i]) / (self.outputs[i] - 1) for i in range(n) if self.outputs[i] > 1]
+        queue = [max(0.0, admitted[i] - arrival[i]) for i in range(n)]
+        out_tokens = sum(self.outputs)
+        total_tokens = out_tokens + sum(self.prompts)
+        fractions = {key: value / duration for key, value in blocked.items() if value > 0}
+        binding = max(fractions.items(), key=lambda kv: kv[1]) if fractions else None
+        if binding is None or binding[1] < 0.1:
+            limited = {"rate": "offered load (the replica keeps up)", "concurrency": "client concurrency"}.get(
+                self.workload.mode, "compute"
+            )
+        elif binding[0] == "max_num_seqs":
+            limited = self.limits.request_cap_reason
+        elif binding[0] == "kv_cache":
+            limited = "KV cache capacity"
+        else:
+            limited = "compute (token budget full)" if binding[0] == "token_budget" else "compute"
+        if self.workload.mode == "offline" and binding is not None and binding[0] in ("token_budget", "queue"):
+            limited = "compute"
+        stride = max(1, len(occupancy) // OCCUPANCY_POINTS)
+        target = self.engine.target
+        return ServingMetrics(
+            speculative=self.k is not None,
+            k=self.k,
+            alpha=self.alpha,
+            requests=n,
+            duration_s=duration,
+            requests_per_s=n / duration,
+            output_tokens_per_s=out_tokens / duration,
+            total_tokens_per_s=total_tokens / duration,
+            ttft_s=Percentiles.of(ttft),
+            tpot_s=Percentiles.of(tpot),
+            e2e_latency_s=Percentiles.of(e2e),
+            queueing_delay_s=Percentiles.of(queue),
+            mean_batch_size=weighted / busy if busy else 0.0,
+            max_batch_size=max_batch,
+            preemptions=preemptions,
+            steps=steps,
+            limited_by=limited,
+            blocked_frac=fractions,
+            occupancy=occupancy[::stride],
+            busy_frac=min(1.0, busy / duration),
+            delivered_flops_per_s=flops / duration,
+            delivered_bytes_per_s=moved / duration,
+            peak_flops_per_s=target.peak_flops,
+            peak_bytes_per_s=target.bandwidth,
+            limits=self.limits,
+            ttft_values_s=sorted(ttft),
+            tpot_values_s=sorted(tpot),
+        )
+
+
+class SimulationResult(BaseModel):
+    """A workload on one replica with the draft (``speculative``) and without it (``plain``)."""
+
+    deployment: str
+    gpus: int
+    workload: str
+    mode: str
+    alpha: float | None
+    k: int | None
+    plain: ServingMetrics
+    speculative: ServingMetrics | None
+
+    @property
+    def chosen(self) -> ServingMetrics:
+        return self.speculative or self.plain
+
+    @property
+    def speedup(self) -> float:
+        """Speculation's gain on the same requests: at a request rate the throughput is the rate in both
+        arms, so the gain is plain over speculative mean end-to-end latency (the vLLM blog's measure);
+        at a fixed concurrency or offline it is the ratio of output tokens per second (SpecDecode-Bench's)."""
+        if self.speculative is None:
+            return 1.0
+        if self.mode == "rate":
+            return self.plain.e2e_latency_s.mean / self.speculative.e2e_latency_s.mean
+        return self.speculative.output_tokens_per_s / self.plain.output_tokens_per_s
+
+    @property
+    def speedup_definition(self) -> str:
+        if self.mode == "rate":
+            return "mean end-to-end latency without the draft / with it (same arrivals)"
+        return "output tokens per second with the draft / without it"
+
+
+def simulate_one(
+    dep: Deployment,
+    workload: ServingWorkload,
+    *,
+    alpha: float | None = None,
+    k: int | None = None,
+    profile: SpeedProfile | None = None,
+) -> ServingMetrics:
+    """One run of ``workload`` on one replica of ``dep``: speculative when ``alpha`` is given and it has a draft."""
+    speculative = alpha is not None and dep.draft is not None
+    engine = EngineStep(dep if speculative else dep.without_draft(), profile)
+    kk = (k or dep.num_speculative_tokens) if speculative else None
+    limits = replica_limits(dep if speculative else dep.without_draft(), engine, speculative, kk or 0)
+    prompts, outputs = check_lengths(workload, limits.max_model_len)
+    return _Run(engine, limits, workload, prompts, outputs, kk, alpha if speculative else None).run()
+
+
+def simulate(
+    dep: Deployment,
+    workload: ServingWorkload,
+    *,
+    alpha: float | None = None,
+    k: int | None = None,
+    profile: SpeedProfile | None = None,
+) -> SimulationResult:
+    """``workload`` on one replica of ``dep``, with its draft at α ``alpha`` and K ``k``, and without."""
+    if dep.draft is not None and alpha is None:
+        raise InputError("alpha", None, "an acceptance (α) for the draft")
+    if k is not None:
+        spec.check_k(k)
+    plain = simulate_one(dep, workload, profile=profile)
+    speculative = None
+    kk = None
+    if dep.draft is not None:
+        kk = k or dep.num_speculative_tokens
+        speculative = simulate_one(dep, workload, alpha=alpha, k=kk, profile=profile)
+    return SimulationResult(
+        deployment=f"{dep.target.id}" + (f" + {dep.draft.id}" if dep.draft else ""),
+        gpus=dep.gpus_per_replica,
+        workload=workload.describe(),
+        mode=workload.mode,
+        alpha=alpha if dep.draft is not None else None,
+        k=kk,
+        plain=plain,
+        speculative=speculative,
+    )

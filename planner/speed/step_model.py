@@ -1,0 +1,275 @@
+"""One forward pass of one model over a mixed batch, per operator class, each its own roofline.
+
+A batch holds decode sequences (each adds ``q`` new tokens at its cached context) and prefill chunks
+(``c`` new prompt tokens after ``p`` cached ones). Per GPU, after tensor-parallel sharding, with
+``N`` new tokens in the pass (reference: the roofline model, Williams et al., CACM 2009; per-operator
+accounting as in LLM-Viewer, Yuan et al. 2024, arXiv:2402.16363)::
+
+    weight GEMMs      max(weights read / BW,        2·P·N + 2·P_head·L  / (peak · η_gemm(N)))
+    attention (KV)    max(KV of the decodes / BW,    4·h·d·Σ q·S        / (peak · η_attn))
+    attention (new)   max(KV of the chunks + KV written / BW,  4·h·d·Σ c·(p + (c+1)/2) / (peak · η_attn))
+    all-reduce        2 · layers · (t_ar + 2(tp−1)/tp · N·H·a / link) + logits gather     (tp > 1)
+    sampling          L · vocab · bytes_per_logit / BW                     (L tokens need logits)
+    overhead          layers · t_layer + t_step + t_seq · sequences        (launches, scheduler, inputs)
+
+    η_gemm(N) = η_flops · N / (N + N½)       (small GEMMs do not reach peak; N½ is fitted)
+
+and the pass takes the sum. Each operator's time is at least its FLOPs over the dense peak and its
+bytes over the listed bandwidth, so a pass never runs faster than the hardware (the physics the
+serving simulator and fleet quotes inherit). Plain decode, the draft's passes, the verify pass and
+prefill chunks are all calls of :meth:`StepModel.forward`.
+
+>>> from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_weight_format
+>>> from planner.speed.profiles import speed_profile
+>>> from planner.speed.roofline import model_cost
+>>> h100 = get_gpu("h100-sxm-80gb")
+>>> cost = model_cost(get_model("Llama-3.1-70B"), get_weight_format("bf16"), get_kv_dtype("auto"), h100, tp=4)
+>>> model = StepModel(cost, h100, speed_profile("vllm", "nvidia"))
+>>> one = model.forward(decode_seqs=1, decode_context_tokens=1024)
+>>> big = model.forward(decode_seqs=128, decode_query_tokens=4, decode_context_tokens=128 * 1024)
+>>> one.bound, big.bound, big.total_s > 2 * one.total_s
+('memory', 'compute', True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from planner.catalog.schemas import GpuSpec
+from planner.errors import InputError
+from planner.model.kv_bytes import layer_kv_bytes_per_token
+from planner.speed.profiles import SpeedProfile
+from planner.speed.roofline import ModelCost, attention_flops_per_position, experts_touched_frac, peak_flops
+from planner.units import GB
+
+#: Operator classes, in the order a breakdown lists them.
+OPERATORS = ("weight_gemm", "attention_kv", "attention_new", "allreduce", "sampling", "overhead")
+
+
+@dataclass(slots=True)
+class PassTime:
+    """One forward pass: seconds per operator class, and what it moved and computed per GPU."""
+
+    weight_gemm_s: float
+    attention_kv_s: float
+    attention_new_s: float
+    allreduce_s: float
+    sampling_s: float
+    overhead_s: float
+    flops: float
+    bytes_moved: float
+    link_bytes: float
+    weight_read_bytes: float
+    kv_read_bytes: float
+    memory_s: float
+    compute_s: float
+    tokens: int
+
+    @property
+    def total_s(self) -> float:
+        return (
+            self.weight_gemm_s
+            + self.attention_kv_s
+            + self.attention_new_s
+            + self.allreduce_s
+            + self.sampling_s
+            + self.overhead_s
+        )
+
+    @property
+    def bound(self) -> str:
+        return "memory" if self.memory_s >= self.compute_s else "compute"
+
+    def breakdown(self) -> dict[str, float]:
+        """Seconds per operator class (:data:`OPERATORS`)."""
+        return {name: getattr(self, f"{name}_s") for name in OPERATORS}
+
+
+class ForwardTime(BaseModel):
+    """A pass's per-operator seconds and what it read, for reports and the assumptions panel."""
+
+    operators_s: dict[str, float]
+    total_s: float
+    flops: float
+    bytes_moved: float
+    weight_read_bytes: float
+    kv_read_bytes: float
+    memory_s: float
+    compute_s: float
+    bound: str
+
+    @classmethod
+    def of(cls, step: PassTime) -> ForwardTime:
+        return cls(
+            operators_s=step.breakdown(),
+            total_s=step.total_s,
+            flops=step.flops,
+            bytes_moved=step.bytes_moved,
+            weight_read_bytes=step.weight_read_bytes,
+            kv_read_bytes=step.kv_read_bytes,
+            memory_s=step.memory_s,
+            compute_s=step.compute_s,
+            bound=step.bound,
+        )
+
+
+class StepModel:
+    """Per-GPU step times of one deployed model (target or draft) on one GPU type under one profile."""
+
+    def __init__(self, cost: ModelCost, gpu: GpuSpec, profile: SpeedProfile, *, cuda_graphs: bool = True) -> None:
+        arch = cost.arch
+        self.cost = cost
+        self.gpu = gpu
+        self.profile = profile
+        self.peak_flops = peak_flops(gpu, cost.compute_dtype)
+        self.bandwidth = gpu.memory_bandwidth_gb_s * GB
+        self.bw = self.bandwidth * profile.bandwidth_frac
+        self.gemm_peak = self.peak_flops * profile.flops_frac
+        self.attn_peak = self.peak_flops * profile.attention_flops_frac
+        self.streamed_bytes = float(sum(cost.stage_weight_bytes) - sum(cost.stage_lookup_bytes))
+        self.expert_bytes = float(sum(cost.stage_expert_bytes))
+        self.moe = arch.moe
+        per_layer_kv = layer_kv_bytes_per_token(arch, cost.kv_element_bytes, cost.tp)
+        sliding = [t == "sliding_attention" for t in arch.layer_types] if arch.sliding_window else []
+        n_sliding = sum(sliding)
+        self.window = arch.sliding_window
+        self.kv_full_per_token = per_layer_kv * (arch.num_layers - n_sliding)
+        self.kv_sliding_per_token = per_layer_kv * n_sliding
+        self.kv_write_per_token = per_layer_kv * arch.num_layers
+        all_layers = tuple(range(arch.num_layers))
+        self.attn_per_position = attention_flops_per_position(arch, cost.tp, all_layers, sliding=False)
+        self.attn_per_position_sliding = attention_flops_per_position(arch, cost.tp, all_layers, sliding=True)
+        self.matmul_flops_per_token = 2 * cost.matmul_params_per_gpu
+        self.head_flops_per_logit = 2 * cost.lm_head_params_per_gpu
+        self.hidden_bytes_per_token = arch.hidden_size * cost.activation_bytes
+        self.vocab = arch.vocab_size
+        self.layers = arch.num_layers
+        per_layer = (
+            profile.layer_overhead_s if (cuda_graphs and profile.cuda_graphs) else profile.eager_layer_overhead_s
+        )
+        self.fixed_overhead_s = self.layers * per_layer + profile.step_overhead_s
+        if cost.tp > 1:
+            self.fixed_overhead_s += profile.tp_step_overhead_s
+        self.tp = cost.tp
+        self.pp = cost.pp
+        link = gpu.scale_up_bandwidth_gb_s * GB / 2 * profile.link_frac
+        if (cost.tp > 1 or cost.pp > 1) and link <= 0:
+            raise InputError("gpu", gpu.id, "a GPU with a scale-up link for tensor or pipeline parallelism > 1")
+        self.link = link
+        self.ring = 2 * (cost.tp - 1) / cost.tp if cost.tp > 1 else 0.0
+
+    def _kv_bytes(self, seqs: float, context_sum: float) -> float:
+        if not self.kv_sliding_per_token:
+            return self.kv_full_per_token * context_sum
+        mean = context_sum / seqs if seqs else 0.0
+        kept = min(mean, self.window) if self.window else mean
+        return self.kv_full_per_token * context_sum + self.kv_sliding_per_token * seqs * kept
+
+    def _attn_flops(self, positions: float, seqs: float, context_sum: float) -> float:
+        """Attention FLOPs over ``positions`` query-key pairs per layer-set, sliding layers capped."""
+        if self.attn_per_position_sliding == 0.0 or not self.window:
+            return self.attn_per_position * positions
+        mean = context_sum / seqs if seqs else 0.0
+        capped = positions * min(1.0, self.window / mean) if mean > 0 else positions
+        return self.attn_per_position * positions + self.attn_per_position_sliding * capped
+
+    def forward(
+        self,
+        *,
+        decode_seqs: int = 0,
+        decode_query_tokens: int = 1,
+        decode_context_tokens: float = 0.0,
+        prefill_tokens: int = 0,
+        prefill_seqs: int = 0,
+        prefill_positions: float = 0.0,
+        prefill_context_tokens: float = 0.0,
+        logits_tokens: int | None = None,
+    ) -> PassTime:
+        """Seconds of one pass over ``decode_seqs`` × ``decode_query_tokens`` plus ``prefill_tokens``.
+
+        ``decode_context_tokens`` is the summed cached context of the decode sequences;
+        ``prefill_positions`` Σ c·(p + (c+1)/2) over the prefill chunks (causal attention within a chunk)
+        and ``prefill_context_tokens`` Σ p; ``logits_tokens`` (default: every decode token plus one per
+        prefill chunk) how many tokens need logits.
+        """
+        decode_tokens = decode_seqs * decode_query_tokens
+        tokens = decode_tokens + prefill_tokens
+        if tokens <= 0:
+            raise InputError("batch_size", tokens, "at least one sequence with at least one token in a forward pass")
+        logits = decode_tokens + prefill_seqs if logits_tokens is None else logits_tokens
+        bw, profile = self.bw, self.profile
+        # weight GEMMs (routed experts only in the share the batch touches)
+        weights = self.streamed_bytes
+        if self.moe is not None and self.expert_bytes:
+            touched = experts_touched_frac(tokens, self.moe.num_experts, self.moe.experts_per_token)
+            weights -= self.expert_bytes * (1 - touched)
+        gemm_flops = self.matmul_flops_per_token * tokens + self.head_flops_per_logit * logits
+        efficiency = tokens / (tokens + profile.gemm_half_tokens)
+        gemm_mem = weights / bw
+        gemm_cmp = gemm_flops / (self.gemm_peak * efficiency)
+        # attention over the cached context of the decode sequences
+        kv_read = self._kv_bytes(decode_seqs, decode_context_tokens) if decode_seqs else 0.0
+        q = decode_query_tokens
+        kv_positions = decode_context_tokens * q + decode_seqs * q * (q + 1) / 2
+        kv_flops = self._attn_flops(kv_positions, decode_seqs, decode_context_tokens) if decode_seqs else 0.0
+        kv_mem = kv_read / bw
+        kv_cmp = kv_flops / self.attn_peak
+        # attention of the prefill chunks (over their cached prefix and themselves) and every KV write
+        prefix_read = self._kv_bytes(prefill_seqs, prefill_context_tokens) if prefill_seqs else 0.0
+        written = self.kv_write_per_token * tokens
+        new_flops = self._attn_flops(prefill_positions, prefill_seqs, prefill_context_tokens) if prefill_seqs else 0.0
+        new_mem = (prefix_read + written) / bw
+        new_cmp = new_flops / self.attn_peak
+        # tensor-parallel all-reduces (2 per layer), the logits gather, pipeline hand-offs
+        comm = 0.0
+        comm_bytes = 0.0
+        if self.tp > 1:
+            message = tokens * self.hidden_bytes_per_token
+            comm = 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
+            gather = logits * self.vocab * self.cost.activation_bytes / 2
+            comm += profile.allreduce_latency_s + self.ring * gather / self.link
+            comm_bytes = self.ring * (2 * self.layers * message + gather)
+        if self.pp > 1:
+            comm += (self.pp - 1) * (profile.allreduce_latency_s + tokens * self.hidden_bytes_per_token / self.link)
+        # sampling (softmax, penalties, top-p; rejection sampling reads the same logits)
+        sample_bytes = logits * self.vocab * profile.sampling_bytes_per_logit
+        sampling = sample_bytes / bw
+        overhead = self.fixed_overhead_s + profile.seq_overhead_s * (decode_seqs + prefill_seqs)
+        flops = gemm_flops + kv_flops + new_flops
+        moved = weights + kv_read + prefix_read + written + sample_bytes
+        return PassTime(
+            weight_gemm_s=max(gemm_mem, gemm_cmp),
+            attention_kv_s=max(kv_mem, kv_cmp),
+            attention_new_s=max(new_mem, new_cmp),
+            allreduce_s=comm,
+            sampling_s=sampling,
+            overhead_s=overhead,
+            flops=flops,
+            bytes_moved=moved,
+            link_bytes=comm_bytes,
+            weight_read_bytes=weights,
+            kv_read_bytes=kv_read,
+            memory_s=gemm_mem + kv_mem + new_mem + sampling,
+            compute_s=gemm_cmp + kv_cmp + new_cmp,
+            tokens=tokens,
+        )
+
+    def decode(self, batch: int, query_tokens: int, context_tokens: float, logits_tokens: int | None = None):
+        """``batch`` sequences each adding ``query_tokens`` at ``context_tokens`` cached (mean)."""
+        return self.forward(
+            decode_seqs=batch,
+            decode_query_tokens=query_tokens,
+            decode_context_tokens=batch * context_tokens,
+            logits_tokens=logits_tokens,
+        )
+
+    def prefill(self, prompt_tokens: int, context_tokens: int = 0, seqs: int = 1) -> PassTime:
+        """``seqs`` prefill chunks of ``prompt_tokens`` each after ``context_tokens`` cached ones."""
+        return self.forward(
+            prefill_tokens=seqs * prompt_tokens,
+            prefill_seqs=seqs,
+            prefill_positions=seqs * prompt_tokens * (context_tokens + (prompt_tokens + 1) / 2),
+            prefill_context_tokens=seqs * context_tokens,
+        )

@@ -1,0 +1,82 @@
+"""The load and acceptance an estimate is made at: batch size, request lengths, α / τ / ρ, K.
+
+Exactly one acceptance figure is given, in the convention the user reads (Leviathan's α, the mean
+accepted length τ that vLLM, SGLang and NVIDIA report, or vLLM V1's draft acceptance rate ρ); the
+others follow from it at K (``planner.acceptance_math``).
+
+>>> w = SpeedWorkload.build(draft_acceptance_rate=0.5, k=4)
+>>> w.convention, round(w.resolved_alpha(4), 3), w.batch_size
+('draft_acceptance_rate', 0.741, 1)
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from planner import acceptance_math as spec
+from planner.deployment import Deployment
+from planner.errors import InputError, first_pydantic_error
+from planner.speed.policy import speculation_rules
+
+
+class SpeedWorkload(BaseModel):
+    """Load and acceptance: batch size, request lengths, exactly one of α / τ / ρ, optional K."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    batch_size: int | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    alpha: float | None = None
+    mean_accepted_len: float | None = None
+    draft_acceptance_rate: float | None = None
+    #: Draft length; None means the deployment's ``num_speculative_tokens``.
+    k: int | None = None
+
+    @classmethod
+    def build(cls, **fields) -> SpeedWorkload:
+        """Validate ``fields``; a problem is one ``PlannerError`` naming its field."""
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            raise first_pydantic_error(exc) from None
+
+    @model_validator(mode="after")
+    def _check(self) -> SpeedWorkload:
+        defaults = speculation_rules().default_workload
+        for name in ("batch_size", "prompt_tokens", "output_tokens"):
+            value = getattr(self, name)
+            if value is None:
+                setattr(self, name, getattr(defaults, name))
+            elif isinstance(value, bool) or value < 1:
+                raise InputError(name, value, "an integer >= 1")
+        if self.k is not None:
+            spec.check_k(self.k)
+        given = [n for n in ("alpha", "mean_accepted_len", "draft_acceptance_rate") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise InputError(
+                "acceptance",
+                ", ".join(given) or None,
+                "exactly one of alpha, mean_accepted_len (τ) or draft_acceptance_rate (ρ)",
+            )
+        if self.alpha is not None:
+            spec.check_alpha(self.alpha)
+        return self
+
+    def resolved_k(self, deployment: Deployment) -> int:
+        return self.k if self.k is not None else deployment.num_speculative_tokens
+
+    @property
+    def convention(self) -> str:
+        """Which acceptance figure the user gave: "alpha", "mean_accepted_len" (τ) or "draft_acceptance_rate" (ρ)."""
+        if self.alpha is not None:
+            return "alpha"
+        return "mean_accepted_len" if self.mean_accepted_len is not None else "draft_acceptance_rate"
+
+    def resolved_alpha(self, k: int) -> float:
+        return spec.resolve_alpha(
+            k,
+            alpha=self.alpha,
+            mean_accepted_len=self.mean_accepted_len,
+            draft_acceptance_rate=self.draft_acceptance_rate,
+        )

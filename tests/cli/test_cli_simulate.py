@@ -1,0 +1,59 @@
+"""`python -m planner simulate`: the JSON contract, plain vs draft, and one-line errors for bad workloads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+BASE = ("simulate", "--target", "Llama-3.1-70B", "--node", "8x-h100-sxm-80gb", "--tp", "4")
+METRICS = {"requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "ttft_s", "tpot_s", "e2e_latency_s"}
+KEYS = METRICS | {"mean_batch_size", "plain", "speedup", "replicas", "gpus", "limited_by", "alpha_source"}
+
+
+def test_json_contract_with_a_draft():
+    out = json.loads(
+        run_cli(
+            *BASE, "--draft", "Llama-3.2-1B", "--alpha", "0.8", "--k", "3", "--request-rate", "4",
+            "--dataset", "sharegpt", "--num-prompts", "300", "--json", check=True,
+        ).stdout
+    )  # fmt: skip
+    assert set(out) >= KEYS
+    assert set(out["plain"]) >= METRICS
+    for key in ("ttft_s", "tpot_s", "e2e_latency_s"):
+        assert set(out[key]) == {"mean", "p50", "p99"} and out[key]["p50"] <= out[key]["p99"]
+    assert out["replicas"] == 1 and out["gpus"] == 4 and out["k"] == 3 and out["alpha"] == 0.8
+    assert out["speedup"] > 1 and out["tpot_s"]["mean"] < out["plain"]["tpot_s"]["mean"]
+
+
+def test_without_a_draft_plain_is_the_top_level():
+    out = json.loads(run_cli(*BASE, "--concurrency", "8", "--num-prompts", "64", "--json", check=True).stdout)
+    assert out["speedup"] == 1
+    for key in METRICS:
+        assert out["plain"][key] == out[key]
+
+
+def test_default_acceptance_is_the_pairs_and_says_where_it_came_from():
+    out = json.loads(
+        run_cli(*BASE, "--draft", "Llama-3.2-1B", "--offline", "--num-prompts", "64", "--json", check=True).stdout
+    )
+    assert out["alpha_source"] in {"measured", "published", "prior"} and 0 < out["alpha"] < 1
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--request-rate", "0"), "request_rate"),
+        (("--request-rate", "-2"), "request_rate"),
+        (("--concurrency", "0"), "concurrency"),
+        (("--offline", "--prompt-tokens", "200000"), "max model length"),
+        (("--offline", "--max-model-len", "1024", "--prompt-tokens", "1000", "--output-tokens", "100"), "1,024"),
+        (("--offline", "--draft", "Llama-3.2-1B", "--rho", "0.5"), "--k"),
+    ],
+)
+def test_bad_workloads_exit_2_with_one_line(args, needle):
+    proc = run_cli(*BASE, *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr
