@@ -52,7 +52,6 @@ PARAMETERS = (
     "cuda_graphs",
     "mixed_prefill",
     "admission_reserves_output",
-    "spec_max_running_requests",
 )
 
 
@@ -122,7 +121,6 @@ class SpeedProfile(BaseModel):
     #: Admission holds KV for the whole request (no preemption) rather than for its prompt.
     admission_reserves_output: bool
     #: Running-request cap an engine applies when a draft is used (0: none beyond max_num_seqs).
-    spec_max_running_requests: int = Field(ge=0)
     sources: dict[str, str]
 
     def draft_first_pass_query_tokens(self, k: int) -> int:

@@ -137,11 +137,9 @@ def replica_limits(dep: Deployment, engine: EngineStep, speculative: bool, k: in
     if not plan.fits:
         where = dep.node_id or dep.gpu.id
         raise PlannerError(f"the deployment does not fit {where}: {plan.problems[0]}", field="deployment")
+    # The engine's request cap (SGLang's cap of running requests with a draft included) comes from the plan.
     seqs = plan.limits.max_num_seqs
     reason = "max_num_seqs"
-    cap = engine.profile.spec_max_running_requests
-    if speculative and cap and cap < seqs and not dep.max_num_seqs:
-        seqs, reason = cap, f"the engine's cap of {cap} running requests with a draft"
     return ReplicaLimits(
         max_num_seqs=seqs,
         max_num_batched_tokens=plan.limits.max_num_batched_tokens,
