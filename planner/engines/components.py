@@ -119,3 +119,41 @@ def cudagraph_bytes(profile: EngineProfile, layers: int, capture_sizes: int) -> 
     return (
         cal.cudagraph_first_capture_bytes + layers * (capture_sizes - 1) * cal.cudagraph_bytes_per_layer_per_extra_graph
     )
+
+
+#: Rope types whose cos/sin cache vLLM stretches by the scaling factor (``LinearScalingRotaryEmbedding``,
+#: ``DynamicNTKScalingRotaryEmbedding``); YaRN stretches the original context instead.
+_STRETCHED_ROPES = frozenset({"linear", "dynamic"})
+
+
+def rope_cache_bytes(arch: Architecture, config: dict, element_bytes: int) -> int:
+    """vLLM's rotary-embedding cos/sin caches, allocated with the model and so logged inside "weights memory".
+
+    One ``[positions, rotary_dim]`` tensor in the model dtype per distinct rope (``get_rope`` shares equal ones):
+    positions = ``max_position_embeddings`` (times the factor for linear and dynamic scaling; YaRN:
+    ``original_max_position_embeddings · factor``); Gemma-3's sliding layers add an unscaled local rope
+    (``rope_local_base_freq``). MLA models (DeepSeek's own rope) are not counted. Source: vLLM
+    ``model_executor/layers/rotary_embedding`` (https://github.com/vllm-project/vllm/tree/main/vllm/model_executor/layers/rotary_embedding).
+
+    >>> from planner.catalog.lookup import get_model
+    >>> m = get_model("Llama-3.1-8B")
+    >>> rope_cache_bytes(m.architecture, m.config, 2) // 2**20
+    32
+    """
+    if arch.mla is not None or arch.max_position_embeddings is None:
+        return 0
+    cfg = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    scaling = cfg.get("rope_scaling") or {}
+    scaling = scaling if isinstance(scaling, dict) else {}
+    kind = str(scaling.get("rope_type") or scaling.get("type") or "default")
+    factor = float(scaling.get("factor") or 1.0)
+    positions = arch.max_position_embeddings
+    if kind in _STRETCHED_ROPES:
+        positions = int(positions * factor)
+    elif kind == "yarn":
+        positions = int(int(scaling.get("original_max_position_embeddings") or positions) * factor)
+    rotary_dim = int(arch.head_dim * float(cfg.get("partial_rotary_factor") or 1.0))
+    caches = positions
+    if arch.model_type.startswith("gemma3") and arch.num_sliding_layers:
+        caches += arch.max_position_embeddings  # the local rope of the sliding layers, unscaled
+    return caches * rotary_dim * element_bytes

@@ -180,6 +180,15 @@ class ReservedMemoryRule(_Strict):
     source: str
 
 
+class HybridKvGroups(_Strict):
+    """vLLM V1's hybrid KV-cache manager (see :mod:`planner.memory.kv_groups`): layers grouped by attention kind."""
+
+    #: The group size is the largest kind's layer count when it is below this multiple of the smallest's
+    #: (None: always the smallest).
+    largest_group_below_ratio: float | None = Field(gt=1)
+    source: str
+
+
 # ----- profiles ----------------------------------------------------------------------------------
 
 
@@ -214,6 +223,11 @@ class EngineProfile(_Strict):
     #: Tokens a sliding-window layer keeps beyond its window: ``max_num_batched_tokens - 1`` (vLLM's
     #: sizing) or ``-1`` (transformers keeps ``window - 1``).
     sliding_window_slack: Literal["max_num_batched_tokens", "window_minus_one"]
+    #: Models mixing attention kinds get grouped KV caches with per-group tokens and a window-limited
+    #: admission check; None: every layer is sized at full length in one pool.
+    hybrid_kv_groups: HybridKvGroups | None = None
+    #: The engine allocates rotary cos/sin caches with the model, inside its weights memory (vLLM).
+    rope_cache_in_weights: bool = False
     source: str
 
     def memory_fraction(self, dep: Deployment, total_bytes: int) -> tuple[float, list[str]]:
