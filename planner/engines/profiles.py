@@ -189,6 +189,21 @@ class HybridKvGroups(_Strict):
     source: str
 
 
+class CudagraphCapture(_Strict):
+    """vLLM V1's largest CUDA-graph batch: ``max_num_seqs · 2``, or ``max_num_seqs · (1 + K)`` with speculation
+    (each sequence verifies K draft tokens plus one), capped at ``max_size`` (``max_size_by_gpu`` on the GPUs
+    it lists, data-centre Blackwell)."""
+
+    per_seq_without_speculation: int = Field(ge=1)
+    max_size: int = Field(ge=1)
+    max_size_by_gpu: dict[str, int] = {}
+    source: str
+
+    def largest(self, dep: Deployment, seqs: int) -> int:
+        per_seq = 1 + dep.num_speculative_tokens if dep.draft is not None else self.per_seq_without_speculation
+        return min(seqs * per_seq, self.max_size_by_gpu.get(dep.gpu.id, self.max_size))
+
+
 # ----- profiles ----------------------------------------------------------------------------------
 
 
@@ -228,6 +243,8 @@ class EngineProfile(_Strict):
     hybrid_kv_groups: HybridKvGroups | None = None
     #: The engine allocates rotary cos/sin caches with the model, inside its weights memory (vLLM).
     rope_cache_in_weights: bool = False
+    #: How the largest CUDA-graph batch follows max_num_seqs and speculation (None: ``min(2 · seqs, 512)``).
+    cudagraph_capture: CudagraphCapture | None = None
     source: str
 
     def memory_fraction(self, dep: Deployment, total_bytes: int) -> tuple[float, list[str]]:
@@ -410,7 +427,9 @@ def resolve_limits(dep: Deployment, profile: EngineProfile) -> Limits:
     tokens, seqs = profile.default_limits.batch(dep, total)  # type: ignore[attr-defined]
     tokens = dep.max_num_batched_tokens or tokens
     seqs = dep.max_num_seqs or seqs
-    captures = 0 if dep.enforce_eager else capture_size_count(min(2 * seqs, 512))
+    rule = profile.cudagraph_capture
+    largest = rule.largest(dep, seqs) if rule is not None else min(2 * seqs, 512)
+    captures = 0 if dep.enforce_eager else capture_size_count(largest)
     return Limits(
         memory_fraction=fraction,
         block_size=profile.block_size,
