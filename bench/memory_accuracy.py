@@ -92,6 +92,11 @@ def main() -> int:
         )
         if case.note:
             print(f"{'':<44}   note: {case.note}")
+        if bpt_err is not None and abs(bpt_err) > 2:
+            print(
+                f"{'':<44}   note: the logged KV GiB and tokens imply {bpt_log:,.0f} B/token: the GiB line is from a "
+                "rank that does not bind the pool (the engine keeps the minimum over ranks); tokens are the engine's"
+            )
     print("\nComponents where the log states them (GiB: logged / planner / err%)")
     for r in results:
         parts = [

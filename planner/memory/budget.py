@@ -25,6 +25,7 @@ from planner.engines.components import (
     forward_activation_bytes,
     moe_workspace_bytes,
     non_torch_bytes,
+    rejection_warmup_bytes,
     rope_cache_bytes,
     sampler_bytes,
 )
@@ -61,7 +62,7 @@ def _stage_inputs(
     )[stage]
     if profile.rope_cache_in_weights:  # a draft with the same rope reuses it (vLLM's get_rope is process-wide)
         target_w += rope_cache_bytes(target, dep.target.config, elem)
-    peaks = [forward_activation_bytes(target, tokens, dep.tp, elem)]
+    peaks = [forward_activation_bytes(target, tokens, dep.tp, elem, profile)]
     workspace = moe_workspace_bytes(target, tokens, dep.tp, elem)
     draft_w = 0
     draft_layers = 0
@@ -76,10 +77,13 @@ def _stage_inputs(
         )
         draft_layers = draft.num_layers
         if profile.draft_weights_budgeted:  # V0 profiles the scorer (target) only
-            peaks.append(forward_activation_bytes(draft, tokens, draft_tp, elem))
+            peaks.append(forward_activation_bytes(draft, tokens, draft_tp, elem, profile))
             workspace = max(workspace, moe_workspace_bytes(draft, tokens, draft_tp, elem))
-    if stage == dep.pp - 1:
-        peaks.append(sampler_bytes(profile, target.vocab_size, limits.max_num_seqs))
+    if stage == dep.pp - 1:  # V0 samples on the driver rank only: the rank that binds the pool
+        seqs = profile.profile_run_seqs(limits, dep.resolved_max_model_len)
+        peaks.append(sampler_bytes(profile, target.vocab_size, seqs))
+        if dep.draft is not None:
+            peaks.append(rejection_warmup_bytes(profile, target.vocab_size, seqs, elem))
     target_kv, draft_kv = _kv_per_token(dep, layers, stage)
     slack = -1 if profile.sliding_window_slack == "window_minus_one" else limits.max_num_batched_tokens - 1
     return StageInputs(
