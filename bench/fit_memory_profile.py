@@ -1,10 +1,12 @@
-"""Fit the vLLM V1 calibration coefficients of data/engines.json to the logged start-up cases.
+"""Fit the vLLM calibration coefficients of data/engines.json to the logged start-up cases.
 
 `python -m bench.fit_memory_profile` prints the fitted values and each case's residual; the values
 are copied into data/engines.json (``calibration``), whose ``source`` entries cite this script.
 
-* activation: ``max(f · N · width · bytes, s · max_num_seqs · vocab) + MoE workspace`` — grid search for
-  (s, f) minimising the squared relative error over cases that log the activation peak;
+* activation (V1, and V0 apart): ``max(f · N · width · bytes, s · seqs · vocab) + MoE workspace`` — grid search
+  for (s, f) minimising the squared relative error over cases that log the activation peak. A V0 log that
+  states no peak gives it by difference (``utilization · total − weights − non-torch − KV``); a log whose KV
+  GiB disagrees with its token count is another rank's (V0 samples on the driver rank only) and is left out;
 * CUDA graphs: least squares of ``first + per_graph_layer · layers · (captures - 1)`` on the logged estimates;
 * non-torch: the median per parallel layout.
 """
@@ -14,21 +16,48 @@ from __future__ import annotations
 import statistics
 import sys
 
-from bench.kv_cases import load_cases
+from bench.kv_cases import Case, load_cases
+from planner.catalog.hardware import device_total_bytes
 from planner.engines.components import moe_workspace_bytes
 from planner.engines.profiles import engine_profile, resolve_limits
+from planner.memory import plan_memory
 from planner.model.dtypes import element_bytes
 from planner.units import GIB, MIB
 
+#: A log whose KV GiB and token count disagree by more than this is not the rank that binds the pool.
+_BINDING_RANK_TOLERANCE = 0.02
 
-def _activation_rows():
+
+def _logged_activation(case: Case) -> int | None:
+    """The logged activation peak, or (V0) the one implied by the rest of the log on the binding rank."""
+    dep, logged = case.deployment, case.logged
+    plan = plan_memory(dep, with_suggestions=False)
+    if logged.kv_cache_bytes and logged.kv_cache_tokens:
+        implied = logged.kv_cache_bytes / logged.kv_cache_tokens
+        if abs(implied / plan.kv_bytes_per_token_per_gpu - 1) > _BINDING_RANK_TOLERANCE:
+            return None
+    if logged.torch_peak_increase_bytes is not None:
+        return logged.torch_peak_increase_bytes
+    parts = (logged.kv_cache_bytes, logged.weights_bytes, logged.non_torch_increase_bytes)
+    if dep.engine != "vllm-v0" or None in parts:
+        return None
+    total = dep.gpu_memory_bytes or device_total_bytes(dep.gpu).bytes
+    limit = plan.limits.memory_fraction * total
+    return round(limit - logged.weights_bytes - logged.non_torch_increase_bytes - logged.kv_cache_bytes)
+
+
+def _activation_rows(engine: str = "vllm"):
     rows = []
     for case in load_cases():
-        dep, logged = case.deployment, case.logged
-        if dep is None or dep.engine != "vllm" or logged.torch_peak_increase_bytes is None or dep.pp > 1:
+        dep = case.deployment
+        if dep is None or dep.engine != engine or dep.pp > 1 or dep.draft is not None:
+            continue
+        activation = _logged_activation(case)
+        if activation is None:
             continue
         arch = dep.target.architecture
-        limits = resolve_limits(dep, engine_profile(dep.engine, dep.engine_version))
+        profile = engine_profile(dep.engine, dep.engine_version)
+        limits = resolve_limits(dep, profile)
         fmt = dep.target_format
         elem = element_bytes(fmt.activation_dtype)
         width = max(
@@ -38,20 +67,20 @@ def _activation_rows():
         rows.append(
             {
                 "case": case.case_id,
-                "logged": logged.torch_peak_increase_bytes,
+                "logged": activation,
                 "forward_unit": limits.max_num_batched_tokens * width * elem,
-                "sampler_unit": limits.max_num_seqs * arch.vocab_size,
+                "sampler_unit": profile.profile_run_seqs(limits, dep.resolved_max_model_len) * arch.vocab_size,
                 "workspace": moe_workspace_bytes(arch, limits.max_num_batched_tokens, dep.tp, elem),
             }
         )
     return rows
 
 
-def fit_activation(rows):
+def fit_activation(rows, sampler_tenths: range = range(100, 201)):
     best = None
-    for s10 in range(100, 201):
+    for s10 in sampler_tenths:
         s = s10 / 10
-        for f100 in range(60, 201, 2):
+        for f100 in range(60, 201, 1):
             f = f100 / 100
             err = sum(
                 ((max(f * r["forward_unit"], s * r["sampler_unit"]) + r["workspace"]) / r["logged"] - 1) ** 2
@@ -78,16 +107,23 @@ def fit_cudagraphs():
     return mean_y - slope * mean_x, slope, points
 
 
-def main() -> int:
-    rows = _activation_rows()
-    s, f = fit_activation(rows)
-    print(f"activation: sampler_bytes_per_logit = {s:.1f}, forward_activation_factor = {f:.2f}  (n={len(rows)})")
+def _print_activation(label: str, rows, s: float, f: float) -> None:
+    print(f"{label}: sampler bytes per logit = {s:.1f}, forward activation factor = {f:.2f}  (n={len(rows)})")
     for r in rows:
         pred = max(f * r["forward_unit"], s * r["sampler_unit"]) + r["workspace"]
         print(
             f"  {r['case']:<46} logged {r['logged'] / GIB:5.2f} GiB  fitted {pred / GIB:5.2f}  "
             f"({100 * (pred / r['logged'] - 1):+5.1f}%)"
         )
+
+
+def main() -> int:
+    rows = _activation_rows()
+    s, f = fit_activation(rows)
+    _print_activation("V1 activation (sampler_bytes_per_logit, forward_activation_factor)", rows, s, f)
+    v0_rows = _activation_rows("vllm-v0")
+    s0, f0 = fit_activation(v0_rows, range(200, 601, 5))
+    _print_activation("\nV0 activation (v0_sampler_bytes_per_logit, v0_forward_activation_factor)", v0_rows, s0, f0)
     first, per, points = fit_cudagraphs()
     print(
         f"\nCUDA graphs: first capture = {first / MIB:.0f} MiB, per layer per extra graph = {per / MIB:.3f} MiB "

@@ -115,6 +115,9 @@ def case_from_row(row: dict, source_file: str) -> Case:
         sizes = re.findall(r"[KV] size: (\d+(?:\.\d+)?) GB", other)
         if len(sizes) == 2:
             logged.kv_cache_bytes = round(sum(float(s) for s in sizes) * GIB)
+    refused = re.search(r"maximum number of tokens that can be stored in KV cache \((\d+)\)", other)
+    if logged.kv_cache_tokens is None and refused:  # vLLM's refusal states the engine's tokens (every rank's minimum)
+        logged.kv_cache_tokens = int(refused.group(1))
     if logged.kv_cache_tokens is None and row.get("num_gpu_blocks"):
         logged.kv_cache_tokens = _first_int(row["num_gpu_blocks"]) * int(_first_int(row.get("block_size")) or 16)
     engine, version = _engine(row)

@@ -86,16 +86,23 @@ class VllmLimits(_Strict):
 
 
 class VllmV0Limits(_Strict):
-    """vLLM V0: ``max(max_model_len, floor)`` tokens, chunked prefill above ``chunked_prefill_above_len``."""
+    """vLLM V0: ``max(max_model_len, floor)`` tokens; chunked prefill (``chunked_prefill_max_num_batched_tokens``
+    per step) by default above ``chunked_prefill_above_len``, except with a draft when
+    ``chunked_prefill_default_with_speculation`` is false (V0 leaves it off for speculative decoding)."""
 
     max_num_batched_tokens_at_least: int = Field(ge=1)
     chunked_prefill_above_len: int = Field(ge=1)
     chunked_prefill_max_num_batched_tokens: int = Field(ge=1)
+    chunked_prefill_default_with_speculation: bool
     max_num_seqs: int = Field(ge=1)
+    source: str
 
     def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
         length = dep.resolved_max_model_len
-        if length > self.chunked_prefill_above_len:
+        chunked = length > self.chunked_prefill_above_len and (
+            dep.draft is None or self.chunked_prefill_default_with_speculation
+        )
+        if chunked:
             return self.chunked_prefill_max_num_batched_tokens, self.max_num_seqs
         return max(length, self.max_num_batched_tokens_at_least), self.max_num_seqs
 
@@ -180,6 +187,40 @@ class ReservedMemoryRule(_Strict):
     source: str
 
 
+class HybridKvGroups(_Strict):
+    """vLLM V1's hybrid KV-cache manager (see :mod:`planner.memory.kv_groups`): layers grouped by attention kind."""
+
+    #: The group size is the largest kind's layer count when it is below this multiple of the smallest's
+    #: (None: always the smallest).
+    largest_group_below_ratio: float | None = Field(gt=1)
+    source: str
+
+
+class CudagraphCapture(_Strict):
+    """vLLM V1's largest CUDA-graph batch: ``max_num_seqs · 2``, or ``max_num_seqs · (1 + K)`` with speculation
+    (each sequence verifies K draft tokens plus one), capped at ``max_size`` (``max_size_by_gpu`` on the GPUs
+    it lists, data-centre Blackwell)."""
+
+    per_seq_without_speculation: int = Field(ge=1)
+    max_size: int = Field(ge=1)
+    max_size_by_gpu: dict[str, int] = {}
+    source: str
+
+    def largest(self, dep: Deployment, seqs: int) -> int:
+        per_seq = 1 + dep.num_speculative_tokens if dep.draft is not None else self.per_seq_without_speculation
+        return min(seqs * per_seq, self.max_size_by_gpu.get(dep.gpu.id, self.max_size))
+
+
+class RejectionSamplerWarmup(_Strict):
+    """vLLM V1's start-up sampler warm-up with a speculative config also runs the rejection sampler: one more
+    sampler pass over ``max_num_seqs`` rows of the vocabulary while ``kept_logit_rows_per_seq`` rows per
+    sequence of logits in the model dtype stay allocated (the warm-up's own logits and its dummy draft and
+    bonus target logits); its peak joins the profile run's peaks."""
+
+    kept_logit_rows_per_seq: int = Field(ge=0)
+    source: str
+
+
 # ----- profiles ----------------------------------------------------------------------------------
 
 
@@ -204,17 +245,49 @@ class EngineProfile(_Strict):
     cudagraph_subtracted: bool
     #: The plan shows vLLM's CUDA-graph estimate as a component.
     cudagraph_estimated: bool
-    #: The activation peak is the largest of the profile run's peaks (V1) or their sum (V0).
+    #: The activation peak is the largest of the profile run's peaks (forward, sampler, warm-ups) or their sum.
     activation_peak: Literal["max", "sum"]
-    #: Entries of ``calibration`` in data/engines.json for the sampler's bytes per logit and non-torch memory.
+    #: Entries of ``calibration`` in data/engines.json for the forward pass's activation factor, the sampler's
+    #: bytes per logit and non-torch memory.
+    forward_calibration: Literal["forward_activation_factor", "v0_forward_activation_factor"] = (
+        "forward_activation_factor"
+    )
     sampler_calibration: Literal["sampler_bytes_per_logit", "v0_sampler_bytes_per_logit"]
+    #: Sequences the profile run samples: ``max_num_seqs`` dummy requests (vLLM, SGLang) or the context-only
+    #: requests that fill ``max_num_batched_tokens`` with prompts of ``max_model_len - 1`` tokens (TensorRT-LLM's
+    #: estimation run, one sampled token each).
+    profile_run_sequences: Literal["max_num_seqs", "context_requests"] = "max_num_seqs"
+    #: The rejection-sampler warm-up vLLM V1 runs at start-up when speculating (None: none).
+    rejection_sampler_warmup: RejectionSamplerWarmup | None = None
     non_torch_calibration: Literal["non_torch_gib", "sglang_non_torch_gib", "hf_context_gib"]
     #: The engine runs draft-model speculative decoding under pipeline parallelism.
     draft_with_pipeline_parallel: bool
     #: Tokens a sliding-window layer keeps beyond its window: ``max_num_batched_tokens - 1`` (vLLM's
     #: sizing) or ``-1`` (transformers keeps ``window - 1``).
     sliding_window_slack: Literal["max_num_batched_tokens", "window_minus_one"]
+    #: Models mixing attention kinds get grouped KV caches with per-group tokens and a window-limited
+    #: admission check; None: every layer is sized at full length in one pool.
+    hybrid_kv_groups: HybridKvGroups | None = None
+    #: The engine allocates rotary cos/sin caches with the model, inside its weights memory (vLLM).
+    rope_cache_in_weights: bool = False
+    #: How the largest CUDA-graph batch follows max_num_seqs and speculation (None: ``min(2 · seqs, 512)``).
+    cudagraph_capture: CudagraphCapture | None = None
     source: str
+
+    def profile_run_seqs(self, limits: Limits, max_model_len: int) -> int:
+        """Sequences the profile run samples (see ``profile_run_sequences``).
+
+        >>> limits = Limits(memory_fraction=0.9, block_size=32, max_num_batched_tokens=8192, max_num_seqs=2048,
+        ...                 cudagraph_capture_sizes=0)
+        >>> trtllm, vllm = engine_profile("trtllm"), engine_profile("vllm")
+        >>> trtllm.profile_run_seqs(limits, 4096), vllm.profile_run_seqs(limits, 4096)
+        (3, 2048)
+        """
+        if self.profile_run_sequences == "max_num_seqs":
+            return limits.max_num_seqs
+        tokens = limits.max_num_batched_tokens
+        prompt = max(1, min(tokens, max_model_len - 1))
+        return -(-tokens // prompt)
 
     def memory_fraction(self, dep: Deployment, total_bytes: int) -> tuple[float, list[str]]:
         """The memory knob's value when the deployment leaves it unset, and how it was derived."""
@@ -396,7 +469,9 @@ def resolve_limits(dep: Deployment, profile: EngineProfile) -> Limits:
     tokens, seqs = profile.default_limits.batch(dep, total)  # type: ignore[attr-defined]
     tokens = dep.max_num_batched_tokens or tokens
     seqs = dep.max_num_seqs or seqs
-    captures = 0 if dep.enforce_eager else capture_size_count(min(2 * seqs, 512))
+    rule = profile.cudagraph_capture
+    largest = rule.largest(dep, seqs) if rule is not None else min(2 * seqs, 512)
+    captures = 0 if dep.enforce_eager else capture_size_count(largest)
     return Limits(
         memory_fraction=fraction,
         block_size=profile.block_size,

@@ -25,14 +25,23 @@ from planner.engines.components import (
     forward_activation_bytes,
     moe_workspace_bytes,
     non_torch_bytes,
+    rejection_warmup_bytes,
+    rope_cache_bytes,
     sampler_bytes,
 )
 from planner.engines.profiles import EngineProfile, Limits, engine_profile, resolve_limits
 from planner.memory.budget_rules import StageInputs, budget_rule
+from planner.memory.kv_groups import CHUNKED, SLIDING, LayerKv, request_bytes
 from planner.memory.problems import deployment_problems
 from planner.memory.types import MemoryPlan
 from planner.model.dtypes import element_bytes
-from planner.model.kv_bytes import kv_bytes_for_context, kv_bytes_per_token, kv_element_bytes
+from planner.model.geometry import Architecture
+from planner.model.kv_bytes import (
+    kv_bytes_for_context,
+    kv_bytes_per_token,
+    kv_element_bytes,
+    layer_kv_bytes_per_token,
+)
 from planner.model.weight_bytes import pp_stage_layers, stage_weight_bytes, weight_bytes_per_gpu
 
 
@@ -51,7 +60,9 @@ def _stage_inputs(
     target_w = stage_weight_bytes(
         target, fmt, tp=dep.tp, pp=dep.pp, config=dep.target.config if target.formula_family is None else None
     )[stage]
-    peaks = [forward_activation_bytes(target, tokens, dep.tp, elem)]
+    if profile.rope_cache_in_weights:  # a draft with the same rope reuses it (vLLM's get_rope is process-wide)
+        target_w += rope_cache_bytes(target, dep.target.config, elem)
+    peaks = [forward_activation_bytes(target, tokens, dep.tp, elem, profile)]
     workspace = moe_workspace_bytes(target, tokens, dep.tp, elem)
     draft_w = 0
     draft_layers = 0
@@ -66,10 +77,13 @@ def _stage_inputs(
         )
         draft_layers = draft.num_layers
         if profile.draft_weights_budgeted:  # V0 profiles the scorer (target) only
-            peaks.append(forward_activation_bytes(draft, tokens, draft_tp, elem))
+            peaks.append(forward_activation_bytes(draft, tokens, draft_tp, elem, profile))
             workspace = max(workspace, moe_workspace_bytes(draft, tokens, draft_tp, elem))
-    if stage == dep.pp - 1:
-        peaks.append(sampler_bytes(profile, target.vocab_size, limits.max_num_seqs))
+    if stage == dep.pp - 1:  # V0 samples on the driver rank only: the rank that binds the pool
+        seqs = profile.profile_run_seqs(limits, dep.resolved_max_model_len)
+        peaks.append(sampler_bytes(profile, target.vocab_size, seqs))
+        if dep.draft is not None:
+            peaks.append(rejection_warmup_bytes(profile, target.vocab_size, seqs, elem))
     target_kv, draft_kv = _kv_per_token(dep, layers, stage)
     slack = -1 if profile.sliding_window_slack == "window_minus_one" else limits.max_num_batched_tokens - 1
     return StageInputs(
@@ -88,7 +102,25 @@ def _stage_inputs(
         draft_kv_per_token=draft_kv,
         k=dep.num_speculative_tokens if dep.draft is not None else 0,
         sequence_bytes=lambda tokens: _sequence_bytes(dep, tokens, layers, stage, slack=slack),
+        layers_kv=_layers_kv(dep, layers, stage),
     )
+
+
+def _arch_layers_kv(arch: Architecture, element_bytes: int, tp: int, layers) -> list[LayerKv]:
+    per_layer = layer_kv_bytes_per_token(arch, element_bytes, tp)
+    windows = {SLIDING: arch.sliding_window, CHUNKED: arch.attention_chunk_size}
+    return [LayerKv(arch.layer_types[i], windows.get(arch.layer_types[i]), per_layer) for i in layers]
+
+
+def _layers_kv(dep: Deployment, stage_layers: range, stage: int) -> tuple[LayerKv, ...]:
+    """Every attention layer one GPU of ``stage`` caches: the target's stage layers, then the draft's."""
+    target = dep.target.architecture
+    found = _arch_layers_kv(target, kv_element_bytes(dep.kv, target, dep.target_format), dep.tp, stage_layers)
+    if _draft_on_stage(dep, stage):
+        draft = dep.draft.architecture
+        elem = kv_element_bytes(dep.kv, draft, dep.draft_format)
+        found += _arch_layers_kv(draft, elem, dep.resolved_draft_tp, range(draft.num_layers))
+    return tuple(found)
 
 
 def _kv_per_token(dep: Deployment, stage_layers: range, stage: int) -> tuple[int, int]:
@@ -151,11 +183,24 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
     block = limits.block_size
     target_kv, draft_kv = per_token[-1] if dep.draft is not None else per_token[binding]
     kv_total = target_kv + draft_kv
-    if rule.POOLED:
+    layout = inputs[binding].kv_layout if rule.POOLED else None
+    admits = True
+    if layout is not None:  # vLLM V1's hybrid groups: per-group tokens, window-limited requests
+        batched = limits.max_num_batched_tokens
+        tokens = layout.tokens(num_blocks, block)
+        kv_total = layout.bytes_per_token
+        blocks_per_request = layout.blocks_per_request(max_len + k, batched, block)
+        concurrency = num_blocks / blocks_per_request if blocks_per_request else 0.0
+        admits = all(
+            request_bytes(stage.layers_kv, max_len, batched, block) <= memory.kv_cache_bytes
+            for stage, memory in zip(inputs, stages, strict=True)
+        )
+    elif rule.POOLED:
         tokens = num_blocks * block
         per_request = inputs[binding].sequence_bytes(max_len + k)
         blocks_per_request = ceil(per_request / max(1, block * sum(per_token[binding])))
         concurrency = num_blocks / blocks_per_request if blocks_per_request else 0.0
+        admits = tokens >= max_len
     else:  # the engine holds exactly its batch
         tokens = dep.hf_batch_size * max_len
         concurrency = float(dep.hf_batch_size) if num_blocks > 0 else 0.0
@@ -183,9 +228,9 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
         draft_kv_share_frac=draft_share,
         fits=False,
         problems=[],
-        assumptions=_assumptions(dep, profile, limits, device),
+        assumptions=_assumptions(dep, profile, limits, device, inputs[binding]),
     )
-    plan.admits_max_model_len = tokens >= max_len if rule.POOLED else True
+    plan.admits_max_model_len = admits
     found = deployment_problems(dep, plan, profile)
     plan.problems, plan.fits, plan.start_problems = found.problems, found.fits, found.start
     plan.starts = not found.start
@@ -196,7 +241,9 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
     return plan
 
 
-def _assumptions(dep: Deployment, profile: EngineProfile, limits: Limits, device) -> list[str]:
+def _assumptions(
+    dep: Deployment, profile: EngineProfile, limits: Limits, device, stage: StageInputs | None = None
+) -> list[str]:
     notes = [
         f"engine profile {profile.id} (releases {profile.min_version} to <{profile.max_version}): {profile.source}",
         f"{profile.memory_knob or 'memory'} = {limits.memory_fraction:.3f}; max_num_batched_tokens = "
@@ -208,7 +255,14 @@ def _assumptions(dep: Deployment, profile: EngineProfile, limits: Limits, device
         notes.append("device total overridden by the user")
     elif device.estimated:
         notes.append(f"device total {device.how}")
-    if budget_rule(profile).POOLED and dep.target.architecture.num_sliding_layers:
+    layout = stage.kv_layout if stage is not None else None
+    if layout is not None:
+        notes.append(
+            f"hybrid KV cache: {layout.num_groups} groups of {layout.layers_per_group} layers by attention kind "
+            f"({layout.padding_layers} padding layers); tokens = blocks // {layout.num_groups} x block size; a "
+            "request holds window-limited blocks in sliding and chunked groups"
+        )
+    elif budget_rule(profile).POOLED and dep.target.architecture.num_sliding_layers:
         notes.append(
             "sliding-window layers are sized at full length"
             if not profile.sliding_window_savings

@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-LayerKind = Literal["full_attention", "sliding_attention"]
+#: ``chunked_attention``: local attention within fixed chunks of ``attention_chunk_size`` tokens (Llama-4).
+LayerKind = Literal["full_attention", "sliding_attention", "chunked_attention"]
 
 #: model_types whose parameter layout the closed-form formulas know (see planner/model/param_count.py).
 FORMULA_FAMILIES = frozenset(
@@ -69,6 +70,8 @@ class Architecture(BaseModel):
     norms_per_layer: int = 2
     layer_types: tuple[LayerKind, ...]
     sliding_window: int | None = None
+    #: Chunk of the ``chunked_attention`` layers (Llama-4 ``attention_chunk_size``), else None.
+    attention_chunk_size: int | None = None
     moe: MoeGeometry | None = None
     mla: MlaGeometry | None = None
     rope_type: str = "default"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from planner.deployment import Deployment
 from planner.engines.profiles import EngineProfile, Limits
+from planner.memory.kv_groups import KvLayout, LayerKv, hybrid_layout
 from planner.memory.types import GpuMemory
 
 
@@ -28,10 +29,18 @@ class StageInputs:
     k: int
     #: KV bytes one sequence of ``n`` tokens holds on this GPU (sliding layers capped as the engine sizes them).
     sequence_bytes: Callable[[int], int]
+    #: Every attention layer this GPU caches (target stage, then the draft's), for hybrid grouping.
+    layers_kv: tuple[LayerKv, ...] = ()
 
     @property
     def weights_bytes(self) -> int:
         return self.target_weights_bytes + self.draft_weights_bytes
+
+    @property
+    def kv_layout(self) -> KvLayout | None:
+        """The engine's hybrid KV groups, when it groups them and the layers mix attention kinds."""
+        rule = self.profile.hybrid_kv_groups
+        return None if rule is None else hybrid_layout(self.layers_kv, rule.largest_group_below_ratio)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 increase − non-torch increase (− CUDA-graph estimate from v0.21)``; the draft's layers share the block pool,
 so a token costs target + draft bytes and ``blocks = KV // (block_size · bytes_per_token)``. vLLM V0 sized the
 pool without the draft's weights (vLLM issue #9995), then split it so both models get the same number of
-blocks: ``blocks · kv_t / (kv_t + kv_d)``. Source: vLLM ``v1/worker/gpu_worker.py``
-determine_available_memory (https://github.com/vllm-project/vllm/blob/main/vllm/v1/worker/gpu_worker.py).
+blocks: ``blocks · kv_t / (kv_t + kv_d)``. Models mixing attention kinds get vLLM V1's grouped layout
+(:mod:`planner.memory.kv_groups`): ``blocks = KV // (block · layer bytes · layers per group)``.
+Source: vLLM ``v1/worker/gpu_worker.py`` determine_available_memory (https://github.com/vllm-project/vllm/blob/main/vllm/v1/worker/gpu_worker.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ def apply(s: StageInputs) -> StageBudget:
     counted = s.weights_bytes - unbudgeted_draft + s.torch_peak_increase_bytes + s.non_torch_increase_bytes
     kv = limit - counted - (s.cudagraph_bytes - uncounted_graphs)
     per_token = s.target_kv_per_token + s.draft_kv_per_token
-    if p.draft_kv == "even_block_split":
+    layout = s.kv_layout
+    if layout is not None:
+        blocks = layout.num_blocks(kv, block)
+    elif p.draft_kv == "even_block_split":
         target_blocks = kv // (block * s.target_kv_per_token) if s.target_kv_per_token else 0
         blocks = int(target_blocks * s.target_kv_per_token / per_token) if per_token else 0
     else:

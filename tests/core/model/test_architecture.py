@@ -18,6 +18,7 @@ from planner.model.meta_device import transformers_config
 def test_resolution_matches_transformers_config(spec):
     arch = spec.architecture
     config = transformers_config(spec.config)
+    config = getattr(config, "text_config", None) or config  # multimodal checkpoints: the language model's config
     layer_types = getattr(config, "layer_types", None)
     if layer_types is not None:
         assert arch.layer_types == tuple(layer_types)

@@ -1,0 +1,100 @@
+"""vLLM V1's hybrid KV-cache groups (planner/memory/kv_groups.py) against vLLM's rule and the v0.19.0 logs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from planner.catalog.lookup import get_gpu, get_model
+from planner.deployment import Deployment
+from planner.memory import plan_memory
+from planner.memory.kv_groups import FULL, SLIDING, LayerKv, hybrid_layout, request_bytes
+from planner.units import GIB
+
+SW = LayerKv(SLIDING, 1024, 8192)
+FA = LayerKv(FULL, None, 8192)
+
+
+@pytest.mark.parametrize(
+    ("sliding", "full", "groups", "padding", "tokens_per_block"),
+    [
+        (52, 10, 7, 8, 16 / 7),  # Gemma-3-27B: 'Add 8 padding layers', 36,560 / 15,997 blocks
+        (29, 5, 7, 1, 16 / 7),  # Gemma-3-4B: 'Add 1 padding layers', 468,144 / 204,817
+        (40, 8, 6, 0, 16 / 6),  # Gemma-3-12B: 130,304 / 48,867
+        (23, 23, 2, 0, 8),  # Gemma-2-27B: 58,672 / 7,335
+    ],
+)
+def test_groups_match_the_logged_layouts(sliding, full, groups, padding, tokens_per_block):
+    layout = hybrid_layout([SW] * sliding + [FA] * full, ratio=1.5)
+    assert (layout.num_groups, layout.padding_layers) == (groups, padding)
+    assert 16 / layout.num_groups == pytest.approx(tokens_per_block)
+
+
+def test_group_size_takes_the_largest_kind_when_counts_are_close():
+    layout = hybrid_layout([SW] * 12 + [FA] * 13, ratio=1.5)  # vLLM's gpt-oss + EAGLE example
+    assert (layout.layers_per_group, layout.num_groups, layout.padding_layers) == (13, 2, 1)
+    assert hybrid_layout([SW] * 12 + [FA] * 13, ratio=None).layers_per_group == 12
+
+
+def test_one_kind_or_unequal_pages_is_not_hybrid():
+    assert hybrid_layout([FA] * 32, ratio=1.5) is None
+    assert hybrid_layout([SW] * 5 + [LayerKv(FULL, None, 4096)], ratio=1.5) is None
+
+
+def test_logged_gemma3_27b_counts():
+    layout = hybrid_layout([SW] * 52 + [FA] * 10, ratio=1.5)
+    assert layout.tokens(15_997, 16) == 36_560
+    # 'Maximum concurrency for 8,192 tokens per request: 4.46x': 512 full + 6 x 513 sliding blocks
+    assert round(15_997 / layout.blocks_per_request(8192, 8192, 16), 2) == 4.46
+    assert layout.blocks_per_request(131_072, 8192, 16) == 11_654
+
+
+@given(st.integers(1, 40), st.integers(1, 80), st.integers(1, 10**6))
+def test_padding_only_adds_memory(full, sliding, blocks):
+    layout = hybrid_layout([FA] * full + [SW] * sliding, ratio=1.5)
+    assert layout.layers_per_group * layout.num_groups == full + sliding + layout.padding_layers
+    assert layout.bytes_per_token >= (full + sliding) * 8192
+    assert layout.tokens(blocks, 16) <= blocks * 16
+
+
+def _gemma3(max_model_len: int) -> Deployment:
+    """The logged vLLM 0.19.0 run: one H100 (79.19 GiB), gpu_memory_utilization 0.95."""
+    return Deployment.build(
+        target=get_model("google/gemma-3-27b-it"),
+        gpu=get_gpu("h100-sxm-80gb"),
+        gpu_memory_bytes=round(79.19 * GIB),
+        memory_fraction=0.95,
+        max_model_len=max_model_len,
+        engine="vllm",
+        engine_version="0.19.0",
+    )
+
+
+def test_gemma3_27b_at_8k_matches_the_log_within_one_percent():
+    plan = plan_memory(_gemma3(8192), with_suggestions=False)
+    assert plan.kv_cache_tokens == pytest.approx(36_560, rel=0.01)
+    assert plan.kv_bytes_per_token_per_gpu == 70 * 16 * 128 * 2 * 2  # 62 layers + 8 padding
+    assert plan.max_concurrency == pytest.approx(4.46, rel=0.02)
+    assert any("7 groups of 10 layers" in note for note in plan.assumptions)
+
+
+def test_gemma3_27b_at_128k_starts_on_the_window_limited_check():
+    plan = plan_memory(_gemma3(131_072), with_suggestions=False)
+    assert plan.kv_cache_tokens < 131_072  # fewer reported tokens than one request's length ...
+    assert plan.admits_max_model_len and plan.starts and plan.fits  # ... yet vLLM admits it
+    layers = [SW] * 52 + [FA] * 10
+    assert request_bytes(layers, 131_072, 8192, 16) <= plan.per_gpu.kv_cache_bytes
+    assert plan.max_concurrency >= 1
+
+
+def test_window_limited_check_refuses_when_even_the_windows_do_not_fit():
+    plan = plan_memory(_gemma3(131_072).replace(memory_fraction=0.72), with_suggestions=False)
+    assert not plan.admits_max_model_len
+    assert not plan.starts
+
+
+def test_multimodal_checkpoint_counts_the_vision_tower():
+    plan = plan_memory(_gemma3(8192), with_suggestions=False)
+    # logged 'weights memory: 51.45GiB'; the text-only model alone would be ~50.3 GiB
+    assert plan.per_gpu.target_weights_bytes / GIB == pytest.approx(51.45, rel=0.005)
