@@ -1,7 +1,8 @@
 """Speculative Decoding Capacity Planner: the Streamlit entry point (`make run`).
 
 Pages live in pages/ and are registered here explicitly; each page reads the shared scenario (drawn in
-the sidebar here), calls the core once and renders what it returns. A page opened by a deep link on a
+the sidebar here and kept in the page's link, so a reload or a shared link shows the same numbers),
+calls the core once and renders what it returns. A page opened by a deep link on a
 fresh server hands the request back to this file (pages/_frame.py), so every page runs in this frame.
 """
 
@@ -25,6 +26,5 @@ PAGES = [
 SCENARIO_PAGES = ("Sizing", "Performance", "Draft Selection", "Fleet & Quote")
 
 page = st.navigation(PAGES)
-if page.title in SCENARIO_PAGES:
-    scenario_sidebar()
+scenario_sidebar(draw=page.title in SCENARIO_PAGES)  # every page keeps the scenario in its link
 run_in_app_frame(lambda: run_page_guarded(page))
