@@ -51,9 +51,9 @@ if plan is not None:
     cols = st.columns(4)
     cols[0].metric("KV cache tokens / replica", f"{plan.kv_cache_tokens:,}")
     cols[1].metric(
-        f"Concurrent requests at {plan.max_model_len:,} tokens",
+        "Concurrent requests",
         f"{whole_requests(plan.max_concurrency):,}",
-        help="Whole requests of max model length the KV cache holds at once",
+        help=f"Whole requests of max model length ({plan.max_model_len:,} tokens) the KV cache holds at once",
     )
     cols[2].metric("KV cache per token per GPU", f"{plan.kv_bytes_per_token_per_gpu:,} bytes")
     cols[3].metric("Draft's share of KV pool", f"{plan.draft_kv_share_frac:.1%}")
