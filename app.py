@@ -22,9 +22,8 @@ PAGES = [
     st.Page("pages/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
     st.Page("pages/validation.py", title="Validation", icon="🔬", url_path="validation"),
 ]
-#: Pages that read the shared scenario (by title); the sidebar draws it only for them.
-SCENARIO_PAGES = ("Sizing", "Performance", "Draft Selection", "Fleet & Quote")
-
 page = st.navigation(PAGES)
-scenario_sidebar(draw=page.title in SCENARIO_PAGES)  # every page keeps the scenario in its link
+# Every page draws the scenario and keeps it in its link: sidebar widgets that stay on screen keep their state
+# (a widget left out of one run loses it, and a fast switch back could show its first option).
+scenario_sidebar()
 run_in_app_frame(lambda: run_page_guarded(page))
