@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 PORT   ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile validate-gpu clean
+.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile bench-app validate-gpu clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,7 @@ format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff format .
 
 ## bench: every benchmark (prints, never asserts)
-bench: bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile
+bench: bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile bench-app
 
 bench-accuracy: $(VENV)/.runtime-installed
 	$(PY) -m bench.memory_accuracy
@@ -73,6 +73,10 @@ bench-matrix: $(VENV)/.runtime-installed
 ## bench-hostile: engine-log parsing time on adversarial logs up to the 5,000,000-character cap
 bench-hostile: $(VENV)/.runtime-installed
 	$(PY) -m bench.log_parse_timing
+
+## bench-app: server-side time of each page's first render and rerun in AppTest (median of 20, cold and warm)
+bench-app: $(VENV)/.runtime-installed
+	$(PY) -m bench.app_timing
 
 ## validate-gpu: the prepared GPU validation (one NVIDIA GPU of >= 80 GB)
 validate-gpu: $(VENV)/.runtime-installed

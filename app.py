@@ -1,7 +1,8 @@
 """Speculative Decoding Capacity Planner: the Streamlit entry point (`make run`).
 
 Pages live in pages/ and are registered here explicitly; each page reads the shared scenario (drawn in
-the sidebar here), calls the core once and renders what it returns. A page opened by a deep link on a
+the sidebar here and kept in the page's link, so a reload or a shared link shows the same numbers),
+calls the core once and renders what it returns. A page opened by a deep link on a
 fresh server hands the request back to this file (pages/_frame.py), so every page runs in this frame.
 """
 
@@ -21,10 +22,8 @@ PAGES = [
     st.Page("pages/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
     st.Page("pages/validation.py", title="Validation", icon="🔬", url_path="validation"),
 ]
-#: Pages that read the shared scenario (by title); the sidebar draws it only for them.
-SCENARIO_PAGES = ("Sizing", "Performance", "Draft Selection", "Fleet & Quote")
-
 page = st.navigation(PAGES)
-if page.title in SCENARIO_PAGES:
-    scenario_sidebar()
+# Every page draws the scenario and keeps it in its link: sidebar widgets that stay on screen keep their state
+# (a widget left out of one run loses it, and a fast switch back could show its first option).
+scenario_sidebar()
 run_in_app_frame(lambda: run_page_guarded(page))

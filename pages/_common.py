@@ -27,17 +27,18 @@ MAX_CONFIG_UPLOAD_BYTES = MAX_CONFIG_BYTES
 MAX_TOKENIZER_UPLOAD_BYTES = MAX_TOKENIZER_BYTES
 
 
-@st.cache_data(show_spinner=False)
+# The catalog's tables are built once per server and shared read-only (cache_resource: no copy per rerun).
+@st.cache_resource(show_spinner=False)
 def catalog_models_table() -> pd.DataFrame:
     return models_table(model_facts(spec) for spec in list_models())
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def catalog_gpus_table() -> pd.DataFrame:
     return gpus_table()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def catalog_nodes_table() -> pd.DataFrame:
     return nodes_table()
 

@@ -1,13 +1,16 @@
-"""The one scenario shared by the Sizing, Performance, Draft Selection and Fleet pages, drawn by app.py.
+"""The one scenario every page shares, kept in the link: drawn in the sidebar by app.py, read by the pages.
 
-app.py calls :func:`scenario_sidebar` before it runs a scenario page: the widgets live in the sidebar
-and their values are kept in ``st.session_state`` so every page shows (and edits) the same scenario,
-also after a visit to a page without it. The values become a typed :class:`planner.Scenario`;
-pages read it with :func:`current_scenario` or :func:`scenario_deployment`.
+app.py calls :func:`scenario_sidebar` on every run. The typed :class:`planner.Scenario` lives in
+``st.session_state`` and in the page's link (``st.query_params``, short keys from
+``planner.scenario.QUERY_KEYS``): a link opened in a new browser, a reload or an edited query string
+is read back with the same validation (bad values are named in a banner and replaced by defaults), and
+every change made in the sidebar or on a page is written back to the link. Page inputs (Performance
+workload, Fleet traffic) are bound to the scenario with :func:`bind`, so they survive page switches.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -15,16 +18,43 @@ import streamlit as st
 from planner import ENGINES, Deployment, ModelSpec, PlannerError, Scenario
 from planner.catalog import get_model, list_kv_dtypes, list_models, list_nodes, list_weight_formats
 
-WIDGETS_KEY = "scenario"
 SCENARIO_KEY = "scenario_model"
+#: The last valid scenario (what the link holds while the sidebar shows an invalid input).
+BASE_KEY = "scenario_base"
+#: The query parameters this session last wrote (an incoming link that differs is applied).
+QUERY_KEY = "scenario_query"
 IMPORTED_KEY = "imported_models"
 NO_DRAFT = "(no draft)"
 CHECKPOINT = "checkpoint default"
 SAME_TP = "same as target"
+SIDEBAR_FIELDS = (
+    "target",
+    "draft",
+    "node",
+    "tp",
+    "pp",
+    "draft_tp",
+    "dtype",
+    "draft_dtype",
+    "kv_dtype",
+    "engine",
+    "engine_version",
+    "engine_default_fraction",
+    "memory_fraction",
+    "max_model_len",
+    "k",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "gpu_memory_gib",
+)
+#: Page widgets bound to scenario fields: widget key -> (field, scenario value -> widget value, widget -> field).
+_BINDINGS: dict[str, tuple[str, Callable[[Any], Any], Callable[[Any], Any]]] = {}
+#: Fields that go back to their default when another changes (an acceptance value when its convention does).
+_CLEARS = {"acceptance_mode": ("acceptance",)}
 
 
 def _widget_defaults(s: Scenario) -> dict[str, Any]:
-    """The widgets' values that show scenario ``s`` (0 and blanks stand for the engine's defaults)."""
+    """The sidebar widgets' values that show scenario ``s`` (0 and blanks stand for the engine's defaults)."""
     return {
         "target": s.target,
         "draft": s.draft or NO_DRAFT,
@@ -47,33 +77,72 @@ def _widget_defaults(s: Scenario) -> dict[str, Any]:
     }
 
 
-def _scenario_from_widgets(values: dict[str, Any]) -> Scenario:
+def _scenario_from_widgets(values: dict[str, Any], base: Scenario) -> Scenario:
+    """``base`` (which holds the page inputs) with the sidebar's fields; raises PlannerError when invalid."""
     return Scenario.build(
-        target=values["target"],
-        draft=None if values["draft"] == NO_DRAFT else values["draft"],
-        node=values["node"],
-        tp=int(values["tp"]),
-        pp=int(values["pp"]),
-        draft_tp_one=values["draft_tp"] == "1",
-        dtype=None if values["dtype"] == CHECKPOINT else values["dtype"],
-        draft_dtype=None if values["draft_dtype"] == CHECKPOINT else values["draft_dtype"],
-        kv_dtype=values["kv_dtype"],
-        engine=values["engine"],
-        engine_version=values["engine_version"].strip() or None,
-        memory_fraction=None if values["engine_default_fraction"] else float(values["memory_fraction"]),
-        max_model_len=int(values["max_model_len"]),
-        k=int(values["k"]),
-        max_num_batched_tokens=int(values["max_num_batched_tokens"]) or None,
-        max_num_seqs=int(values["max_num_seqs"]) or None,
-        gpu_memory_gib=float(values["gpu_memory_gib"]) or None,
+        **{
+            **base.model_dump(),
+            "target": values["target"],
+            "draft": None if values["draft"] == NO_DRAFT else values["draft"],
+            "node": values["node"],
+            "tp": int(values["tp"]),
+            "pp": int(values["pp"]),
+            "draft_tp_one": values["draft_tp"] == "1",
+            "dtype": None if values["dtype"] == CHECKPOINT else values["dtype"],
+            "draft_dtype": None if values["draft_dtype"] == CHECKPOINT else values["draft_dtype"],
+            "kv_dtype": values["kv_dtype"],
+            "engine": values["engine"],
+            "engine_version": (values["engine_version"] or "").strip()[:40] or None,
+            "memory_fraction": None if values["engine_default_fraction"] else float(values["memory_fraction"]),
+            "max_model_len": int(values["max_model_len"]),
+            "k": int(values["k"]),
+            "max_num_batched_tokens": int(values["max_num_batched_tokens"]) or None,
+            "max_num_seqs": int(values["max_num_seqs"]) or None,
+            "gpu_memory_gib": float(values["gpu_memory_gib"]) or None,
+        }
     )
 
 
-def _values() -> dict[str, Any]:
-    """The persisted widget values (the default scenario's on first use)."""
-    if WIDGETS_KEY not in st.session_state:
-        st.session_state[WIDGETS_KEY] = _widget_defaults(Scenario())
-    return st.session_state[WIDGETS_KEY]
+def base_scenario() -> Scenario:
+    """The last valid scenario of this session (the default one before anything ran)."""
+    return st.session_state.get(BASE_KEY) or Scenario()
+
+
+def load_scenario(scenario: Scenario) -> None:
+    """Make ``scenario`` the session's: every sidebar and bound page widget shows it (a worked example, a link)."""
+    st.session_state[BASE_KEY] = scenario
+    st.session_state[SCENARIO_KEY] = scenario
+    for name, value in _widget_defaults(scenario).items():
+        st.session_state[f"scenario_{name}"] = value
+    for key in list(st.session_state.keys()):
+        if key in _BINDINGS or str(key).startswith("perf_"):
+            del st.session_state[key]
+
+
+def bind(key: str, field: str, shown: Callable[[Any], Any] = lambda v: v, parse: Callable[[Any], Any] = lambda v: v):
+    """A page widget's ``key``/``on_change`` keyword arguments tying it to scenario ``field`` (seeded from it).
+
+    ``shown`` turns the field's value into the widget's, ``parse`` the widget's back.
+    """
+    _BINDINGS[key] = (field, shown, parse)
+    if key not in st.session_state:
+        st.session_state[key] = shown(getattr(base_scenario(), field))
+    return {"key": key, "on_change": _bound_changed, "args": (key,)}
+
+
+def _bound_changed(key: str) -> None:
+    field, _, parse = _BINDINGS[key]
+    base = base_scenario()
+    cleared = _CLEARS.get(field, ())
+    update = {name: Scenario.model_fields[name].default for name in cleared}
+    try:
+        update[field] = parse(st.session_state[key])
+        st.session_state[BASE_KEY] = Scenario.build(**{**base.model_dump(), **update})
+    except (PlannerError, TypeError, ValueError):
+        return  # the page validates its own inputs and says what is wrong
+    for other, (other_field, _, _) in list(_BINDINGS.items()):
+        if other_field in cleared:
+            st.session_state.pop(other, None)
 
 
 def imported_models() -> dict[str, ModelSpec]:
@@ -90,31 +159,29 @@ def lookup_model(model_id: str) -> ModelSpec:
 
 
 def _widget(name: str, render) -> Any:
-    """Render a widget seeded from the persisted values, then persist what it returns."""
-    values = _values()
+    """Render a sidebar widget seeded from the session's scenario when its state is missing."""
     key = f"scenario_{name}"
     if key not in st.session_state:
-        st.session_state[key] = values[name]
-    values[name] = render(key)
-    return values[name]
+        st.session_state[key] = _widget_defaults(base_scenario())[name]
+    return render(key)
 
 
 def _select(label: str, name: str, options: list, help: str | None = None):
-    if _values()[name] not in options:
-        _values()[name] = options[0]
-        st.session_state.pop(f"scenario_{name}", None)
+    key = f"scenario_{name}"
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = options[0]
     return _widget(name, lambda key: st.sidebar.selectbox(label, options, key=key, help=help))
 
 
-def _draw() -> dict[str, Any]:
+def _draw(base: Scenario) -> dict[str, Any]:
     st.sidebar.header("Scenario")
     models = model_choices()
     formats = [CHECKPOINT] + [f.id for f in list_weight_formats()]
     _select("Target model", "target", models)
     _select("Draft model", "draft", [NO_DRAFT, *models])
     _select("Node type", "node", [n.id for n in list_nodes()])
-    _widget("tp", lambda key: st.sidebar.number_input("Tensor parallel (target)", 1, 64, step=1, key=key))
-    _widget("pp", lambda key: st.sidebar.number_input("Pipeline parallel (target)", 1, 16, step=1, key=key))
+    _widget("tp", lambda key: st.sidebar.number_input("Tensor parallel (target)", 0, step=1, key=key))
+    _widget("pp", lambda key: st.sidebar.number_input("Pipeline parallel (target)", 0, step=1, key=key))
     _select("Draft tensor parallel", "draft_tp", [SAME_TP, "1"])
     _select("Target weights", "dtype", formats)
     _select("Draft weights", "draft_dtype", formats)
@@ -143,36 +210,71 @@ def _draw() -> dict[str, Any]:
         )
     _widget(
         "max_model_len",
-        lambda key: st.sidebar.number_input("Max model length (tokens)", 256, 1_048_576, step=1024, key=key),
+        lambda key: st.sidebar.number_input("Max model length (tokens)", 0, step=1024, key=key),
     )
-    _widget("k", lambda key: st.sidebar.number_input("Draft length K", 1, 16, step=1, key=key))
+    _widget("k", lambda key: st.sidebar.number_input("Draft length K (draft tokens per step)", 0, step=1, key=key))
     with st.sidebar.expander("Advanced engine knobs"):
         _widget(
             "max_num_batched_tokens",
-            lambda key: st.number_input(
-                "max_num_batched_tokens (0 = engine default)", 0, 1_048_576, step=1024, key=key
-            ),
+            lambda key: st.number_input("Max batched tokens per step (0 = engine default)", 0, step=1024, key=key),
         )
         _widget(
             "max_num_seqs",
-            lambda key: st.number_input("max_num_seqs (0 = engine default)", 0, 65_536, step=64, key=key),
+            lambda key: st.number_input("Max sequences per batch (0 = engine default)", 0, step=64, key=key),
         )
         _widget(
             "gpu_memory_gib",
-            lambda key: st.number_input("GPU memory override, GiB (0 = catalog)", 0.0, 1024.0, step=1.0, key=key),
+            lambda key: st.number_input("GPU memory override, GiB (0 = catalog)", 0.0, step=1.0, key=key),
         )
-    return _values()
+    return {name: st.session_state.get(f"scenario_{name}", value) for name, value in _widget_defaults(base).items()}
 
 
-def scenario_sidebar() -> Scenario | None:
-    """app.py: draw the scenario widgets in the sidebar and keep the typed scenario they give."""
-    try:
-        scenario = _scenario_from_widgets(_draw())
-    except PlannerError as exc:
-        st.session_state[SCENARIO_KEY] = None
-        st.sidebar.error(f"Scenario: {exc}", icon="⚠️")
-        return None
+def _apply_link() -> list[str]:
+    """Load the link's scenario when it is new to this session; what was wrong with it."""
+    incoming = st.query_params.to_dict()
+    first_run = BASE_KEY not in st.session_state
+    if not first_run and (not incoming or incoming == st.session_state.get(QUERY_KEY)):
+        return []  # the session's own link, or one a page switch dropped: the session's scenario stands
+    scenario, problems = Scenario.from_query(incoming, tuple(imported_models()))
+    load_scenario(scenario)
+    st.session_state[QUERY_KEY] = incoming
+    return problems
+
+
+def _write_link(scenario: Scenario) -> None:
+    query = scenario.to_query()
+    if st.query_params.to_dict() != query:
+        st.query_params.from_dict(query)
+    st.session_state[QUERY_KEY] = query
+
+
+def scenario_sidebar(draw: bool = True) -> Scenario | None:
+    """app.py: read a new link, draw the scenario widgets (``draw``), keep the typed scenario, write the link.
+
+    A link's problems are shown in a banner above the page; an invalid sidebar input blocks the pages'
+    results (the scenario is None) with a message, and the link keeps the last valid scenario.
+    """
+    problems = _apply_link()
+    if problems:
+        st.warning(
+            "Parts of this link were not used:\n\n" + "\n".join(f"- {p}" for p in problems[:8]),
+            icon="🔗",
+        )
+    base = base_scenario()
+    scenario: Scenario | None = base
+    if draw:
+        try:
+            scenario = _scenario_from_widgets(_draw(base), base)
+        except PlannerError as exc:
+            scenario = None
+            st.sidebar.error(f"Scenario: {exc}", icon="⚠️")
+        except (TypeError, ValueError) as exc:
+            scenario = None
+            st.sidebar.error(f"Scenario: a sidebar value is not valid ({exc}).", icon="⚠️")
+    if scenario is not None:
+        st.session_state[BASE_KEY] = scenario
     st.session_state[SCENARIO_KEY] = scenario
+    _write_link(base_scenario())
     return scenario
 
 
@@ -181,12 +283,24 @@ def current_scenario() -> Scenario | None:
     return st.session_state.get(SCENARIO_KEY, Scenario())
 
 
+def scenario_blocked() -> bool:
+    """True (with a message in the page) when the sidebar holds an invalid input: results are not shown."""
+    if current_scenario() is None:
+        st.error("Fix the scenario in the sidebar (see the message there): results need valid inputs.", icon="⛔")
+        return True
+    return False
+
+
 def scenario_deployment() -> Deployment | None:
     """The scenario's Deployment; a bad combination is shown as a message and gives None."""
-    scenario = current_scenario()
-    if scenario is None:
+    if scenario_blocked():
         return None
+    scenario = current_scenario()
     try:
+        problem = scenario.context_problem(imported_models())
+        if problem:
+            st.error(problem, icon="⛔")
+            return None
         return scenario.deployment(imported_models())
     except PlannerError as exc:
         st.error(f"Scenario: {exc}", icon="⚠️")

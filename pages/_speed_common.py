@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages._scenario import bind
 from planner.acceptance_math import draft_acceptance_rate, expected_tokens_per_step
 from planner.defaults import ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS
 from planner.speed import RateSweep, SpeedReport, SpeedWorkload, rate_sweep, speculation_rules, speed_report
@@ -37,25 +38,39 @@ def cached_rate_sweep(dep, alpha: float, k: int, prompt_tokens: int, output_toke
     return rate_sweep(dep, alpha=alpha, k=k, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
 
 
+def _or(default: int):
+    """A bound field's widget value: the field's, or ``default`` when the scenario leaves it to the rules."""
+    return lambda value: int(default if value is None else value)
+
+
 def workload_fields() -> dict:
     """Draw the page's workload inputs (main area) and return SpeedWorkload fields."""
     defaults = speculation_rules().default_workload
-    mode_label = st.selectbox("Acceptance given as", list(ACCEPTANCE_MODES), key="perf_acceptance_mode")
+    labels = {mode: label for label, mode in ACCEPTANCE_MODES.items()}
+    mode_label = st.selectbox(
+        "Acceptance given as",
+        list(ACCEPTANCE_MODES),
+        **bind("perf_acceptance_mode", "acceptance_mode", labels.get, ACCEPTANCE_MODES.get),
+    )
     mode = ACCEPTANCE_MODES[mode_label]
     cols = st.columns(4)
     value = cols[0].number_input(
         mode_label.split(" (")[0],
         min_value=0.0,
-        max_value=65.0,
-        value=_DEFAULT_VALUES[mode],
         step=0.01,
         format="%.3f",
-        key=f"perf_{mode}",
         help="α and ρ are fractions in [0, 1]; τ lies in [1, K+1]",
+        **bind(f"perf_{mode}", "acceptance", lambda v: _DEFAULT_VALUES[mode] if v is None else float(v), float),
     )
-    batch = cols[1].number_input("Batch size (sequences)", 1, 4096, defaults.batch_size, key="perf_batch")
-    prompt = cols[2].number_input("Prompt tokens", 1, 1_048_576, defaults.prompt_tokens, key="perf_prompt")
-    output = cols[3].number_input("Output tokens", 1, 1_048_576, defaults.output_tokens, key="perf_output")
+    batch = cols[1].number_input(
+        "Batch size (sequences)", 0, step=1, **bind("perf_batch", "batch_size", _or(defaults.batch_size), int)
+    )
+    prompt = cols[2].number_input(
+        "Prompt tokens", 0, step=128, **bind("perf_prompt", "prompt_tokens", _or(defaults.prompt_tokens), int)
+    )
+    output = cols[3].number_input(
+        "Output tokens", 0, step=64, **bind("perf_output", "output_tokens", _or(defaults.output_tokens), int)
+    )
     return {
         mode: float(value),
         "batch_size": int(batch),

@@ -4,10 +4,9 @@ import streamlit as st
 
 from pages._common import guarded
 from pages._frame import ensure_app_frame
-from pages._scenario import current_scenario, lookup_model
+from pages._scenario import bind, current_scenario, lookup_model
 from planner.catalog import get_node, list_nodes
 from planner.decisions import Traffic, compare_nodes
-from planner.defaults import ACCEPTANCE_ALPHA
 from planner.reports import MIME, quote_report, quotes_table
 from planner.reports.charts import cost_by_node
 
@@ -20,21 +19,24 @@ st.caption(
 
 scenario = current_scenario()
 c1, c2, c3, c4 = st.columns(4)
-rate = c1.number_input("Requests per second", 0.01, 100_000.0, 20.0, step=1.0, key="fleet_rate")
-prompt = c2.number_input("Prompt tokens", 1, 1_000_000, 1024, step=128, key="fleet_prompt")
-output = c3.number_input("Output tokens", 1, 100_000, 256, step=64, key="fleet_output")
-slo_ms = c4.number_input("TPOT objective (ms, 0 = none)", 0.0, 10_000.0, 50.0, step=5.0, key="fleet_slo")
+# Each input is bound to the shared scenario (bind): it survives page switches and travels in the link.
+rate = c1.number_input("Requests per second", 0.0, step=1.0, **bind("fleet_rate", "fleet_requests_per_s"))
+prompt = c2.number_input("Prompt tokens", 0, step=128, **bind("fleet_prompt", "fleet_prompt_tokens"))
+output = c3.number_input("Output tokens", 0, step=64, **bind("fleet_output", "fleet_output_tokens"))
+slo_ms = c4.number_input("TPOT objective (ms, 0 = none)", 0.0, step=5.0, **bind("fleet_slo", "fleet_tpot_slo_ms"))
 t1, t2 = st.columns(2)
-ttft_ms = t1.number_input("TTFT objective (ms, 0 = none)", 0.0, 600_000.0, 2000.0, step=50.0, key="fleet_ttft")
-percentile = t2.number_input("Objectives hold at percentile", 1.0, 100.0, 99.0, step=1.0, key="fleet_percentile")
-alpha = st.slider("Assumed acceptance α of the draft", 0.0, 1.0, ACCEPTANCE_ALPHA, 0.01, key="fleet_alpha")
+ttft_ms = t1.number_input("TTFT objective (ms, 0 = none)", 0.0, step=50.0, **bind("fleet_ttft", "fleet_ttft_slo_ms"))
+percentile = t2.number_input(
+    "Objectives hold at percentile", 1.0, 100.0, step=1.0, **bind("fleet_percentile", "fleet_percentile")
+)
+alpha = st.slider("Assumed acceptance α of the draft", 0.0, 1.0, step=0.01, **bind("fleet_alpha", "fleet_alpha"))
 node_ids = [n.id for n in list_nodes()]
-default_nodes = [
-    n for n in ("8x-h100-sxm-80gb", "8x-h200-sxm-141gb", "8x-mi300x-192gb", "4x-l40s-48gb") if n in node_ids
-]
-chosen = st.multiselect("Node types to compare", node_ids, default=default_nodes, key="fleet_nodes")
+chosen = st.multiselect("Node types to compare", node_ids, **bind("fleet_nodes", "fleet_nodes", list, tuple))
 price = st.number_input(
-    "Override $/GPU-hour for every node type (0 = catalog prices)", 0.0, 1000.0, 0.0, step=0.1, key="fleet_price"
+    "Override $/GPU-hour for every node type (0 = catalog prices)",
+    0.0,
+    step=0.1,
+    **bind("fleet_price", "fleet_usd_per_gpu_hour"),
 )
 
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages._common import guarded
+from pages._common import cached_plan, guarded
 from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
 from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
@@ -35,6 +35,12 @@ if dep is not None:
         workload = guarded(lambda: SpeedWorkload.build(**fields))
         report = guarded(lambda: cached_speed_report(dep, workload)) if workload else None
 
+plan = guarded(lambda: cached_plan(dep)) if report is not None else None
+if report is not None and plan is not None and not (plan.fits and plan.starts):
+    # a deployment that does not fit (or would not start) is never recommended, whatever its speed would be
+    reasons = "; ".join((plan.start_problems + plan.problems)[:2])
+    st.error(f"**NOT RECOMMENDED**: this deployment does not fit the node ({reasons}). Fix it on the Sizing page.")
+    report = None
 if report is not None:
     est = report.estimate
     show = {"recommend": st.success, "enable": st.info, "disable": st.warning}[est.verdict]

@@ -4,12 +4,30 @@ import streamlit as st
 
 from pages._common import cached_concurrency_curve, cached_plan, guarded
 from pages._frame import ensure_app_frame
-from pages._scenario import scenario_deployment
-from planner.reports import MIME, gpu_memory_table, sizing_report, suggestions_table
-from planner.reports.charts import concurrency_curve, draft_cost_bars, gpu_memory_bar
+from pages._scenario import load_scenario, scenario_deployment
+from planner.reports import MIME, memory_components_view, sizing_report, suggestions_view, whole_requests
+from planner.reports.charts import concurrency_curve, draft_cost_bars, gpu_memory_bar, memory_shortfall_bar
+from planner.scenario import EXAMPLES
 
 ensure_app_frame()
+
+
+def _load_example(example) -> None:
+    load_scenario(example)
+    st.session_state["intro_done"] = True
+
+
 st.title("Sizing")
+with st.expander("What this app answers, and where to start", expanded=not st.session_state.get("intro_done")):
+    st.markdown(
+        "Speculative decoding runs a small **draft** model beside a large **target** model to serve tokens faster. "
+        "This planner answers, for a draft/target pair on a GPU node: **does it fit** and how many requests run at "
+        "once (this page), **how much faster** it serves (Performance), **which draft** to use (Draft Selection) "
+        "and **how many nodes and dollars** a workload needs (Fleet & Quote). Set the scenario in the sidebar, or "
+        "load a worked example; the page's link keeps the scenario, so a reload or a shared link shows the same."
+    )
+    for col, (name, example) in zip(st.columns(len(EXAMPLES)), EXAMPLES.items(), strict=True):
+        col.button(name, key=f"example_{name}", width="stretch", on_click=_load_example, args=(example,))
 st.caption("Per-GPU memory as the serving engine budgets it. GiB = 2^30 bytes, GB = 10^9 bytes.")
 
 dep = scenario_deployment()
@@ -18,7 +36,7 @@ if plan is not None:
     if plan.fits:
         st.success(
             f"Fits: {plan.kv_cache_tokens:,} KV-cache tokens per replica, "
-            f"{plan.max_concurrency:g} concurrent requests at {plan.max_model_len:,} tokens.",
+            f"{whole_requests(plan.max_concurrency):,} concurrent requests at {plan.max_model_len:,} tokens.",
             icon="✅",
         )
     else:
@@ -31,26 +49,31 @@ if plan is not None:
 
     cols = st.columns(4)
     cols[0].metric("KV cache tokens / replica", f"{plan.kv_cache_tokens:,}")
-    cols[1].metric(f"Max concurrency @ {plan.max_model_len:,}", f"{plan.max_concurrency:g}")
-    cols[2].metric("KV bytes / token / GPU", f"{plan.kv_bytes_per_token_per_gpu:,} B")
+    cols[1].metric(
+        "Concurrent requests",
+        f"{whole_requests(plan.max_concurrency):,}",
+        help=f"Whole requests of max model length ({plan.max_model_len:,} tokens) the KV cache holds at once",
+    )
+    cols[2].metric("KV cache per token per GPU", f"{plan.kv_bytes_per_token_per_gpu:,} bytes")
     cols[3].metric("Draft's share of KV pool", f"{plan.draft_kv_share_frac:.1%}")
 
     if plan.suggestions:
         st.subheader("What would make it fit")
-        st.dataframe(
-            suggestions_table(plan),
-            hide_index=True,
-            column_config={"max_concurrency": st.column_config.NumberColumn(format="%.1f")},
-        )
+        st.dataframe(suggestions_view(plan), hide_index=True)
 
-    st.subheader("One GPU's memory by component")
-    st.plotly_chart(gpu_memory_bar(plan), key="sizing_memory_bar")
+    shortfall = None if plan.fits else memory_shortfall_bar(plan)
+    if shortfall is not None:
+        st.subheader("What is needed against what the GPU has")
+        st.plotly_chart(shortfall, key="sizing_shortfall")
+    else:
+        st.subheader("One GPU's memory by component")
+        st.plotly_chart(gpu_memory_bar(plan), key="sizing_memory_bar")
     st.dataframe(
-        gpu_memory_table(plan.per_gpu),
+        memory_components_view(plan.per_gpu),
         hide_index=True,
         column_config={
-            "GiB": st.column_config.NumberColumn(format="%.2f"),
-            "GB": st.column_config.NumberColumn(format="%.2f"),
+            "GiB (2^30 B)": st.column_config.NumberColumn(format="%.2f"),
+            "GB (10^9 B)": st.column_config.NumberColumn(format="%.2f"),
         },
     )
 
@@ -59,9 +82,9 @@ if plan is not None:
         st.subheader("The draft's cost")
         if dep.draft is not None:
             st.plotly_chart(draft_cost_bars(plan), key="sizing_draft_cost")
-            lost = (plan.max_concurrency_without_draft or 0) - plan.max_concurrency
+            lost = whole_requests(plan.max_concurrency_without_draft or 0) - whole_requests(plan.max_concurrency)
             st.caption(
-                f"The draft costs {lost:.1f} concurrent requests "
+                f"The draft costs {lost:,} concurrent requests "
                 f"({plan.draft_kv_bytes_per_token_per_gpu:,} of {plan.kv_bytes_per_token_per_gpu:,} "
                 f"KV bytes per token, {plan.lookahead_slots_per_seq} lookahead slots per request)."
             )

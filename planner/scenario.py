@@ -3,7 +3,20 @@
 Ids, not specs: the target, draft and node are catalog ids (or ids of models imported from a
 ``config.json`` in this session, passed to :meth:`Scenario.deployment`), so a scenario is small,
 hashable as JSON and free of Streamlit. ``None`` for a precision means the checkpoint's own, for an
-engine knob the engine's documented default. The draft length K defaults to the deployment's.
+engine knob the engine's documented default. The draft length K defaults to the deployment's. The
+scenario also carries the inputs of the Performance page (batch, prompt, output, acceptance and how
+it is given) and of the Fleet page (traffic, objective, node types, price), so one link reproduces
+every page.
+
+A scenario travels in a link as short, stable query keys (:data:`QUERY_KEYS`); only values that
+differ from the defaults are written, and :meth:`Scenario.from_query` reads them back with the same
+validation, replacing any unknown or invalid value by its default and saying why:
+
+>>> Scenario(tp=4, node="4x-l40s-48gb").to_query()
+{'n': '4x-l40s-48gb', 'tp': '4'}
+>>> s, problems = Scenario.from_query({"tp": "four", "zz": "1", "len": "32768"})
+>>> s.tp, s.max_model_len, len(problems)
+(8, 32768, 2)
 
 >>> scenario = Scenario()
 >>> dep = scenario.deployment()
@@ -15,19 +28,29 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Collection, Mapping
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from planner.catalog.lookup import get_model, get_node
+from planner.catalog.lookup import get_model, get_node, list_kv_dtypes, list_models, list_nodes, list_weight_formats
 from planner.catalog.schemas import ModelSpec
+from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment, Engine
 from planner.errors import first_pydantic_error
 from planner.units import gib_to_bytes
 
-__all__ = ["Scenario"]
+__all__ = ["EXAMPLES", "QUERY_KEYS", "Scenario"]
 
 _K_DEFAULT = Deployment.model_fields["num_speculative_tokens"].default
+#: The node types the Fleet page compares by default (those the catalog holds).
+FLEET_NODES = ("8x-h100-sxm-80gb", "8x-h200-sxm-141gb", "8x-mi300x-192gb", "4x-l40s-48gb")
+AcceptanceMode = Literal["alpha", "mean_accepted_len", "draft_acceptance_rate"]
+#: Longest query value read (ids, versions and node lists are shorter): anything longer is refused unread.
+MAX_QUERY_VALUE_CHARS = 400
+#: How ``None`` is written in a link (a field whose default is set, such as the draft).
+NONE_TOKEN = "none"
 
 
 class Scenario(BaseModel):
@@ -51,13 +74,32 @@ class Scenario(BaseModel):
     #: A release such as "0.19.0"; None = the newest profiled one.
     engine_version: str | None = None
     #: gpu_memory_utilization / mem_fraction_static / free_gpu_memory_fraction; None = the engine's default.
-    memory_fraction: float | None = Field(default=None, gt=0, le=1)
-    max_model_len: int = Field(default=8192, ge=16)
+    memory_fraction: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    max_model_len: int = Field(default=8192, ge=16, le=2**31 - 1)
     k: int = Field(default=_K_DEFAULT, ge=1, le=64)
-    max_num_batched_tokens: int | None = Field(default=None, ge=16)
-    max_num_seqs: int | None = Field(default=None, ge=1)
+    max_num_batched_tokens: int | None = Field(default=None, ge=16, le=2**31 - 1)
+    max_num_seqs: int | None = Field(default=None, ge=1, le=2**31 - 1)
     #: Overrides the catalog's device total, GiB (2^30 bytes).
-    gpu_memory_gib: float | None = Field(default=None, gt=0)
+    gpu_memory_gib: float | None = Field(default=None, gt=0, le=1e6, allow_inf_nan=False)
+    # The Performance page's workload: how acceptance is given and its value (None = the default in that
+    # spelling), batch size, prompt and output tokens (None = the speed rules' default workload).
+    acceptance_mode: AcceptanceMode = "alpha"
+    acceptance: float | None = Field(default=None, ge=0, le=65, allow_inf_nan=False)
+    batch_size: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    prompt_tokens: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    output_tokens: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    # The Fleet page's traffic and comparison.
+    fleet_requests_per_s: float = Field(default=20.0, gt=0, le=1e9, allow_inf_nan=False)
+    fleet_prompt_tokens: int = Field(default=1024, ge=1, le=2**31 - 1)
+    fleet_output_tokens: int = Field(default=256, ge=1, le=2**31 - 1)
+    #: Time per output token objective, ms; 0 = none.
+    fleet_tpot_slo_ms: float = Field(default=50.0, ge=0, le=1e9, allow_inf_nan=False)
+    fleet_ttft_slo_ms: float = Field(default=2000.0, ge=0, le=1e9, allow_inf_nan=False)
+    fleet_percentile: float = Field(default=99.0, ge=1, le=100, allow_inf_nan=False)
+    fleet_alpha: float = Field(default=ACCEPTANCE_ALPHA, ge=0, le=1, allow_inf_nan=False)
+    fleet_nodes: tuple[str, ...] = Field(default=FLEET_NODES, max_length=64)
+    #: One $/GPU-hour for every node type; 0 = the catalog's prices.
+    fleet_usd_per_gpu_hour: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
 
     @classmethod
     def build(cls, **fields) -> Scenario:
@@ -94,3 +136,198 @@ class Scenario(BaseModel):
             max_num_seqs=self.max_num_seqs,
             gpu_memory_bytes=gib_to_bytes(self.gpu_memory_gib) if self.gpu_memory_gib else None,
         )
+
+    def context_problem(self, imported: Mapping[str, ModelSpec] | None = None) -> str | None:
+        """Why ``max_model_len`` is refused: above the target's own context window (None when it is not).
+
+        vLLM refuses a ``max_model_len`` above the length derived from the model's config ("User-specified
+        max_model_len ... is greater than the derived max_model_len", vllm/config/model.py), and the model was
+        not trained for longer sequences.
+
+        >>> Scenario(max_model_len=1_048_576).context_problem()
+        "Max model length 1,048,576 tokens is above meta-llama/Llama-3.1-70B's context window of 131,072 tokens: \
+vLLM refuses to start, and the model was not trained on longer sequences. Use at most 131,072."
+        """
+        target = (imported or {}).get(self.target) or get_model(self.target)
+        context = target.architecture.max_position_embeddings
+        if context and self.max_model_len > context:
+            return (
+                f"Max model length {self.max_model_len:,} tokens is above {self.target}'s context window of "
+                f"{context:,} tokens: vLLM refuses to start, and the model was not trained on longer sequences. "
+                f"Use at most {context:,}."
+            )
+        return None
+
+    def to_query(self) -> dict[str, str]:
+        """The link's query parameters: the short key and text of every field that differs from the default."""
+        default = Scenario()
+        return {
+            key: _to_text(getattr(self, name))
+            for name, key in QUERY_KEYS.items()
+            if getattr(self, name) != getattr(default, name)
+        }
+
+    @classmethod
+    def from_query(
+        cls, params: Mapping[str, str | list[str]], model_ids: Collection[str] = ()
+    ) -> tuple[Scenario, list[str]]:
+        """The scenario a link describes, and what was wrong with it (each bad value replaced by its default).
+
+        ``model_ids`` are models known besides the catalog's (imported in this session).
+        """
+        names = {key: name for name, key in QUERY_KEYS.items()}
+        problems: list[str] = []
+        fields: dict = {}
+        for key, raw in params.items():
+            text = raw[-1] if isinstance(raw, list) and raw else raw
+            if key not in names:
+                problems.append(f"Ignored the link's unknown parameter {_shown(key)}.")
+                continue
+            name = names[key]
+            if not isinstance(text, str) or len(text) > MAX_QUERY_VALUE_CHARS:
+                problems.append(f"The link's {key} is too long to be a valid {_LABELS[name]}; using the default.")
+                continue
+            try:
+                value = _from_text(name, text.strip(), model_ids)
+                cls(**{name: value})
+            except (ValidationError, ValueError) as exc:
+                default = cls.model_fields[name].default
+                default = "the engine's or checkpoint's own" if default is None else _to_text(default)
+                why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+                problems.append(
+                    f"The link's {_LABELS[name]} ({key}={_shown(text)}) is not valid: {why}. "
+                    f"Using the default, {default}."
+                )
+                continue
+            fields[name] = value
+        return cls(**fields), problems
+
+
+#: Each field's key in a link. Stable: links already shared must keep their meaning, so keys are never reused.
+QUERY_KEYS: dict[str, str] = {
+    "target": "t",
+    "draft": "d",
+    "node": "n",
+    "tp": "tp",
+    "pp": "pp",
+    "draft_tp_one": "dtp1",
+    "dtype": "w",
+    "draft_dtype": "dw",
+    "kv_dtype": "kv",
+    "engine": "e",
+    "engine_version": "ev",
+    "memory_fraction": "mf",
+    "max_model_len": "len",
+    "k": "k",
+    "max_num_batched_tokens": "mbt",
+    "max_num_seqs": "mns",
+    "gpu_memory_gib": "gm",
+    "acceptance_mode": "am",
+    "acceptance": "a",
+    "batch_size": "b",
+    "prompt_tokens": "pt",
+    "output_tokens": "ot",
+    "fleet_requests_per_s": "rps",
+    "fleet_prompt_tokens": "fpt",
+    "fleet_output_tokens": "fot",
+    "fleet_tpot_slo_ms": "slo",
+    "fleet_ttft_slo_ms": "ttft",
+    "fleet_percentile": "pct",
+    "fleet_alpha": "fa",
+    "fleet_nodes": "fn",
+    "fleet_usd_per_gpu_hour": "usd",
+}
+#: Each field as a banner names it.
+_LABELS = {
+    "target": "target model",
+    "draft": "draft model",
+    "node": "node type",
+    "tp": "tensor parallel size",
+    "pp": "pipeline parallel size",
+    "draft_tp_one": "draft tensor parallel choice",
+    "dtype": "target weight format",
+    "draft_dtype": "draft weight format",
+    "kv_dtype": "KV cache dtype",
+    "engine": "serving engine",
+    "engine_version": "engine release",
+    "memory_fraction": "engine memory fraction",
+    "max_model_len": "max model length",
+    "k": "draft length K",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "max_num_seqs": "max_num_seqs",
+    "gpu_memory_gib": "GPU memory override",
+    "acceptance_mode": "acceptance convention",
+    "acceptance": "acceptance value",
+    "batch_size": "batch size",
+    "prompt_tokens": "prompt tokens",
+    "output_tokens": "output tokens",
+    "fleet_requests_per_s": "requests per second",
+    "fleet_prompt_tokens": "fleet prompt tokens",
+    "fleet_output_tokens": "fleet output tokens",
+    "fleet_tpot_slo_ms": "TPOT objective",
+    "fleet_ttft_slo_ms": "TTFT objective",
+    "fleet_percentile": "objective percentile",
+    "fleet_alpha": "fleet acceptance α",
+    "fleet_nodes": "node types to compare",
+    "fleet_usd_per_gpu_hour": "price override",
+}
+
+#: Worked examples the first screen loads in one click.
+EXAMPLES: dict[str, Scenario] = {
+    "70B + 1B on 8x H100": Scenario(max_model_len=32768),
+    "70B + 3B on 8x H100": Scenario(draft="meta-llama/Llama-3.2-3B", max_model_len=32768),
+    "8B + 1B on one L40S": Scenario(target="meta-llama/Llama-3.1-8B", node="1x-l40s-48gb", tp=1, max_model_len=16384),
+    "70B on one H100 (does not fit)": Scenario(node="1x-h100-sxm-80gb", tp=1),
+}
+
+
+def _to_text(value) -> str:
+    if value is None:
+        return NONE_TOKEN
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, tuple):
+        return ",".join(value)
+    if isinstance(value, float):
+        return repr(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)
+
+
+def _shown(text: str) -> str:
+    """A user's text quoted for a message, cut short."""
+    return repr(text if len(text) <= 40 else text[:40] + "…")
+
+
+def _from_text(name: str, text: str, model_ids: Collection[str]):
+    """A query value as the field's Python value; ids are checked against the catalog."""
+    if text.lower() == NONE_TOKEN:
+        return None
+    if name in ("target", "draft"):
+        known = {m.id for m in list_models()} | set(model_ids)
+        if text not in known:
+            raise ValueError("not a model in the catalog or imported in this session")
+    elif name == "node":
+        if text not in {n.id for n in list_nodes()}:
+            raise ValueError("not a node type in the catalog")
+    elif name in ("dtype", "draft_dtype"):
+        if text not in {f.id for f in list_weight_formats()}:
+            raise ValueError("expected one of " + ", ".join(f.id for f in list_weight_formats()))
+    elif name == "kv_dtype":
+        if text not in {k.id for k in list_kv_dtypes()}:
+            raise ValueError("expected one of " + ", ".join(k.id for k in list_kv_dtypes()))
+    elif name == "fleet_nodes":
+        nodes = tuple(n.strip() for n in text.split(",") if n.strip())
+        unknown = [n for n in nodes if n not in {x.id for x in list_nodes()}]
+        if unknown:
+            raise ValueError(f"{_shown(unknown[0])} is not a node type in the catalog")
+        return nodes
+    elif name == "draft_tp_one":
+        if text not in ("0", "1"):
+            raise ValueError("expected 0 or 1")
+        return text == "1"
+    elif Scenario.model_fields[name].annotation in (float, float | None):
+        number = float(text)
+        if not math.isfinite(number):
+            raise ValueError("expected a finite number")
+        return number
+    return text

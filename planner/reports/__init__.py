@@ -3,6 +3,7 @@
 from planner.reports import charts
 from planner.reports.document import MIME, Report, Section
 from planner.reports.quote import quote_report, quotes_table
+from planner.reports.screen import human_columns, human_label, memory_components_view, suggestions_view, whole_requests
 from planner.reports.sizing import sizing_report
 from planner.reports.tables import (
     gpu_memory_table,
@@ -23,7 +24,10 @@ __all__ = [
     "charts",
     "gpu_memory_table",
     "gpus_table",
+    "human_columns",
+    "human_label",
     "log_facts_table",
+    "memory_components_view",
     "models_table",
     "nodes_table",
     "quote_report",
@@ -32,5 +36,7 @@ __all__ = [
     "speed_assumptions_table",
     "step_times_table",
     "suggestions_table",
+    "suggestions_view",
     "task_verdicts_table",
+    "whole_requests",
 ]

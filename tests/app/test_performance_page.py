@@ -58,3 +58,14 @@ def test_no_draft_is_a_hint():
     at.selectbox(key="scenario_draft").set_value("(no draft)").run()
     assert not at.exception
     assert any("draft" in i.value for i in at.info)
+
+
+def test_a_deployment_that_does_not_fit_is_not_recommended():
+    at = page("performance.py").run()
+    at.sidebar.selectbox(key="scenario_node").set_value("1x-h100-sxm-80gb")
+    at.sidebar.number_input(key="scenario_tp").set_value(1)
+    at.run()
+    assert not at.exception
+    assert any("NOT RECOMMENDED" in e.value for e in at.error)
+    assert not any("RECOMMEND" in s.value for s in at.success)
+    assert not at.metric

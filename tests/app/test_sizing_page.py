@@ -15,7 +15,10 @@ def test_default_scenario_fits_and_shows_every_part():
     assert at.success and "Fits" in at.success[0].value
     assert int(_metric(at, "KV cache tokens").replace(",", "")) > 100_000
     assert len(at.get("plotly_chart")) == 3  # memory bar, draft cost, concurrency curve
-    assert "KV cache" in set(at.dataframe[0].value["component"])
+    assert "KV cache" in set(at.dataframe[0].value["Component"])
+    concurrency = _metric(at, "Concurrent requests")
+    assert concurrency.replace(",", "").isdigit()  # whole requests, never 116.63
+    assert concurrency in at.success[0].value
 
 
 def test_70b_on_one_h100_does_not_fit_and_suggests():
@@ -26,16 +29,23 @@ def test_70b_on_one_h100_does_not_fit_and_suggests():
     assert not at.exception
     assert "Does not fit" in at.error[0].value
     suggestions = at.dataframe[0].value
-    assert suggestions["fits"].any()
-    assert suggestions["change"].str.contains("tensor parallelism").any()
+    assert suggestions["Fits"].any()
+    assert suggestions["Change"].str.contains("tensor parallelism").any()
+    # the shortfall, not a negative KV cache drawn as a bar
+    charts = at.get("plotly_chart")
+    assert any("Short by" in c.proto.spec and "GiB per GPU" in c.proto.spec for c in charts)
+    assert not any("KV cache" in c.proto.spec and "stage" in c.proto.spec for c in charts)
+    components = at.dataframe[1].value
+    assert (components["GiB (2^30 B)"] >= 0).all()
+    assert components["Component"].str.contains("short by").any()
 
 
 def test_removing_the_draft_raises_concurrency():
     at = page("sizing.py").run()
-    with_draft = float(_metric(at, "Max concurrency"))
+    with_draft = int(_metric(at, "Concurrent requests").replace(",", ""))
     at.sidebar.selectbox(key="scenario_draft").set_value("(no draft)")
     at.run()
-    assert float(_metric(at, "Max concurrency")) > with_draft
+    assert int(_metric(at, "Concurrent requests").replace(",", "")) > with_draft
     assert at.info  # the draft-cost panel explains there is no draft
 
 
@@ -45,3 +55,14 @@ def test_impossible_tp_is_a_message_not_a_traceback():
     at.run()
     assert not at.exception
     assert "tp = 3" in at.error[0].value
+
+
+def test_the_first_screen_loads_a_worked_example_in_one_click():
+    at = page("sizing.py").run()
+    at.sidebar.selectbox(key="scenario_node").set_value("1x-l4-24gb").run()
+    at.button(key="example_70B + 3B on 8x H100").click().run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="scenario_draft").value == "meta-llama/Llama-3.2-3B"
+    assert at.sidebar.selectbox(key="scenario_node").value == "8x-h100-sxm-80gb"
+    assert at.query_params["d"] in ("meta-llama/Llama-3.2-3B", ["meta-llama/Llama-3.2-3B"])
+    assert "Fits" in at.success[0].value

@@ -29,8 +29,8 @@ def test_page_renders_without_exception(path):
     assert at.title
 
 
-def test_scenario_sidebar_is_drawn_by_the_app_for_scenario_pages():
-    sizing = page("sizing.py").run()
-    assert sizing.sidebar.selectbox(key="scenario_target").value == "meta-llama/Llama-3.1-70B"
-    catalog = page("catalog.py").run()
-    assert not [s for s in catalog.sidebar.selectbox if s.key == "scenario_target"]
+def test_scenario_sidebar_is_drawn_by_the_app_on_every_page():
+    # on every page, so its widgets never leave the screen and never lose their state between pages
+    for name in ("sizing.py", "catalog.py", "validation.py"):
+        at = page(name).run()
+        assert at.sidebar.selectbox(key="scenario_target").value == "meta-llama/Llama-3.1-70B", name

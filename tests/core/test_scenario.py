@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner import Deployment, PlannerError, Scenario, get_model, get_node
 from planner.catalog import model_from_config
+from planner.scenario import QUERY_KEYS
 from tests.conftest import TINY_LLAMA
 
 
@@ -55,3 +58,44 @@ def test_bad_input_names_the_field():
     assert err.value.field == "tp"
     with pytest.raises(PlannerError, match="no-such-node"):
         Scenario(node="no-such-node").deployment()
+
+
+_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "target": st.sampled_from(["meta-llama/Llama-3.1-8B", "Qwen/Qwen3-8B"]),
+        "draft": st.sampled_from([None, "meta-llama/Llama-3.2-3B"]),
+        "tp": st.integers(1, 64),
+        "draft_tp_one": st.booleans(),
+        "dtype": st.sampled_from([None, "fp8", "int4-awq"]),
+        "memory_fraction": st.floats(0.01, 1.0),
+        "max_model_len": st.integers(16, 2**31 - 1),
+        "gpu_memory_gib": st.floats(0.1, 1e6),
+        "acceptance_mode": st.sampled_from(["alpha", "mean_accepted_len"]),
+        "acceptance": st.floats(0, 65),
+        "fleet_nodes": st.lists(st.sampled_from(["8x-h100-sxm-80gb", "1x-l4-24gb"]), max_size=3).map(tuple),
+        "fleet_alpha": st.floats(0, 1),
+    },
+)
+
+
+@settings(max_examples=60, derandomize=True)
+@given(_fields)
+def test_a_scenario_round_trips_through_its_link(fields):
+    scenario = Scenario(**fields)
+    query = scenario.to_query()
+    assert set(query) <= set(QUERY_KEYS.values())
+    assert Scenario.from_query(query) == (scenario, [])
+
+
+def test_a_link_value_that_is_not_valid_is_named_and_replaced():
+    scenario, problems = Scenario.from_query({"tp": "0", "d": "none", "t": "nope", "q": "1"})
+    assert scenario == Scenario(draft=None)
+    assert len(problems) == 3
+    assert "tensor parallel size (tp='0')" in problems[0]
+    assert "'q'" in problems[-1] or "'q'" in " ".join(problems)
+
+
+def test_max_model_len_above_the_targets_context_is_a_problem():
+    assert "131,072" in Scenario(max_model_len=131_073).context_problem()
+    assert Scenario(max_model_len=131_072).context_problem() is None

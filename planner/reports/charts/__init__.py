@@ -12,7 +12,7 @@ from planner.reports.charts.measure import (
     speed_comparison_bars,
     task_acceptance_bars,
 )
-from planner.reports.charts.memory import concurrency_curve, draft_cost_bars, gpu_memory_bar
+from planner.reports.charts.memory import concurrency_curve, draft_cost_bars, gpu_memory_bar, memory_shortfall_bar
 from planner.reports.charts.selection import speedup_vs_kv_scatter
 from planner.reports.charts.serving import latency_vs_rate_chart, occupancy_chart, throughput_latency_chart
 from planner.reports.charts.speed import batch_speedup_chart, break_even_chart, latency_chart, speedup_heatmap
@@ -31,6 +31,7 @@ __all__ = [
     "log_check_bars",
     "log_check_frame",
     "memory_comparison_bars",
+    "memory_shortfall_bar",
     "memory_timeline",
     "occupancy_chart",
     "records_frame",

@@ -1,0 +1,66 @@
+"""`make bench-app`: server-side time of each page's first render and rerun in AppTest (prints, never asserts).
+
+For every page registered in app.py, ``N`` samples (default 20, ``python -m bench.app_timing 5`` for fewer):
+a fresh AppTest session opens the app, switches to the page and renders it (first render), then reruns it
+unchanged (rerun). "cold" clears Streamlit's caches and the planner's data caches before each sample (a
+server's first visitor); "warm" keeps them (every later visitor). The median and the slowest sample are
+printed per page, in milliseconds. Imports are paid once per process and are not in any figure.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from planner.facts import clear_caches
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = ["sizing", "catalog", "performance", "draft_selection", "fleet", "validation"]
+
+
+def _sample(page: str, cold: bool) -> tuple[float, float]:
+    """(first render, rerun) of ``page`` in a new session, seconds."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
+    if page != "sizing":
+        at.run()  # the default page registers the navigation; the switch below is the page's first render
+        at.switch_page(f"pages/{page}.py")
+    if cold:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        clear_caches()
+    start = time.perf_counter()
+    at.run()
+    first = time.perf_counter() - start
+    if at.exception:
+        raise SystemExit(f"{page}: {at.exception[0].value}")
+    start = time.perf_counter()
+    at.run()
+    return first, time.perf_counter() - start
+
+
+def main(argv: list[str]) -> int:
+    for name in [n for n in logging.root.manager.loggerDict if n.startswith("streamlit")]:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    samples = int(argv[0]) if argv else 20
+    _sample("sizing", cold=False)  # imports and Streamlit's own start-up, paid once per process
+    print(f"AppTest server-side render time per page, ms: median (max) of {samples} samples")
+    print(f"{'page':<16} {'cold first':>16} {'cold rerun':>16} {'warm first':>16} {'warm rerun':>16}")
+    for page in PAGES:
+        cells = []
+        for cold in (True, False):
+            runs = [_sample(page, cold) for _ in range(samples)]
+            for part in (0, 1):
+                values = [r[part] * 1e3 for r in runs]
+                cells.append(f"{statistics.median(values):8.0f} ({max(values):5.0f})")
+        print(f"{page:<16} " + " ".join(f"{c:>16}" for c in cells), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
