@@ -12,7 +12,8 @@ GPUs. Then ``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes 
 (data/prices.json, dated and editable).
 
 >>> from planner.catalog.lookup import get_model, get_node
->>> from planner.deployment import Deployment
+>>> from planner.catalog.schemas import ModelSpec
+from planner.deployment import Deployment
 >>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4,
 ...                          draft=get_model("Llama-3.2-1B"))
 >>> quote = fleet_quote(dep, Traffic(requests_per_s=5, prompt_tokens=1024, output_tokens=256, alpha=0.8))
@@ -27,6 +28,7 @@ from math import ceil
 from pydantic import BaseModel, Field, ValidationError
 
 from planner.catalog.lookup import get_price
+from planner.catalog.schemas import ModelSpec
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
@@ -227,11 +229,25 @@ def _best_k(dep: Deployment, traffic: Traffic, batch: float) -> int:
     return estimate_speed(dep, workload).optimal_k
 
 
+def check_context(target: ModelSpec, traffic: Traffic) -> None:
+    """An InputError when a request is longer than the target's context window (no engine would serve it)."""
+    context = target.architecture.max_position_embeddings
+    if context is not None and traffic.prompt_tokens + traffic.output_tokens > context:
+        field = "prompt_tokens" if traffic.prompt_tokens >= context else "output_tokens"
+        raise InputError(
+            field,
+            getattr(traffic, field),
+            f"prompt + output tokens within {target.short_name}'s context of {context:,} tokens "
+            f"(this request: {traffic.prompt_tokens:,} + {traffic.output_tokens:,})",
+        )
+
+
 def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
     """Nodes and cost to serve ``traffic`` with ``dep`` (its draft, if any, for the speculative option)."""
     if dep.replicas_per_node < 1:
         raise InputError("tp", dep.tp, f"tp x pp at most the node's {dep.gpu_count} GPUs")
     max_len = traffic.prompt_tokens + traffic.output_tokens
+    check_context(dep.target, traffic)
     sized = dep.replace(max_model_len=max(max_len, 16))
     alone = sized.without_draft()
     price_entry = get_price(dep.gpu.id)
@@ -317,6 +333,7 @@ def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, **fields) 
 
 def compare_nodes(target, nodes, traffic: Traffic, *, draft=None, **fields) -> tuple[list[FleetQuote], list[str]]:
     """The best quote on each node type, cheapest first, and the node types that cannot serve the model."""
+    check_context(target, traffic)
     quotes, unusable = [], []
     for node in nodes:
         try:

@@ -157,8 +157,14 @@ def check_lengths(workload: ServingWorkload, max_model_len: int) -> tuple[list[i
     prompts, outputs = workload.lengths()
     longest = max(p + o for p, o in zip(prompts, outputs, strict=True))
     if longest > max_model_len:
-        field = "prompt_tokens" if max(prompts) >= max_model_len else "output_tokens"
-        raise InputError(field, longest, f"prompt + output tokens at most the max model length {max_model_len:,}")
+        prompt, output = max(zip(prompts, outputs, strict=True), key=sum)
+        field, value = ("prompt_tokens", prompt) if prompt >= max_model_len else ("output_tokens", output)
+        raise InputError(
+            field,
+            value,
+            f"a request of at most the max model length {max_model_len:,} tokens (this one: {prompt:,} prompt + "
+            f"{output:,} output)",
+        )
     return prompts, outputs
 
 

@@ -22,3 +22,13 @@ def test_quote_bad_inputs_exit_2():
     for args in (("--requests-per-s", "-1"), ("--requests-per-s", "1", "--alpha", "2")):
         proc = run_cli("quote", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", *args)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_request_longer_than_the_models_context_is_refused_not_quoted():
+    # Llama-3.1-8B's config: max_position_embeddings 131,072 (https://huggingface.co/meta-llama/Llama-3.1-8B).
+    proc = run_cli(
+        "quote", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--requests-per-s", "5",
+        "--prompt-tokens", "1000000",
+    )  # fmt: skip
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "prompt_tokens" in proc.stderr and "131,072" in proc.stderr

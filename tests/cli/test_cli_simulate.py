@@ -57,3 +57,11 @@ def test_bad_workloads_exit_2_with_one_line(args, needle):
     proc = run_cli(*BASE, *args)
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr
+
+
+def test_a_request_beyond_the_max_model_length_names_the_prompt_and_its_length():
+    proc = run_cli(
+        "simulate", "--target", "Llama-3.1-8B", "--gpu", "h100-sxm-80gb", "--request-rate", "5",
+        "--prompt-tokens", "200000", "--num-prompts", "20",
+    )  # fmt: skip
+    assert proc.returncode == 2 and "prompt_tokens = 200000" in proc.stderr
