@@ -12,8 +12,7 @@ GPUs. Then ``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes 
 (data/prices.json, dated and editable).
 
 >>> from planner.catalog.lookup import get_model, get_node
->>> from planner.catalog.schemas import ModelSpec
-from planner.deployment import Deployment
+>>> from planner.deployment import Deployment
 >>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4,
 ...                          draft=get_model("Llama-3.2-1B"))
 >>> quote = fleet_quote(dep, Traffic(requests_per_s=5, prompt_tokens=1024, output_tokens=256, alpha=0.8))
