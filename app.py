@@ -21,6 +21,7 @@ PAGES = [
     st.Page("pages/draft_selection.py", title="Draft Selection", icon="🧭", url_path="draft-selection"),
     st.Page("pages/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
     st.Page("pages/validation.py", title="Validation", icon="🔬", url_path="validation"),
+    st.Page("pages/saved.py", title="Saved", icon="💾", url_path="saved"),
 ]
 page = st.navigation(PAGES)
 # Every page draws the scenario and keeps it in its link: sidebar widgets that stay on screen keep their state

@@ -41,7 +41,7 @@ from planner.deployment import Deployment, Engine
 from planner.errors import first_pydantic_error
 from planner.units import gib_to_bytes
 
-__all__ = ["EXAMPLES", "QUERY_KEYS", "Scenario"]
+__all__ = ["EXAMPLES", "QUERY_KEYS", "Scenario", "field_label"]
 
 _K_DEFAULT = Deployment.model_fields["num_speculative_tokens"].default
 #: The node types the Fleet page compares by default (those the catalog holds).
@@ -271,6 +271,16 @@ _LABELS = {
     "fleet_nodes": "node types to compare",
     "fleet_usd_per_gpu_hour": "price override",
 }
+
+
+def field_label(name: str) -> str:
+    """A scenario field as people read it (banners, the Saved page's comparison).
+
+    >>> field_label("kv_dtype")
+    'KV cache dtype'
+    """
+    return _LABELS.get(name, name)
+
 
 #: Worked examples the first screen loads in one click.
 EXAMPLES: dict[str, Scenario] = {

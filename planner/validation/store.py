@@ -1,4 +1,4 @@
-"""The SQLite store: saved measurements now; saved scenarios and quotes can add their tables later.
+"""The SQLite store: saved measurements (version 1) and saved scenarios (version 2, :mod:`planner.validation.saved`).
 
 One file, ``store.sqlite3`` in the planner's home folder (:func:`planner.user_files.planner_home`,
 ``PLANNER_HOME``, default ``~/.local/share/sd-capacity-planner``), created on the first write;
@@ -52,6 +52,15 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
                json TEXT NOT NULL
            )""",
         "CREATE INDEX IF NOT EXISTS measurements_by_gpu ON measurements (gpu, target, draft)",
+    ),
+    2: (
+        # Names are unique regardless of case: "Prod 70B" and "prod 70b" are the same saved scenario.
+        """CREATE TABLE IF NOT EXISTS scenarios (
+               name TEXT PRIMARY KEY COLLATE NOCASE,
+               notes TEXT NOT NULL,
+               created_at TEXT NOT NULL,
+               json TEXT NOT NULL
+           )""",
     ),
 }
 

@@ -37,7 +37,9 @@ def test_schema_version_is_recorded_once(tmp_path):
     for n in range(3):
         save_measurement(f"r{n}", "2026", "g", "t", "d", "{}", path=path)
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(max(store.MIGRATIONS),)]
+    assert conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [
+        (v,) for v in sorted(store.MIGRATIONS)
+    ]
     conn.close()
 
 

@@ -1,0 +1,291 @@
+"""Saved scenarios: named, with notes, in the SQLite store (:mod:`planner.validation.store`, schema version 2).
+
+A saved scenario is the typed :class:`~planner.scenario.Scenario` serialised by its own model, under a
+name that is unique regardless of case (a second save under a taken name is refused unless it says
+``replace=True``). Every write is one transaction: a refused or failed save leaves the store as it
+was, and two processes saving at once both land (SQLite serialises the writers; the busy timeout
+makes the second wait). A row that no longer reads as a scenario (a field a later release dropped,
+damaged JSON) is skipped by :func:`list_scenarios` and reported, never fatal.
+
+:func:`compare_scenarios` puts two saved scenarios side by side: every input, and the results the
+planner computes for each (:func:`planner.memory.plan_memory`, :func:`planner.speed.estimate_speed`).
+
+>>> import tempfile, pathlib
+>>> from planner.scenario import Scenario
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite3"
+>>> _ = save_scenario("70B on H100", Scenario(), notes="baseline", path=path)
+>>> _ = save_scenario("70B on H200", Scenario(node="8x-h200-sxm-141gb"), path=path)
+>>> [s.name for s in list_scenarios(path=path).scenarios]
+['70B on H100', '70B on H200']
+>>> load_scenario("70b on h200", path=path).scenario.node
+'8x-h200-sxm-141gb'
+>>> duplicate_scenario("70B on H100", path=path).name
+'70B on H100 (copy)'
+>>> [row.label for row in compare_scenarios("70B on H100", "70B on H200", path=path).inputs if row.differs]
+['node type']
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import unicodedata
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from planner.defaults import ACCEPTANCE_ALPHA
+from planner.errors import InputError, PlannerError
+from planner.memory import plan_memory
+from planner.scenario import Scenario, field_label
+from planner.speed import SpeedWorkload, estimate_speed
+from planner.units import bytes_to_gib
+from planner.validation.store import StoreError, _absent, connect
+
+__all__ = [
+    "MAX_NAME_CHARS",
+    "MAX_NOTES_CHARS",
+    "ComparisonInput",
+    "ComparisonResult",
+    "SavedScenario",
+    "SavedScenarioList",
+    "ScenarioComparison",
+    "compare_scenarios",
+    "delete_scenario",
+    "duplicate_scenario",
+    "list_scenarios",
+    "load_scenario",
+    "save_scenario",
+]
+
+MAX_NAME_CHARS = 120
+MAX_NOTES_CHARS = 4000
+#: How many "(copy n)" names a duplicate tries before giving up.
+_MAX_COPIES = 1000
+
+
+class SavedScenario(BaseModel):
+    name: str
+    notes: str
+    #: When it was first saved, ISO 8601 UTC.
+    created_at: str
+    scenario: Scenario
+
+
+class SavedScenarioList(BaseModel):
+    """Every readable saved scenario (by name) and one line per row that was skipped."""
+
+    scenarios: list[SavedScenario]
+    problems: list[str]
+
+
+class ComparisonInput(BaseModel):
+    field: str
+    label: str
+    a: str
+    b: str
+    differs: bool
+
+
+class ComparisonResult(BaseModel):
+    label: str
+    a: str
+    b: str
+
+
+class ScenarioComparison(BaseModel):
+    """Two saved scenarios side by side: inputs (every field) and results; ``problems_a/b`` say what failed."""
+
+    a: SavedScenario
+    b: SavedScenario
+    inputs: list[ComparisonInput]
+    results: list[ComparisonResult]
+    problems_a: list[str]
+    problems_b: list[str]
+
+
+def _checked_name(name: object, field: str = "name") -> str:
+    if not isinstance(name, str):
+        raise InputError(field, name, "a text name")
+    text = unicodedata.normalize("NFC", name).strip()
+    if not text or len(text) > MAX_NAME_CHARS or any(unicodedata.category(c).startswith("C") for c in text):
+        raise InputError(field, name[:40], f"1 to {MAX_NAME_CHARS} printable characters")
+    return text
+
+
+def _checked_notes(notes: object) -> str:
+    if not isinstance(notes, str) or len(notes) > MAX_NOTES_CHARS:
+        raise InputError("notes", str(notes)[:40], f"text of at most {MAX_NOTES_CHARS} characters")
+    return notes.strip()
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _row(name: object, notes: object, created_at: object, text: object) -> SavedScenario:
+    """A row as a saved scenario; ValueError (or ValidationError) says why it is not one."""
+    if not isinstance(text, str):
+        raise ValueError("the row holds no JSON text")
+    return SavedScenario(
+        name=str(name), notes=str(notes), created_at=str(created_at), scenario=Scenario.model_validate_json(text)
+    )
+
+
+def save_scenario(
+    name: str, scenario: Scenario, notes: str = "", *, replace: bool = False, path: str | Path | None = None
+) -> SavedScenario:
+    """Save ``scenario`` as ``name`` in one transaction; a taken name (any case) is refused unless ``replace``."""
+    name, notes = _checked_name(name), _checked_notes(notes)
+    if not isinstance(scenario, Scenario):
+        raise InputError("scenario", type(scenario).__name__, "a Scenario")
+    text = scenario.model_dump_json()
+    Scenario.model_validate_json(text)  # never store what will not load back
+    saved = SavedScenario(name=name, notes=notes, created_at=_now(), scenario=scenario)
+    with connect(path) as conn:
+        try:
+            with conn:
+                if replace:
+                    conn.execute("DELETE FROM scenarios WHERE name = ?", (name,))
+                conn.execute(
+                    "INSERT INTO scenarios (name, notes, created_at, json) VALUES (?, ?, ?, ?)",
+                    (name, notes, saved.created_at, text),
+                )
+        except sqlite3.IntegrityError:
+            raise StoreError(
+                f"a saved scenario is already named {name!r}: choose another name or replace it", field="name"
+            ) from None
+    return saved
+
+
+def list_scenarios(*, path: str | Path | None = None) -> SavedScenarioList:
+    """Every saved scenario by name (case-insensitive order); unreadable rows are skipped and reported."""
+    if _absent(path):
+        return SavedScenarioList(scenarios=[], problems=[])
+    with connect(path) as conn:
+        rows = conn.execute("SELECT name, notes, created_at, json FROM scenarios ORDER BY name").fetchall()
+    scenarios, problems = [], []
+    for row in rows:
+        try:
+            scenarios.append(_row(*row))
+        except (ValueError, ValidationError) as exc:
+            why = str(exc).splitlines()[0][:160]
+            problems.append(f"saved scenario {str(row[0])[:80]!r} skipped: it no longer reads as a scenario ({why})")
+    return SavedScenarioList(scenarios=scenarios, problems=problems)
+
+
+def load_scenario(name: str, *, path: str | Path | None = None) -> SavedScenario:
+    name = _checked_name(name)
+    row = None
+    if not _absent(path):
+        with connect(path) as conn:
+            row = conn.execute("SELECT name, notes, created_at, json FROM scenarios WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        raise StoreError(f"no saved scenario is named {name!r}", field="name")
+    try:
+        return _row(*row)
+    except (ValueError, ValidationError) as exc:
+        raise StoreError(
+            f"saved scenario {name!r} no longer reads as a scenario ({str(exc).splitlines()[0][:160]})", field="name"
+        ) from None
+
+
+def duplicate_scenario(name: str, new_name: str | None = None, *, path: str | Path | None = None) -> SavedScenario:
+    """A copy of ``name`` as ``new_name`` (refused when taken), or as the first free "<name> (copy n)"."""
+    original = load_scenario(name, path=path)
+    if new_name is not None:
+        return save_scenario(new_name, original.scenario, original.notes, path=path)
+    base = original.name[: MAX_NAME_CHARS - len(" (copy 1000)")]
+    for n in range(1, _MAX_COPIES + 1):
+        candidate = f"{base} (copy)" if n == 1 else f"{base} (copy {n})"
+        try:
+            return save_scenario(candidate, original.scenario, original.notes, path=path)
+        except StoreError as exc:
+            if exc.field != "name":
+                raise
+    raise StoreError(f"{original.name!r} already has {_MAX_COPIES} copies: name the copy yourself", field="name")
+
+
+def delete_scenario(name: str, *, path: str | Path | None = None) -> None:
+    """Delete ``name`` (any case) in one transaction; an unknown name is refused."""
+    name = _checked_name(name)
+    deleted = 0
+    if not _absent(path):
+        with connect(path) as conn, conn:
+            deleted = conn.execute("DELETE FROM scenarios WHERE name = ?", (name,)).rowcount
+    if not deleted:
+        raise StoreError(f"no saved scenario is named {name!r}", field="name")
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "default"
+    if isinstance(value, tuple):
+        return ", ".join(value)
+    return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+def _workload(scenario: Scenario) -> SpeedWorkload:
+    """The Performance page's workload of ``scenario`` (acceptance left unset: the default α)."""
+    acceptance = (
+        {"alpha": ACCEPTANCE_ALPHA} if scenario.acceptance is None else {scenario.acceptance_mode: scenario.acceptance}
+    )
+    return SpeedWorkload.build(
+        batch_size=scenario.batch_size,
+        prompt_tokens=scenario.prompt_tokens,
+        output_tokens=scenario.output_tokens,
+        **acceptance,
+    )
+
+
+#: The results compared, in order: label -> how it reads from (memory plan, speed estimate or None).
+_RESULTS = (
+    ("fits in GPU memory", lambda m, s: "yes" if m.fits else "no"),
+    ("engine starts", lambda m, s: "yes" if m.starts else "no"),
+    ("weights, GiB (per GPU)", lambda m, s: f"{bytes_to_gib(m.per_gpu.weights_bytes):.1f}"),
+    ("KV cache, GiB (per GPU)", lambda m, s: f"{bytes_to_gib(m.per_gpu.kv_cache_bytes):.1f}"),
+    ("KV cache tokens", lambda m, s: f"{m.kv_cache_tokens:,}"),
+    ("concurrent requests at max length", lambda m, s: f"{int(m.max_concurrency):,}"),
+    ("speedup with the draft", lambda m, s: f"{s.speedup:.2f}x" if s else "no draft"),
+    ("TPOT, ms (with the draft)", lambda m, s: f"{s.spec_tpot_s * 1000:.1f}" if s else "no draft"),
+    ("TPOT, ms (target alone)", lambda m, s: f"{s.baseline_tpot_s * 1000:.1f}" if s else "no draft"),
+    ("throughput, tok/s (with the draft)", lambda m, s: f"{s.throughput_tok_s:,.0f}" if s else "no draft"),
+    ("verdict", lambda m, s: s.verdict if s else "no draft"),
+)
+
+
+def _results(scenario: Scenario) -> tuple[list[str], list[str]]:
+    """Each of :data:`_RESULTS` for ``scenario`` ("-" where it could not be computed) and what failed."""
+    try:
+        problem = scenario.context_problem()
+        if problem:
+            raise PlannerError(problem)
+        dep = scenario.deployment()
+        memory = plan_memory(dep, with_suggestions=False)
+        speed = estimate_speed(dep, _workload(scenario)) if dep.draft is not None else None
+    except PlannerError as exc:
+        return ["-"] * len(_RESULTS), [str(exc)]
+    return [read(memory, speed) for _, read in _RESULTS], []
+
+
+def compare_scenarios(name_a: str, name_b: str, *, path: str | Path | None = None) -> ScenarioComparison:
+    """Two saved scenarios side by side: every input (marking those that differ) and the planner's results."""
+    a, b = load_scenario(name_a, path=path), load_scenario(name_b, path=path)
+    inputs = [
+        ComparisonInput(
+            field=field,
+            label=field_label(field),
+            a=_shown(getattr(a.scenario, field)),
+            b=_shown(getattr(b.scenario, field)),
+            differs=getattr(a.scenario, field) != getattr(b.scenario, field),
+        )
+        for field in Scenario.model_fields
+    ]
+    results_a, problems_a = _results(a.scenario)
+    results_b, problems_b = _results(b.scenario)
+    results = [
+        ComparisonResult(label=label, a=ra, b=rb)
+        for (label, _), ra, rb in zip(_RESULTS, results_a, results_b, strict=True)
+    ]
+    return ScenarioComparison(a=a, b=b, inputs=inputs, results=results, problems_a=problems_a, problems_b=problems_b)
