@@ -24,6 +24,7 @@ from planner.errors import CatalogError, first_pydantic_error
 REPO_ROOT = Path(__file__).resolve().parent.parent
 F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=BaseModel)
 _CACHES: list[Any] = []
 
 
@@ -41,6 +42,14 @@ def read_data_file(name: str) -> dict[str, Any]:
         raise CatalogError(f"catalog file {path} is missing") from exc
     except json.JSONDecodeError as exc:
         raise CatalogError(f"catalog file {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from exc
+
+
+def load_model(name: str, model: type[M]) -> M:
+    """One data file validated as ``model``; a bad file is a CatalogError naming it and the first bad field."""
+    try:
+        return model.model_validate(read_data_file(name))
+    except ValidationError as exc:
+        raise CatalogError(f"{name}: {first_pydantic_error(exc)}") from exc
 
 
 def data_cache(func: F) -> F:

@@ -28,13 +28,12 @@ import math
 import statistics
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner.acceptance_math import alpha_from_tau, check_alpha
 from planner.catalog.lookup import get_model
 from planner.catalog.schemas import ModelSpec
-from planner.errors import CatalogError, first_pydantic_error
-from planner.facts import data_cache, read_data_file
+from planner.facts import data_cache, load_model
 from planner.pairs.evidence import evidence_ratios, load_pair_evidence, published_evidence
 from planner.pairs.lineage import RELATIONS, Relation, lineage_relation
 from planner.pairs.size_ratio import param_count, parameter_ratio
@@ -139,17 +138,8 @@ class AcceptanceEstimate(BaseModel):
 
 @data_cache
 def load_acceptance_priors() -> AcceptancePriors:
+    return load_model("acceptance_priors.json", AcceptancePriors)
 
-    try:
-        return AcceptancePriors.model_validate(read_data_file("acceptance_priors.json"))
-    except ValidationError as exc:
-        raise CatalogError(f"acceptance_priors.json: {first_pydantic_error(exc)}") from exc
-
-
-def clear_caches() -> None:
-    """Forget the loaded files (after PLANNER_DATA_DIR changes, or an edit to data/)."""
-    load_pair_evidence.cache_clear()
-    load_acceptance_priors.cache_clear()
     evidence_ratios.cache_clear()
 
 

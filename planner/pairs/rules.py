@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from planner.errors import CatalogError, InputError, first_pydantic_error
-from planner.facts import data_cache, read_data_file
+from planner.errors import InputError
+from planner.facts import data_cache, load_model
 
 
 class RatioRules(BaseModel):
@@ -79,13 +79,4 @@ class CompatibilityRules(BaseModel):
 
 @data_cache
 def load_rules() -> CompatibilityRules:
-
-    try:
-        return CompatibilityRules.model_validate(read_data_file("compatibility_rules.json"))
-    except ValidationError as exc:
-        raise CatalogError(f"compatibility_rules.json: {first_pydantic_error(exc)}") from exc
-
-
-def clear_caches() -> None:
-    """Forget the loaded rules (after PLANNER_DATA_DIR changes, or an edit to data/)."""
-    load_rules.cache_clear()
+    return load_model("compatibility_rules.json", CompatibilityRules)
