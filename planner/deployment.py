@@ -20,7 +20,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner.catalog.lookup import get_gpu, get_kv_dtype, get_weight_format, list_kv_dtypes, list_weight_formats
-from planner.catalog.schemas import GpuSpec, ModelSpec, NodeType
+from planner.catalog.schemas import GpuSpec, ModelSpec, NodeType, SpeculatorKind
+from planner.catalog.speculators import mtp_layer_count, mtp_module
 from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.model.dtypes import KvDtype, WeightFormat, precision_id
@@ -67,6 +68,9 @@ class Deployment(BaseModel):
     max_num_batched_tokens: int | None = Field(default=None, ge=16)
     max_num_seqs: int | None = Field(default=None, ge=1)
     num_speculative_tokens: int = Field(default=NUM_SPECULATIVE_TOKENS, ge=1, le=64)
+    #: How tokens are proposed; None: inferred from ``draft`` (a head's kind, else ``draft_model``; no draft: none).
+    #: ``ngram`` needs no draft; ``mtp`` without a draft runs the target's own MTP layers.
+    method: SpeculatorKind | None = None
     enforce_eager: bool = False
     #: Plain transformers has no pool: memory for this many sequences of max_model_len tokens.
     hf_batch_size: int = Field(default=1, ge=1)
@@ -95,15 +99,20 @@ class Deployment(BaseModel):
         return Deployment.build(**{**fields, **changes})
 
     def with_draft(self, draft: ModelSpec) -> Deployment:
-        """The same deployment with ``draft`` (its TP and precision back to their defaults)."""
-        return self.replace(draft=draft, draft_tp=None, draft_dtype=None)
+        """The same deployment with ``draft`` (its TP, precision and method back to their defaults)."""
+        return self.replace(draft=draft, draft_tp=None, draft_dtype=None, method=None)
+
+    def with_method(self, method: SpeculatorKind) -> Deployment:
+        """The same deployment speculating with a draft-free ``method`` (``ngram``, or the target's ``mtp``)."""
+        return self.replace(draft=None, draft_tp=None, draft_dtype=None, method=method)
 
     def without_draft(self) -> Deployment:
         """The same deployment serving the target alone (the baseline speculation is compared with)."""
-        return self.replace(draft=None, draft_tp=None, draft_dtype=None)
+        return self.replace(draft=None, draft_tp=None, draft_dtype=None, method=None)
 
     @model_validator(mode="after")
     def _check(self) -> Deployment:
+        self._check_method()
         arch = self.target.architecture
         problem = tp_problem(arch, self.tp)
         if problem:
@@ -115,22 +124,69 @@ class Deployment(BaseModel):
             )
         if self.pp > arch.num_layers:
             raise InputError("pp", self.pp, f"at most the target's {arch.num_layers} layers")
-        if self.draft is not None:
+        if self.speculator is not None:
             draft_tp = self.resolved_draft_tp
             if draft_tp not in (1, self.tp):
                 raise InputError("draft_tp", draft_tp, f"1 or the target's tp ({self.tp})")
-            problem = tp_problem(self.draft.architecture, draft_tp)
+            problem = tp_problem(self.speculator.architecture, draft_tp)
             if problem and self.draft_tp is not None:
                 raise InputError("draft_tp", draft_tp, f"1, since the draft cannot run at tp {draft_tp} ({problem})")
         elif self.draft_tp is not None or self.draft_dtype is not None:
-            raise InputError("draft", None, "a draft model when draft_tp or draft_dtype is given")
+            raise InputError("draft", None, "a draft model or head when draft_tp or draft_dtype is given")
         for field, value in (("dtype", self.dtype), ("draft_dtype", self.draft_dtype)):
             if value is not None:
                 _format(value, field)
         _kv(self.kv_dtype)
         return self
 
+    def _check_method(self) -> None:
+        if self.draft is not None:
+            kind = self.draft.speculator.kind if self.draft.speculator else "draft_model"
+            if self.method is not None and self.method != kind:
+                raise InputError(
+                    "method", self.method, f"{kind} (the draft {self.draft.short_name} is a {_KIND_WORDS[kind]})"
+                )
+            return
+        if self.method in (None, "ngram"):
+            return
+        if self.method == "mtp":
+            if mtp_layer_count(self.target) == 0:
+                raise InputError(
+                    "method", "mtp", f"ngram, or a draft model or head ({self.target.short_name} has no MTP layers)"
+                )
+            return
+        raise InputError("draft", None, f"a draft {_KIND_WORDS[self.method]} for method {self.method}")
+
     # ----- resolved views -------------------------------------------------------------------
+
+    @property
+    def speculative_method(self) -> SpeculatorKind | None:
+        """How tokens are proposed: the draft's kind (``draft_model`` for a plain model), else ``method``.
+
+        >>> from planner.catalog.lookup import get_model, get_gpu
+        >>> base = Deployment.build(target=get_model("Llama-3.1-8B"), gpu=get_gpu("h100-sxm-80gb"))
+        >>> base.speculative_method, base.with_draft(get_model("Llama-3.2-1B")).speculative_method
+        (None, 'draft_model')
+        >>> base.with_method("ngram").speculative_method, base.with_method("ngram").speculator is None
+        ('ngram', True)
+        """
+        if self.draft is not None:
+            return self.draft.speculator.kind if self.draft.speculator else "draft_model"
+        return self.method
+
+    @property
+    def is_speculative(self) -> bool:
+        return self.speculative_method is not None
+
+    @property
+    def speculator(self) -> ModelSpec | None:
+        """The model that proposes tokens: the draft (model or head), the target's MTP module, or None (n-gram,
+        no speculation)."""
+        if self.draft is not None:
+            return self.draft
+        if self.method == "mtp":
+            return mtp_module(self.target)
+        return None
 
     @property
     def target_format(self) -> WeightFormat:
@@ -138,9 +194,13 @@ class Deployment(BaseModel):
 
     @property
     def draft_format(self) -> WeightFormat | None:
-        if self.draft is None:
+        """The speculator's weight format: as given, else the target's ``dtype``, else the checkpoint's own."""
+        spec = self.speculator
+        if spec is None:
             return None
-        return _format(self.draft_dtype or self.dtype or default_weight_format(self.draft), "draft_dtype")
+        if self.draft is None:  # the target's MTP layers ship in the target's checkpoint and format
+            return self.target_format if self.draft_dtype is None else _format(self.draft_dtype, "draft_dtype")
+        return _format(self.draft_dtype or self.dtype or default_weight_format(spec), "draft_dtype")
 
     @property
     def kv(self) -> KvDtype:
@@ -148,12 +208,13 @@ class Deployment(BaseModel):
 
     @property
     def resolved_draft_tp(self) -> int | None:
-        """The draft's TP: as given, else the target's (vLLM's default) when the draft admits it, else 1."""
-        if self.draft is None:
+        """The speculator's TP: as given, else the target's (vLLM's default) when the draft admits it, else 1."""
+        spec = self.speculator
+        if spec is None:
             return None
         if self.draft_tp is not None:
             return self.draft_tp
-        return self.tp if tp_problem(self.draft.architecture, self.tp) is None else 1
+        return self.tp if tp_problem(spec.architecture, self.tp) is None else 1
 
     @property
     def gpus_per_replica(self) -> int:
@@ -170,6 +231,15 @@ class Deployment(BaseModel):
         if self.max_model_len is not None:
             return self.max_model_len
         return self.target.architecture.max_position_embeddings or 4096
+
+
+_KIND_WORDS: dict[str, str] = {
+    "draft_model": "separate draft model",
+    "eagle": "EAGLE head",
+    "eagle3": "EAGLE-3 head",
+    "mtp": "multi-token-prediction module",
+    "ngram": "n-gram lookup",
+}
 
 
 def _format(value: str, field: str) -> WeightFormat:

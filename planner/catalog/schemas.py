@@ -38,8 +38,41 @@ class TokenizerSpec(SourcedFact):
     base: str | None = None
 
 
+#: How a speculator proposes tokens (the names vLLM's and SGLang's ``speculative_config.method`` use):
+#: a separate small model, an EAGLE / EAGLE-3 head trained on one target's hidden states, the target's own
+#: multi-token-prediction layers, or n-gram lookup in the prompt (no model at all).
+SpeculatorKind = Literal["draft_model", "eagle", "eagle3", "mtp", "ngram"]
+SPECULATOR_KINDS: tuple[str, ...] = ("draft_model", "eagle", "eagle3", "mtp", "ngram")
+
+
+class SpeculatorSpec(BaseModel):
+    """What a speculator head is and what it shares with the target it was trained for.
+
+    A catalog entry with this block is a head, not a model that runs alone: its ``config`` holds its own
+    layers (an EAGLE-3 head is one decoder layer) and the engine loads the target's embeddings and LM head
+    in place of the head's when ``shares_embeddings`` / ``shares_lm_head`` say so.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: SpeculatorKind
+    #: Catalog ids of the targets the head was trained on (a head is useless on any other model).
+    targets: list[str] = Field(min_length=1)
+    shares_embeddings: bool = True
+    shares_lm_head: bool = False
+    #: EAGLE-3's reduced draft vocabulary (``draft_vocab_size``) and its d2t/t2d maps; None: the target's.
+    draft_vocab_size: int | None = Field(default=None, ge=1)
+    #: Target layers whose hidden states feed the head (EAGLE-3 fuses three: low, middle, high).
+    aux_hidden_layers: int = Field(default=1, ge=1)
+    #: How the engine loads it, with the loader's source (file, function, release).
+    loading_notes: str = ""
+
+
 class ModelSpec(SourcedFact):
-    """A model: its Hugging Face config, tokenizer identity, lineage and published size."""
+    """A model: its Hugging Face config, tokenizer identity, lineage and published size.
+
+    ``speculator`` is set on speculator heads (EAGLE, EAGLE-3, MTP modules) and None on models that run alone.
+    """
 
     model_config = ConfigDict(extra="forbid", ignored_types=(cached_property,))
 
@@ -52,6 +85,7 @@ class ModelSpec(SourcedFact):
     verification: str | None = None
     notes: str = ""
     origin: Literal["catalog", "imported"] = "catalog"
+    speculator: SpeculatorSpec | None = None
 
     @cached_property
     def architecture(self) -> Architecture:

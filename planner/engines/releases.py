@@ -8,15 +8,15 @@ True
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict
 
+from planner.catalog.schemas import SpeculatorKind
 from planner.engines.profiles import parse_version
 from planner.errors import CatalogError, InputError
 from planner.facts import data_cache, read_data_file
 
-Method = Literal["draft_model", "eagle", "eagle3", "mtp", "ngram"]
+#: The speculative methods engines name in ``speculative_config.method`` (one list, in the catalog schemas).
+Method = SpeculatorKind
 
 
 class _Strict(BaseModel):
