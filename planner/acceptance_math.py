@@ -65,6 +65,51 @@ def expected_tokens_per_step(alpha: float, k: int) -> float:
     return sum(alpha**i for i in range(k + 1))
 
 
+def tree_widths(depth: int, topk: int, verify_tokens: int) -> tuple[int, ...]:
+    """Candidates verified at each depth of a draft tree of ``depth`` levels within a ``verify_tokens`` budget.
+
+    The budget counts the root (the last verified token), as SGLang's ``--speculative-num-draft-tokens`` does
+    (it is ``steps + 1`` for a chain). Every level gets one candidate; the rest go to the shallowest levels
+    first, at most ``topk`` each, since a shallow candidate is accepted more often than a deep one (EAGLE-2,
+    Li et al. 2024, §4: the tree keeps the nodes with the highest joint confidence, https://arxiv.org/abs/2406.16858).
+
+    >>> tree_widths(5, 4, 8), tree_widths(3, 1, 4), tree_widths(2, 4, 20)
+    ((3, 1, 1, 1, 1), (1, 1, 1), (4, 4))
+    """
+    check_k(depth, "tree_depth")
+    check_k(topk, "tree_topk")
+    if isinstance(verify_tokens, bool) or not isinstance(verify_tokens, int) or verify_tokens < depth + 1:
+        raise InputError("tree_verify_tokens", verify_tokens, f"an integer >= depth + 1 = {depth + 1}")
+    widths = [1] * depth
+    spare = verify_tokens - 1 - depth
+    for level in range(depth):
+        extra = min(topk - 1, spare)
+        widths[level] += extra
+        spare -= extra
+    return tuple(widths)
+
+
+def tree_tokens_per_step(alpha: float, widths: tuple[int, ...]) -> float:
+    """Tokens one tree verification emits: Σ_d Π_{i<d} (1 − (1 − α)^{w_i}), bonus token included.
+
+    A level with ``w`` candidates is passed when any of them is accepted; the candidates are taken as
+    independent draws at α each, so this is an upper bound on a real tree (sibling candidates are
+    correlated). With one candidate per level it is the chain's τ(α, K) (Leviathan et al. 2023, §3.1).
+
+    >>> tree_tokens_per_step(0.8, (1, 1, 1, 1, 1)) == expected_tokens_per_step(0.8, 5)
+    True
+    >>> round(tree_tokens_per_step(0.6, (3, 1, 1, 1, 1)), 3), round(expected_tokens_per_step(0.6, 5), 3)
+    (3.158, 2.383)
+    """
+    check_alpha(alpha)
+    total, reach = 1.0, 1.0
+    for width in widths:
+        check_k(width, "tree_width")
+        reach *= 1.0 - (1.0 - alpha) ** width
+        total += reach
+    return total
+
+
 def alpha_from_tau(tau: float, k: int) -> float:
     """α whose τ(α, K) equals a measured mean accepted length ``tau`` (bisection; docs/acceptance.md).
 

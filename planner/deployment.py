@@ -179,6 +179,13 @@ class Deployment(BaseModel):
         return self.speculative_method is not None
 
     @property
+    def speculator_name(self) -> str:
+        """What proposes tokens, in words: the draft's id, the target's MTP module, n-gram lookup, or ""."""
+        if self.draft is not None:
+            return self.draft.id
+        return {"mtp": f"{self.target.short_name} MTP module", "ngram": "n-gram lookup"}.get(self.method or "", "")
+
+    @property
     def speculator(self) -> ModelSpec | None:
         """The model that proposes tokens: the draft (model or head), the target's MTP module, or None (n-gram,
         no speculation)."""

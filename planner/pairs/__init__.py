@@ -4,6 +4,7 @@ from planner.pairs.acceptance import AcceptanceEstimate, acceptance_prior, prior
 from planner.pairs.checks import CHECK_NAMES, CHECKS
 from planner.pairs.compatibility import PairVerdict, Verdict, check_pair
 from planner.pairs.context import Check, PairContext, Status
+from planner.pairs.draft_free import draft_free_acceptance, load_draft_free_acceptance
 from planner.pairs.evidence import PairEvidence, load_pair_evidence, published_evidence
 from planner.pairs.lineage import RELATIONS, Relation, lineage_relation
 from planner.pairs.size_ratio import active_parameter_ratio, param_count, parameter_ratio
@@ -34,7 +35,9 @@ __all__ = [
     "active_parameter_ratio",
     "check_pair",
     "compare_vocabs",
+    "draft_free_acceptance",
     "lineage_relation",
+    "load_draft_free_acceptance",
     "load_pair_evidence",
     "load_tokenizer_vocab",
     "param_count",

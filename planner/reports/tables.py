@@ -105,10 +105,11 @@ def step_times_table(est: SpeedEstimate) -> pd.DataFrame:
     steps = est.steps
     passes = (
         ("target decode (1 token)", steps.target_decode),
-        (f"target verify ({est.k + 1} tokens)", steps.target_verify),
+        (f"target verify ({est.verify_tokens} tokens)", steps.target_verify),
         ("draft decode (1 token)", steps.draft_decode),
         ("draft first pass", steps.draft_first_pass),
     )
+    passes = tuple((name, f) for name, f in passes if f is not None)  # n-gram lookup has no draft pass
     return pd.DataFrame(
         [
             {

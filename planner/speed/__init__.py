@@ -1,8 +1,10 @@
 """Speed: engine speed profiles, the per-operator step model, the speed estimate, the serving simulator and the
 speculation verdict."""
 
+from planner.speed.drafting import VERIFICATIONS, DraftShape
 from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import BaselineSpeed, SpeedEstimate, StepTimes, baseline_speed, estimate_speed
+from planner.speed.inversion import alpha_for_speedup
 from planner.speed.policy import SpeculationRules, speculation_rules
 from planner.speed.profiles import SpeedProfile, calibration_summary, speed_profile
 from planner.speed.roofline import ModelCost
@@ -14,9 +16,11 @@ from planner.speed.sweeps import BatchPoint, BatchSweep, SpeedGrid, SpeedReport,
 from planner.speed.workload import SpeedWorkload
 
 __all__ = [
+    "VERIFICATIONS",
     "BaselineSpeed",
     "BatchPoint",
     "BatchSweep",
+    "DraftShape",
     "EngineStep",
     "ForwardTime",
     "ModelCost",
@@ -33,6 +37,7 @@ __all__ = [
     "SpeedWorkload",
     "StepModel",
     "StepTimes",
+    "alpha_for_speedup",
     "baseline_speed",
     "batch_sweep",
     "calibration_summary",

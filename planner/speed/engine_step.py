@@ -3,10 +3,15 @@
 A plain step is one target pass over the batch. A speculative step with draft length ``K`` is, for
 the decoding sequences (vLLM V1 draft_model proposer; Leviathan et al. 2023 for the acceptance)::
 
-    draft pass 1 over n₁ tokens per sequence (vLLM: K + 2, it re-reads the verified tokens)
-    + (K − 1) draft passes over 1 token          (the draft at its own TP, on the same GPUs)
-    + one target pass over K + 1 tokens          (verify; every token needs logits)
+    draft pass 1 over n₁ tokens per sequence (vLLM: K + 2 for a draft model, K + 1 for a head; it re-reads
+                                                the verified tokens)
+    + (K − 1) draft passes over 1 token          (the draft at its own TP, on the same GPUs; ``topk`` for a tree)
+    + one target pass over K + 1 tokens          (verify; every token needs logits; a tree's verify budget)
     + rejection sampling and the proposer's bookkeeping: t_spec + t_spec_seq · B + K · t_draft
+
+The drafting shape of each method (a separate model, an EAGLE / EAGLE-3 / MTP head, n-gram lookup with no
+draft pass; chain or tree) is :class:`planner.speed.drafting.DraftShape`. A head's pass is one decoder layer
+and its LM head over its own (draft) vocabulary (:func:`planner.speed.roofline.model_cost`).
 
 Prefill chunks scheduled in the same step ride along in the target pass (and in the draft's first
 pass, which fills the draft's own cache). Every pass is :meth:`planner.speed.step_model.StepModel.forward`.
@@ -29,6 +34,7 @@ from dataclasses import dataclass
 
 from planner.deployment import Deployment
 from planner.errors import InputError
+from planner.speed.drafting import DraftShape
 from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.roofline import ModelCost, model_cost
 from planner.speed.step_model import PassTime, StepModel
@@ -67,8 +73,10 @@ class EngineStep:
     """Step times of a deployment's target (and draft), computed from its static costs once."""
 
     def __init__(self, deployment: Deployment, profile: SpeedProfile | None = None, *, need_draft: bool = False):
-        if need_draft and (deployment.draft is None or deployment.draft_format is None):
-            raise InputError("draft", None, "a draft model: speculative decoding needs one")
+        if need_draft and not deployment.is_speculative:
+            raise InputError(
+                "draft", None, "a draft model, a head or a draft-free method: speculative decoding needs one"
+            )
         self.deployment = deployment
         self.gpu = deployment.gpu
         self.profile: SpeedProfile = profile or speed_profile(deployment.engine, deployment.gpu.vendor)
@@ -78,17 +86,34 @@ class EngineStep:
         )
         self.target = StepModel(self.target_cost, self.gpu, self.profile, cuda_graphs=graphs)
         self.draft: StepModel | None = None
-        if deployment.draft is not None and deployment.draft_format is not None:
+        speculator = deployment.speculator
+        if speculator is not None and deployment.draft_format is not None:
             draft_cost = model_cost(
-                deployment.draft, deployment.draft_format, deployment.kv, self.gpu, tp=deployment.resolved_draft_tp or 1
+                speculator, deployment.draft_format, deployment.kv, self.gpu, tp=deployment.resolved_draft_tp or 1
             )
             self.draft = StepModel(draft_cost, self.gpu, self.profile, cuda_graphs=graphs)
 
     @property
     def draft_model(self) -> StepModel:
         if self.draft is None:
-            raise InputError("draft", None, "a draft model: speculative decoding needs one")
+            raise InputError("draft", None, "a draft model or head: this method has no draft pass")
         return self.draft
+
+    def shape(self, k: int) -> DraftShape:
+        """The deployment's drafting at draft length ``k``: its method, verifying a chain."""
+        method = self.deployment.speculative_method
+        if method is None:
+            raise InputError(
+                "draft", None, "a draft model, a head or a draft-free method: speculative decoding needs one"
+            )
+        return DraftShape(method=method, k=k)
+
+    def first_pass_tokens(self, shape: DraftShape) -> int:
+        """Query tokens per sequence of the first draft pass: the profile's for a draft model, K + 1 for a head
+        (vLLM V1's EAGLE proposer runs the head over every token the target verified)."""
+        if shape.method == "draft_model":
+            return self.profile.draft_first_pass_query_tokens(shape.k)
+        return shape.k + 1
 
     def plain(self, *, decode_seqs: int, decode_context_tokens: float, chunks: Chunks = NO_CHUNKS) -> EngineStepTime:
         """One target pass: every decoding sequence adds one token; ``chunks`` prefill alongside."""
@@ -104,13 +129,22 @@ class EngineStep:
         return EngineStepTime(step.total_s, step.flops, step.bytes_moved, (("target", step),))
 
     def speculative(
-        self, k: int, *, decode_seqs: int, decode_context_tokens: float, chunks: Chunks = NO_CHUNKS
+        self,
+        k: int,
+        *,
+        decode_seqs: int,
+        decode_context_tokens: float,
+        chunks: Chunks = NO_CHUNKS,
+        shape: DraftShape | None = None,
     ) -> EngineStepTime:
-        """K draft passes and one verify pass of K + 1 tokens per decoding sequence, plus ``chunks``."""
-        draft, profile = self.draft_model, self.profile
+        """The draft passes of ``shape`` (default: the method's chain of ``k``) and one verify pass, plus ``chunks``."""
+        shape = shape or self.shape(k)
+        profile = self.profile
         passes: list[tuple[str, PassTime]] = []
-        first_tokens = profile.draft_first_pass_query_tokens(k)
-        if decode_seqs or chunks.tokens:
+        pass_tokens = shape.draft_pass_tokens(first_pass_tokens=self.first_pass_tokens(shape))
+        if pass_tokens and (decode_seqs or chunks.tokens):
+            draft = self.draft_model
+            first_tokens = pass_tokens[0]
             passes.append(
                 (
                     "draft first pass",
@@ -126,16 +160,16 @@ class EngineStep:
                     ),
                 )
             )
-        if decode_seqs and k > 1:
-            later = draft.forward(
+        if pass_tokens and decode_seqs and len(pass_tokens) > 1:
+            later = self.draft_model.forward(
                 decode_seqs=decode_seqs,
-                decode_query_tokens=1,
-                decode_context_tokens=decode_context_tokens + decode_seqs * first_tokens,
+                decode_query_tokens=pass_tokens[1],
+                decode_context_tokens=decode_context_tokens + decode_seqs * pass_tokens[0],
             )
-            passes += [("draft decode", later)] * (k - 1)
+            passes += [("draft decode", later)] * (len(pass_tokens) - 1)
         verify = self.target.forward(
             decode_seqs=decode_seqs,
-            decode_query_tokens=k + 1,
+            decode_query_tokens=shape.verify_tokens,
             decode_context_tokens=decode_context_tokens,
             prefill_tokens=chunks.tokens,
             prefill_seqs=chunks.seqs,
@@ -146,7 +180,7 @@ class EngineStep:
         total = sum(p.total_s for _, p in passes)
         if decode_seqs:
             total += profile.spec_step_overhead_s + profile.spec_seq_overhead_s * decode_seqs
-            total += k * profile.draft_step_overhead_s
+            total += len(pass_tokens) * profile.draft_step_overhead_s
         flops = sum(p.flops for _, p in passes)
         moved = sum(p.bytes_moved for _, p in passes)
         return EngineStepTime(total, flops, moved, tuple(passes))
@@ -158,7 +192,7 @@ class EngineStep:
         seconds = self.target.forward(
             prefill_tokens=prompt_tokens, prefill_seqs=1, prefill_positions=chunks.positions
         ).total_s
-        if speculative:
+        if speculative and self.draft is not None:  # n-gram lookup has nothing to prefill
             seconds += self.draft_model.forward(
                 prefill_tokens=prompt_tokens, prefill_seqs=1, prefill_positions=chunks.positions
             ).total_s

@@ -31,7 +31,8 @@ from planner import acceptance_math as spec
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.memory import concurrency_by_context
-from planner.speed.engine_step import EngineStep
+from planner.speed.drafting import DraftShape
+from planner.speed.engine_step import EngineStep, EngineStepTime
 from planner.speed.policy import Verdict, speculation_rules
 from planner.speed.profiles import SpeedProfile
 from planner.speed.step_model import ForwardTime
@@ -45,8 +46,9 @@ class StepTimes(BaseModel):
 
     target_decode: ForwardTime
     target_verify: ForwardTime
-    draft_decode: ForwardTime
-    draft_first_pass: ForwardTime
+    #: None for n-gram lookup (no draft pass).
+    draft_decode: ForwardTime | None
+    draft_first_pass: ForwardTime | None
     spec_step_s: float
     spec_overhead_s: float
     #: Leviathan's c: one draft decode pass over one target decode step.
@@ -66,6 +68,13 @@ class SpeedEstimate(BaseModel):
     context_tokens: int
     alpha: float
     acceptance_convention: str
+    #: draft_model, eagle, eagle3, mtp or ngram; chain or tree, the tree's level widths, the verify pass's tokens.
+    method: str
+    verification: str
+    tree_widths: tuple[int, ...]
+    verify_tokens: int
+    #: Speedup at the same K verifying a chain and the engine-default tree (heads only; else chain alone).
+    speedup_by_verification: dict[str, float]
     k: int
     k_given: bool
     expected_tokens_per_step: float
@@ -98,7 +107,7 @@ class SpeedEstimate(BaseModel):
 
 
 class BatchSteps:
-    """Plain and speculative step times at one batch size and context, for every K asked."""
+    """Plain and speculative (chain) step times at one batch size and context, for every K asked."""
 
     def __init__(self, engine: EngineStep, batch: int, context: int, ks: Iterable[int]) -> None:
         self.engine = engine
@@ -107,6 +116,18 @@ class BatchSteps:
         self.spec = {
             k: engine.speculative(k, decode_seqs=batch, decode_context_tokens=batch * context) for k in sorted(set(ks))
         }
+
+    def step(self, shape: DraftShape) -> EngineStepTime:
+        """The speculative step of any drafting ``shape`` (a tree, or a chain) at this batch and context."""
+        if shape.verification == "chain" and shape.k in self.spec:
+            return self.spec[shape.k]
+        return self.engine.speculative(
+            shape.k, decode_seqs=self.batch, decode_context_tokens=self.batch * self.context, shape=shape
+        )
+
+    def speedup_of(self, shape: DraftShape, alpha: float) -> float:
+        """Tokens per step over the step's cost in plain steps, for any drafting ``shape``."""
+        return shape.tokens_per_step(alpha) / (self.step(shape).total_s / self.plain.total_s)
 
     def cost_ratios(self) -> dict[int, float]:
         """Speculative step over plain step, per K (the ratio Leviathan's speedup divides by)."""
@@ -121,8 +142,13 @@ def mean_context(workload: SpeedWorkload) -> int:
     return workload.prompt_tokens + workload.output_tokens // 2
 
 
-def _pass(step, name: str) -> ForwardTime:
-    return ForwardTime.of(next(p for label, p in step.passes if label == name))
+def _pass(step, name: str) -> ForwardTime | None:
+    found = next((p for label, p in step.passes if label == name), None)
+    return None if found is None else ForwardTime.of(found)
+
+
+#: Methods whose engines verify a draft tree as well as a chain (SGLang's EAGLE worker runs heads and MTP).
+TREE_METHODS: tuple[str, ...] = ("eagle", "eagle3", "mtp")
 
 
 def estimate_speed(
@@ -130,30 +156,40 @@ def estimate_speed(
 ) -> SpeedEstimate:
     """TTFT, TPOT, tok/s and throughput with and without the draft, optimal K, break-even α, verdict.
 
-    ``profile`` replaces the engine's speed profile (what-if studies, the calibration fit).
+    ``profile`` replaces the engine's speed profile (what-if studies, the calibration fit). The optimal K and
+    the break-even α are searched over chains; the estimate itself follows the workload's verification.
     """
     rules = speculation_rules()
     engine = EngineStep(deployment, profile, need_draft=True)
+    method = deployment.speculative_method
     k = workload.resolved_k(deployment)
     alpha = workload.resolved_alpha(k)
+    shape = workload.draft_shape(method, k)
     batch, context = workload.batch_size, mean_context(workload)
     steps = BatchSteps(engine, batch, context, [*rules.k_search.ks, k])
     ratios = steps.cost_ratios()
     search = {kk: ratios[kk] for kk in rules.k_search.ks}
-    tau = spec.expected_tokens_per_step(alpha, k)
-    speedup = spec.speedup_from_step_cost(alpha, k, ratios[k])
+    spec_step = steps.step(shape)
+    tau = shape.tokens_per_step(alpha)
+    speedup = tau / (spec_step.total_s / steps.plain.total_s)
+    by_verification = {"chain": steps.speedup_of(workload.draft_shape(method, k, "chain"), alpha)}
+    if method in TREE_METHODS:
+        by_verification["tree"] = steps.speedup_of(workload.draft_shape(method, k, "tree"), alpha)
     best_k, best = spec.optimal_k(alpha, search)
     verdict_k, verdict_speedup = (k, speedup) if workload.k is not None else (best_k, best)
     verdict, reason = rules.verdict.decide(speedup=verdict_speedup, k=verdict_k, at=f"batch {batch}")
     baseline_tpot = steps.plain.total_s
-    spec_step = steps.spec[k]
     spec_tpot = spec_step.total_s / tau
     prefill_target = engine.prefill(workload.prompt_tokens)
     prefill_both = engine.prefill(workload.prompt_tokens, speculative=True)
     decode_steps = workload.output_tokens - 1
     target_decode = ForwardTime.of(steps.plain.passes[0][1])
-    draft_decode = ForwardTime.of(
-        engine.draft_model.forward(decode_seqs=batch, decode_query_tokens=1, decode_context_tokens=batch * context)
+    draft_decode = (
+        None
+        if engine.draft is None
+        else ForwardTime.of(
+            engine.draft.forward(decode_seqs=batch, decode_query_tokens=1, decode_context_tokens=batch * context)
+        )
     )
     times = StepTimes(
         target_decode=target_decode,
@@ -162,13 +198,13 @@ def estimate_speed(
         draft_first_pass=_pass(spec_step, "draft first pass"),
         spec_step_s=spec_step.total_s,
         spec_overhead_s=engine.profile.spec_step_overhead_s + engine.profile.spec_seq_overhead_s * batch,
-        cost_ratio=draft_decode.total_s / baseline_tpot,
+        cost_ratio=0.0 if draft_decode is None else draft_decode.total_s / baseline_tpot,
     )
     warnings = rules.advisory.warnings(alpha=alpha, k=k, convention=workload.convention)
     warnings += _warnings(deployment, workload)
     return SpeedEstimate(
         target=deployment.target.id,
-        draft=deployment.draft.id if deployment.draft else "",
+        draft=deployment.speculator_name,
         engine=deployment.engine,
         profile=engine.profile.id,
         batch_size=batch,
@@ -177,6 +213,11 @@ def estimate_speed(
         context_tokens=context,
         alpha=alpha,
         acceptance_convention=workload.convention,
+        method=method,
+        verification=shape.verification,
+        tree_widths=shape.widths,
+        verify_tokens=shape.verify_tokens,
+        speedup_by_verification=by_verification,
         k=k,
         k_given=workload.k is not None,
         expected_tokens_per_step=tau,

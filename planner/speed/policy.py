@@ -121,6 +121,17 @@ class DefaultWorkload(BaseModel):
     source: str = Field(min_length=1)
 
 
+class TreeDefaults(BaseModel):
+    """The draft tree a tree-verifying engine builds by default: depth, branching and the verify budget."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    depth: int = Field(ge=1)
+    topk: int = Field(ge=1)
+    verify_tokens: int = Field(ge=2)
+    source: str = Field(min_length=1)
+
+
 class SpeculationRules(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -129,6 +140,7 @@ class SpeculationRules(BaseModel):
     advisory: AdvisoryRules
     k_search: KSearch
     default_workload: DefaultWorkload
+    tree: TreeDefaults
 
 
 @data_cache

@@ -113,7 +113,9 @@ def model_cost(
     expert = [
         round(experts_per_gpu * len(moe_layers & set(stage)) / len(moe_layers)) if moe_layers else 0 for stage in stages
     ]
-    lm_head_params = arch.vocab_size * arch.hidden_size
+    # a head's LM head scores its own draft vocabulary (EAGLE-3's draft_vocab_size), else the whole vocabulary
+    head_vocab = (spec.speculator.draft_vocab_size if spec.speculator else None) or arch.vocab_size
+    lm_head_params = head_vocab * arch.hidden_size
     untied_head = params.components.get("lm_head", 0)
     matmul = params.active_params - params.components.get("embedding", 0) - untied_head
     matmul -= params.components.get("norms", 0)

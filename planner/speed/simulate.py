@@ -520,7 +520,7 @@ def simulate_one(
     profile: SpeedProfile | None = None,
 ) -> ServingMetrics:
     """One run of ``workload`` on one replica of ``dep``: speculative when ``alpha`` is given and it has a draft."""
-    speculative = alpha is not None and dep.draft is not None
+    speculative = alpha is not None and dep.is_speculative
     engine = EngineStep(dep if speculative else dep.without_draft(), profile)
     kk = (k or dep.num_speculative_tokens) if speculative else None
     limits = replica_limits(dep if speculative else dep.without_draft(), engine, speculative, kk or 0)
@@ -537,22 +537,22 @@ def simulate(
     profile: SpeedProfile | None = None,
 ) -> SimulationResult:
     """``workload`` on one replica of ``dep``, with its draft at α ``alpha`` and K ``k``, and without."""
-    if dep.draft is not None and alpha is None:
-        raise InputError("alpha", None, "an acceptance (α) for the draft")
+    if dep.is_speculative and alpha is None:
+        raise InputError("alpha", None, f"an acceptance (α) for {dep.speculator_name}")
     if k is not None:
         spec.check_k(k)
     plain = simulate_one(dep, workload, profile=profile)
     speculative = None
     kk = None
-    if dep.draft is not None:
+    if dep.is_speculative:
         kk = k or dep.num_speculative_tokens
         speculative = simulate_one(dep, workload, alpha=alpha, k=kk, profile=profile)
     return SimulationResult(
-        deployment=f"{dep.target.id}" + (f" + {dep.draft.id}" if dep.draft else ""),
+        deployment=f"{dep.target.id}" + (f" + {dep.speculator_name}" if dep.is_speculative else ""),
         gpus=dep.gpus_per_replica,
         workload=workload.describe(),
         mode=workload.mode,
-        alpha=alpha if dep.draft is not None else None,
+        alpha=alpha if dep.is_speculative else None,
         k=kk,
         plain=plain,
         speculative=speculative,

@@ -92,7 +92,8 @@ def batch_sweep(
     engine = EngineStep(deployment, profile, need_draft=True)
     k = workload.resolved_k(deployment)
     alpha = workload.resolved_alpha(k)
-    tau = spec.expected_tokens_per_step(alpha, k)
+    shape = workload.draft_shape(deployment.speculative_method, k)
+    tau = shape.tokens_per_step(alpha)
     points = []
     for batch in sorted(set(batch_sizes)):
         if batch < 1:
@@ -100,11 +101,11 @@ def batch_sweep(
         model = BatchSteps(engine, batch, mean_context(workload), [*rules.k_search.ks, k])
         search = {kk: r for kk, r in model.cost_ratios().items() if kk in rules.k_search.ks}
         best_k, best = spec.optimal_k(alpha, search)
-        spec_tpot = model.spec[k].total_s / tau
+        spec_tpot = model.step(shape).total_s / tau
         points.append(
             BatchPoint(
                 batch_size=batch,
-                speedup=model.speedup(alpha, k),
+                speedup=model.speedup_of(shape, alpha),
                 optimal_k=best_k,
                 speedup_at_optimal_k=best,
                 throughput_tok_s=batch / spec_tpot,

@@ -14,8 +14,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from planner import acceptance_math as spec
+from planner.catalog.schemas import SpeculatorKind
 from planner.deployment import Deployment
 from planner.errors import InputError, first_pydantic_error
+from planner.speed.drafting import DraftShape, Verification
 from planner.speed.policy import speculation_rules
 
 
@@ -30,8 +32,13 @@ class SpeedWorkload(BaseModel):
     alpha: float | None = None
     mean_accepted_len: float | None = None
     draft_acceptance_rate: float | None = None
-    #: Draft length; None means the deployment's ``num_speculative_tokens``.
+    #: Draft length (a tree's depth); None means the deployment's ``num_speculative_tokens``.
     k: int | None = None
+    #: ``chain`` (vLLM) or ``tree`` (SGLang's EAGLE worker, heads only); a tree's branching and verify budget
+    #: default to the engine defaults in ``data/speculation_rules.json``.
+    verification: Verification = "chain"
+    tree_topk: int | None = None
+    tree_verify_tokens: int | None = None
 
     @classmethod
     def build(cls, **fields) -> SpeedWorkload:
@@ -65,6 +72,17 @@ class SpeedWorkload(BaseModel):
 
     def resolved_k(self, deployment: Deployment) -> int:
         return self.k if self.k is not None else deployment.num_speculative_tokens
+
+    def draft_shape(self, method: SpeculatorKind, k: int, verification: Verification | None = None) -> DraftShape:
+        """How ``method`` drafts and verifies at draft length (tree depth) ``k`` under this workload."""
+        tree = speculation_rules().tree
+        return DraftShape.build(
+            method=method,
+            verification=verification or self.verification,
+            k=k,
+            topk=self.tree_topk or tree.topk,
+            tree_verify_tokens=self.tree_verify_tokens or tree.verify_tokens,
+        )
 
     @property
     def convention(self) -> str:
