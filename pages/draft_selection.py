@@ -74,7 +74,8 @@ if matrix is not None:
 
     if row is not None:
         st.subheader(f"Why: {row.draft}")
-        st.write(f"Verdict **{row.verdict}**, parameter ratio {row.parameter_ratio:.1f}x. {row.why_lower}")
+        ratio = "no draft model" if row.parameter_ratio is None else f"parameter ratio {row.parameter_ratio:.1f}x"
+        st.write(f"Verdict **{row.verdict}**, {row.method}, {ratio}. {row.why_lower}")
         for check in row.checks:
             icon = {"pass": "✅", "warn": "⚠️", "fail": "⛔"}[check.status]
             st.write(f"{icon} **{check.name}** — {check.detail}")
@@ -89,7 +90,8 @@ if matrix is not None:
         st.write("Upload the target's and a draft's `tokenizer.json` to compare their real vocabularies.")
         t_file = st.file_uploader("target tokenizer.json", type=["json"], key="selection_target_tok")
         d_file = st.file_uploader("draft tokenizer.json", type=["json"], key="selection_draft_tok")
-        draft_for_files = st.selectbox("Draft model", [r.draft for r in matrix.rows], key="selection_tok_draft")
+        models = [r.draft for r in matrix.rows if r.method == "draft_model"]
+        draft_for_files = st.selectbox("Draft model", models, key="selection_tok_draft")
         t_data = upload_bytes(t_file, "tokenizer", MAX_TOKENIZER_UPLOAD_BYTES) if t_file is not None else None
         d_data = upload_bytes(d_file, "tokenizer", MAX_TOKENIZER_UPLOAD_BYTES) if d_file is not None else None
         if t_data is not None and d_data is not None and dep is not None:

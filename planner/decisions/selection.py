@@ -1,5 +1,7 @@
-"""The decision matrix: every candidate draft for a target on a node, checked, sized, timed, ranked.
+"""The decision matrix: every way to speculate for a target on a node, checked, sized, timed, ranked.
 
+The candidates are the comparison teams make: separate draft models, the EAGLE / EAGLE-3 heads published
+for the target, the target's own MTP module where its checkpoint has one, and draft-free n-gram lookup.
 For each smaller catalog (or imported) model: the compatibility verdict and its ``Check`` objects
 (:mod:`planner.pairs.compatibility`, carried by the row as they are), the draft's weights per GPU,
 its share of the KV pool and the concurrency it costs (:mod:`planner.memory.plan`), the predicted
@@ -25,12 +27,15 @@ from pydantic import BaseModel
 
 from planner.catalog.lookup import list_models
 from planner.catalog.schemas import ModelSpec
+from planner.catalog.speculators import mtp_layer_count
 from planner.deployment import Deployment
+from planner.engines.releases import method_support
 from planner.errors import InputError, PlannerError
 from planner.memory.plan import plan_memory
-from planner.pairs.acceptance import acceptance_prior
+from planner.pairs.acceptance import AcceptanceEstimate, acceptance_prior
 from planner.pairs.compatibility import check_pair
 from planner.pairs.context import Check
+from planner.pairs.draft_free import draft_free_acceptance
 from planner.pairs.size_ratio import param_count
 from planner.speed.estimate import SpeedWorkload, estimate_speed
 from planner.units import GIB
@@ -39,8 +44,11 @@ from planner.units import GIB
 class MatrixRow(BaseModel):
     rank: int = 0
     draft: str
+    #: draft_model, eagle, eagle3, mtp or ngram.
+    method: str = "draft_model"
     verdict: str
-    parameter_ratio: float
+    #: Target over draft parameters (None for n-gram lookup, which has no model).
+    parameter_ratio: float | None
     #: Every compatibility check of the pair, in the verdict's order, with its status, detail and sources.
     checks: list[Check]
     fits: bool
@@ -117,6 +125,15 @@ def _row(
     except PlannerError as exc:
         row.memory_problems = [str(exc)]
         return row
+    _size(row, plan, baseline_concurrency)
+    if verdict.verdict == "incompatible":
+        return row
+    return _time(
+        row, dep, acceptance_prior(base.target, draft, measured_alpha=alpha), batch_size, prompt_tokens, output_tokens
+    )
+
+
+def _size(row: MatrixRow, plan, baseline_concurrency: float) -> None:
     row.fits = plan.fits
     row.memory_problems = plan.problems
     row.draft_weights_bytes_per_gpu = plan.per_gpu.draft_weights_bytes
@@ -124,32 +141,94 @@ def _row(
     row.kv_cache_tokens = plan.kv_cache_tokens
     row.max_concurrency = plan.max_concurrency
     row.lost_concurrency = round(baseline_concurrency - plan.max_concurrency, 2)
-    if verdict.verdict == "incompatible":
-        return row
-    estimate = acceptance_prior(base.target, draft, measured_alpha=alpha)
+
+
+def _time(
+    row: MatrixRow,
+    dep: Deployment,
+    estimate: AcceptanceEstimate,
+    batch_size: int,
+    prompt_tokens: int,
+    output_tokens: int,
+) -> MatrixRow:
+    """Speedups at batch 1 and at ``batch_size`` at the row's α, each at its optimal K.
+
+    An MTP module drafts as many tokens as it has layers: its published α is for that K, and vLLM warns that
+    reusing a layer for more tokens "may result in lower acceptance rate" (``vllm/config/speculative.py``).
+    """
     row.alpha, row.alpha_source, row.alpha_detail = estimate.alpha, estimate.source, estimate.detail
+    fixed_k = mtp_layer_count(dep.target) if dep.speculative_method == "mtp" else None
     try:
-        at_1 = estimate_speed(
-            dep,
-            SpeedWorkload.build(
-                batch_size=1, alpha=estimate.alpha, prompt_tokens=prompt_tokens, output_tokens=output_tokens
-            ),
-        )
-        at_b = estimate_speed(
-            dep,
-            SpeedWorkload.build(
-                batch_size=batch_size, alpha=estimate.alpha, prompt_tokens=prompt_tokens, output_tokens=output_tokens
-            ),
+        at_1, at_b = (
+            estimate_speed(
+                dep,
+                SpeedWorkload.build(
+                    batch_size=batch,
+                    alpha=estimate.alpha,
+                    prompt_tokens=prompt_tokens,
+                    output_tokens=output_tokens,
+                    k=fixed_k,
+                ),
+            )
+            for batch in (1, batch_size)
         )
     except PlannerError as exc:
         row.speed_problem = str(exc)
         return row
-    row.speedup_batch_1 = at_1.speedup_at_optimal_k
-    row.speedup_at_batch = at_b.speedup_at_optimal_k
-    row.optimal_k_at_batch = at_b.optimal_k
+    row.speedup_batch_1 = at_1.speedup if fixed_k else at_1.speedup_at_optimal_k
+    row.speedup_at_batch = at_b.speedup if fixed_k else at_b.speedup_at_optimal_k
+    row.optimal_k_at_batch = fixed_k or at_b.optimal_k
     row.break_even_alpha = at_b.break_even_alpha
     row.speed_verdict = at_b.verdict
     return row
+
+
+def _draft_free_row(
+    alone: Deployment,
+    method: str,
+    batch_size: int,
+    alpha: float | None,
+    prompt_tokens: int,
+    output_tokens: int,
+    baseline_concurrency: float,
+) -> MatrixRow:
+    """n-gram lookup or the target's MTP module: no pair to check, only whether the engine release runs it."""
+    support = method_support(alone.engine, alone.engine_version, method)  # type: ignore[arg-type]
+    release = alone.engine_version or "its newest profiled release"
+    if support.supported:
+        check = Check(
+            name="engine", status="pass", detail=f"{alone.engine} {release} runs {method}", evidence=[support.source]
+        )
+    else:
+        since = f"; first in {support.first_release}" if support.first_release else ""
+        check = Check(
+            name="engine",
+            status="fail",
+            detail=f"{alone.engine} {release} does not run speculative method {method}{since}",
+            evidence=[support.source],
+        )
+    dep = alone.with_method(method)  # type: ignore[arg-type]
+    row = MatrixRow(
+        draft=dep.speculator_name,
+        method=method,
+        verdict="compatible" if support.supported else "incompatible",
+        parameter_ratio=None
+        if dep.speculator is None
+        else param_count(alone.target).total_params / param_count(dep.speculator).total_params,
+        checks=[check],
+        fits=False,
+        memory_problems=[],
+    )
+    try:
+        plan = plan_memory(dep, with_suggestions=False)
+    except PlannerError as exc:
+        row.memory_problems = [str(exc)]
+        return row
+    _size(row, plan, baseline_concurrency)
+    if not support.supported:
+        return row
+    estimate = draft_free_acceptance(alone.target, method, measured_alpha=alpha)  # type: ignore[arg-type]
+    return _time(row, dep, estimate, batch_size, prompt_tokens, output_tokens)
 
 
 def _sort_key(row: MatrixRow) -> tuple:
@@ -187,10 +266,12 @@ def decision_matrix(
     extra_drafts: Iterable[ModelSpec] = (),
     prompt_tokens: int = 1024,
     output_tokens: int = 128,
+    draft_free: bool = True,
 ) -> DecisionMatrix:
-    """Rank every candidate draft for ``base`` (its target, node, engine, precisions; its draft ignored).
+    """Rank every candidate for ``base`` (its target, node, engine, precisions; its draft ignored).
 
-    ``alpha`` assumes one acceptance for every pair; ``measured_alphas`` gives per-draft measurements.
+    ``alpha`` assumes one acceptance for every candidate; ``measured_alphas`` gives per-candidate measurements
+    (keyed by draft id, or ``ngram`` / ``mtp``); ``draft_free`` adds n-gram lookup and the target's MTP module.
     """
     if batch_size < 1:
         raise InputError("batch_size", batch_size, "an integer >= 1")
@@ -209,6 +290,20 @@ def decision_matrix(
         )
         for draft in candidate_drafts(base.target, extra_drafts)
     ]
+    if draft_free:
+        methods = ["ngram"] + (["mtp"] if mtp_layer_count(base.target) else [])
+        rows += [
+            _draft_free_row(
+                alone,
+                method,
+                batch_size,
+                alpha if alpha is not None else measured.get(method),
+                prompt_tokens,
+                output_tokens,
+                baseline.max_concurrency,
+            )
+            for method in methods
+        ]
     rows.sort(key=_sort_key)
     for rank, row in enumerate(rows, start=1):
         row.rank = rank
@@ -227,6 +322,8 @@ def decision_matrix(
         assumptions=[
             "α per pair: the value entered, else a published measurement of the pair, else the lineage/size prior "
             "(data/acceptance_priors.json) — each row says which",
+            "n-gram lookup: α for open-ended prompts (data/draft_free_acceptance.json); prompts the output copies "
+            "(summaries, code edits) accept far more — measure yours",
             f"speedups are at the optimal K for {prompt_tokens}-token prompts and {output_tokens}-token outputs",
             "drafts run at the target's TP where they can, else TP 1 (replicated on every rank)",
         ],
@@ -241,8 +338,9 @@ def matrix_table(matrix: DecisionMatrix):
             {
                 "rank": r.rank,
                 "draft": r.draft,
+                "method": r.method,
                 "verdict": r.verdict,
-                "ratio (x)": round(r.parameter_ratio, 1),
+                "ratio (x)": None if r.parameter_ratio is None else round(r.parameter_ratio, 1),
                 **{f"check {c.name}": c.status for c in r.checks},
                 "fits": r.fits,
                 "draft weights / GPU (GiB)": None

@@ -9,7 +9,7 @@ from planner.decisions.selection import DecisionMatrix, matrix_table
 
 
 def speedup_vs_kv_scatter(matrix: DecisionMatrix) -> go.Figure | None:
-    """Compatible drafts with a speed estimate, sized by parameter ratio; None when there is none."""
+    """Compatible candidates with a speed estimate, one marker shape per method; None when there is none."""
     table = matrix_table(matrix)
     speed = f"speedup @ batch {matrix.batch_size}"
     compatible = table[table["verdict"] != "incompatible"].dropna(subset=[speed])
@@ -21,7 +21,7 @@ def speedup_vs_kv_scatter(matrix: DecisionMatrix) -> go.Figure | None:
         y=speed,
         color="verdict",
         hover_name="draft",
-        size="ratio (x)",
+        symbol="method",
         labels={"draft KV share (%)": "draft's share of KV pool (%)"},
     )
     fig.add_hline(y=1.0, line_dash="dot", annotation_text="no gain")
