@@ -8,7 +8,7 @@ import math
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.errors import InputError
-from planner.speed import SpeedWorkload, estimate_speed
+from planner.speed import VERIFICATIONS, SpeedWorkload, deployment_acceptance, estimate_speed
 
 
 def _number(text: str) -> float:
@@ -27,8 +27,13 @@ def register(subparsers) -> None:
         "speedup", help="speculative decoding speedup, latency, throughput and verdict at a batch size"
     )
     add_deployment_args(parser)
-    acceptance = parser.add_mutually_exclusive_group(required=True)
-    acceptance.add_argument("--alpha", type=_number, help="per-token acceptance probability α (Leviathan)")
+    acceptance = parser.add_mutually_exclusive_group()
+    acceptance.add_argument(
+        "--alpha",
+        type=_number,
+        help="per-token acceptance probability α (Leviathan); without any acceptance option the pair's measured, "
+        "published or prior α is used and its source printed",
+    )
     acceptance.add_argument(
         "--mean-accepted-len",
         "--tau",
@@ -44,6 +49,21 @@ def register(subparsers) -> None:
         type=_number,
         help="vLLM V1 'Avg Draft acceptance rate' ρ = (τ-1)/K, as a fraction (0.54, not 54); needs --k",
     )
+    parser.add_argument(
+        "--verification",
+        choices=VERIFICATIONS,
+        default="chain",
+        help="verify a chain of K tokens (vLLM) or a draft tree (SGLang's EAGLE worker; heads and MTP only)",
+    )
+    parser.add_argument("--tree-topk", type=positive_int, help="tree branching per level (default: SGLang's 4)")
+    parser.add_argument(
+        "--tree-verify-tokens", type=positive_int, help="tokens the tree verifies, root included (default: SGLang's 8)"
+    )
+    parser.add_argument(
+        "--task",
+        choices=("open_ended", "grounded"),
+        help="n-gram lookup only: open-ended prompts (default) or prompts the output copies (summaries, code edits)",
+    )
     parser.add_argument("--batch-size", type=positive_int, help="concurrent sequences per replica")
     parser.add_argument("--prompt-tokens", type=positive_int, help="prompt length per request")
     parser.add_argument("--output-tokens", type=positive_int, help="output length per request")
@@ -52,22 +72,45 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not (getattr(args, "draft", None) or getattr(args, "draft_config", None)):
-        raise InputError("--draft", None, "a draft model (--draft ID or --draft-config PATH) to speculate with")
     if args.draft_acceptance_rate is not None and args.k is None:
         raise InputError("--rho", args.draft_acceptance_rate, "--k as well: ρ = (τ − 1) / K depends on K")
     dep = deployment_from_args(args)
+    if not dep.is_speculative:
+        raise InputError(
+            "--draft", None, "a draft model or head (--draft ID or --draft-config PATH), or --method mtp|ngram"
+        )
+    given = [args.alpha, args.mean_accepted_len, args.draft_acceptance_rate]
+    if any(v is not None for v in given):
+        alpha_source, alpha_detail = "given", "the acceptance given on the command line"
+        acceptance = {
+            "alpha": args.alpha,
+            "mean_accepted_len": args.mean_accepted_len,
+            "draft_acceptance_rate": args.draft_acceptance_rate,
+        }
+    else:
+        assumed = deployment_acceptance(dep, task=args.task)
+        alpha_source, alpha_detail = assumed.source, assumed.detail
+        acceptance = {"alpha": assumed.alpha}
     workload = SpeedWorkload.build(
         batch_size=args.batch_size,
         prompt_tokens=args.prompt_tokens,
         output_tokens=args.output_tokens,
-        alpha=args.alpha,
-        mean_accepted_len=args.mean_accepted_len,
-        draft_acceptance_rate=args.draft_acceptance_rate,
         k=args.k,
+        verification=args.verification,
+        tree_topk=args.tree_topk,
+        tree_verify_tokens=args.tree_verify_tokens,
+        **acceptance,
     )
     est = estimate_speed(dep, workload)
     payload = {
+        "method": est.method,
+        "draft": est.draft,
+        "alpha_source": alpha_source,
+        "alpha_detail": alpha_detail,
+        "verification": est.verification,
+        "tree_widths": list(est.tree_widths),
+        "verify_tokens": est.verify_tokens,
+        "speedup_by_verification": est.speedup_by_verification,
         "alpha": est.alpha,
         "k": est.k,
         "batch_size": est.batch_size,
@@ -103,12 +146,20 @@ def run(args: argparse.Namespace) -> int:
         "warnings": est.warnings,
     }
     break_even = "none (no α pays)" if est.break_even_alpha is None else f"{est.break_even_alpha:.3f}"
+    draft_tp = "" if dep.resolved_draft_tp is None else f" (draft TP {dep.resolved_draft_tp})"
+    shape = (
+        f"tree of depth {est.k}, widths {'/'.join(map(str, est.tree_widths))}"
+        if est.verification == "tree"
+        else f"chain of K {est.k}"
+    )
+    compared = ", ".join(f"{name} {value:.2f}x" for name, value in est.speedup_by_verification.items())
     lines = [
-        f"{est.target} + draft {est.draft} on {dep.gpu_count}x {dep.gpu.id}, TP {dep.tp} "
-        f"(draft TP {dep.resolved_draft_tp}), {est.profile}",
+        f"{est.target} + {est.method} {est.draft} on {dep.gpu_count}x {dep.gpu.id}, TP {dep.tp}{draft_tp}, "
+        f"{est.profile}",
         f"  load: batch {est.batch_size}, {est.prompt_tokens:,} prompt + {est.output_tokens:,} output tokens",
-        f"  acceptance: α {est.alpha:.3f}, K {est.k}: τ {est.expected_tokens_per_step:.2f} tokens/step, "
-        f"vLLM ρ {est.draft_acceptance_rate:.3f}",
+        f"  acceptance: α {est.alpha:.3f} ({alpha_source}: {alpha_detail})",
+        f"  verification: {shape}, {est.verify_tokens} tokens verified: τ {est.expected_tokens_per_step:.2f} "
+        f"tokens/step, vLLM ρ {est.draft_acceptance_rate:.3f}; speedup by verification at K {est.k}: {compared}",
         f"  TPOT {est.baseline_tpot_s * 1e3:.2f} ms -> {est.spec_tpot_s * 1e3:.2f} ms   speedup {est.speedup:.2f}x",
         f"  TTFT {est.baseline_ttft_s * 1e3:.1f} ms -> {est.spec_ttft_s * 1e3:.1f} ms (draft prefill added)",
         f"  throughput per replica {est.baseline_throughput_tok_s:,.0f} -> {est.throughput_tok_s:,.0f} tok/s",

@@ -32,11 +32,11 @@ from planner.deployment import Deployment
 from planner.engines.releases import method_support
 from planner.errors import InputError, PlannerError
 from planner.memory.plan import plan_memory
-from planner.pairs.acceptance import AcceptanceEstimate, acceptance_prior
+from planner.pairs.acceptance import AcceptanceEstimate
 from planner.pairs.compatibility import check_pair
 from planner.pairs.context import Check
-from planner.pairs.draft_free import draft_free_acceptance
 from planner.pairs.size_ratio import param_count
+from planner.speed.deployment_acceptance import deployment_acceptance
 from planner.speed.estimate import SpeedWorkload, estimate_speed
 from planner.units import GIB
 
@@ -128,9 +128,7 @@ def _row(
     _size(row, plan, baseline_concurrency)
     if verdict.verdict == "incompatible":
         return row
-    return _time(
-        row, dep, acceptance_prior(base.target, draft, measured_alpha=alpha), batch_size, prompt_tokens, output_tokens
-    )
+    return _time(row, dep, deployment_acceptance(dep, measured_alpha=alpha), batch_size, prompt_tokens, output_tokens)
 
 
 def _size(row: MatrixRow, plan, baseline_concurrency: float) -> None:
@@ -227,7 +225,7 @@ def _draft_free_row(
     _size(row, plan, baseline_concurrency)
     if not support.supported:
         return row
-    estimate = draft_free_acceptance(alone.target, method, measured_alpha=alpha)  # type: ignore[arg-type]
+    estimate = deployment_acceptance(dep, measured_alpha=alpha)
     return _time(row, dep, estimate, batch_size, prompt_tokens, output_tokens)
 
 

@@ -1,6 +1,7 @@
 """Speed: engine speed profiles, the per-operator step model, the speed estimate, the serving simulator and the
 speculation verdict."""
 
+from planner.speed.deployment_acceptance import deployment_acceptance
 from planner.speed.drafting import VERIFICATIONS, DraftShape
 from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import BaselineSpeed, SpeedEstimate, StepTimes, baseline_speed, estimate_speed
@@ -41,6 +42,7 @@ __all__ = [
     "baseline_speed",
     "batch_sweep",
     "calibration_summary",
+    "deployment_acceptance",
     "estimate_speed",
     "rate_sweep",
     "simulate",

@@ -68,11 +68,13 @@ def test_invalid_inputs_exit_2_with_one_line(args, needle):
     assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr
 
 
-def test_draft_and_acceptance_are_required():
+def test_a_speculator_is_required_and_without_acceptance_the_pairs_is_used():
     proc = run_cli("speedup", "--target", "Llama-3.1-70B", "--node", "8x-h100-sxm-80gb", "--tp", "8", "--alpha", "0.8")
-    assert proc.returncode == 2 and "--draft" in proc.stderr
-    proc = run_cli(*BASE)
-    assert proc.returncode == 2 and "alpha" in proc.stderr
+    assert proc.returncode == 2 and "--draft" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    out = json.loads(run_cli(*BASE, "--json", check=True).stdout)
+    assert out["alpha_source"] == "prior" and "prior" in out["alpha_detail"] and 0.5 < out["alpha"] < 1
+    given = json.loads(run_cli(*BASE, "--alpha", "0.7", "--json", check=True).stdout)
+    assert given["alpha_source"] == "given" and given["alpha"] == 0.7
 
 
 def test_rho_needs_k_and_the_verdict_is_at_the_given_k():
