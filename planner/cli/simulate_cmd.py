@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 
-from planner import InputError, acceptance_prior
+from planner import InputError
 from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from_tau, check_alpha
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
-from planner.speed import ServingMetrics, ServingWorkload, SimulationResult, simulate
+from planner.speed import ServingMetrics, ServingWorkload, SimulationResult, deployment_acceptance, simulate
 
 
 def _number(text: str) -> float:
@@ -56,7 +56,7 @@ def register(subparsers) -> None:
 
 
 def _acceptance(args: argparse.Namespace, dep) -> tuple[float | None, str]:
-    if dep.draft is None:
+    if not dep.is_speculative:
         return None, "no draft"
     k = dep.num_speculative_tokens
     if args.alpha is not None:
@@ -66,7 +66,7 @@ def _acceptance(args: argparse.Namespace, dep) -> tuple[float | None, str]:
     if args.draft_acceptance_rate is not None:
         rho = args.draft_acceptance_rate
         return alpha_from_draft_acceptance_rate(rho, k), f"given (ρ = {rho:g} at K = {k})"
-    estimate = acceptance_prior(dep.target, dep.draft)
+    estimate = deployment_acceptance(dep)
     return estimate.alpha, estimate.source
 
 
@@ -121,11 +121,11 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     alpha, source = _acceptance(args, dep)
-    result = simulate(dep, workload, alpha=alpha, k=dep.num_speculative_tokens if dep.draft else None)
+    result = simulate(dep, workload, alpha=alpha, k=dep.num_speculative_tokens if dep.is_speculative else None)
     out = payload(result, source, dep.engine)
     lines = [f"{result.deployment} on {result.gpus} GPU(s) of {dep.gpu.id} (TP {dep.tp}), {dep.engine}"]
     lines.append(f"  workload: {result.workload}")
-    arms = [("plain", result.plain)] + ([("draft", result.speculative)] if result.speculative else [])
+    arms = [("plain", result.plain)] + ([(dep.speculative_method, result.speculative)] if result.speculative else [])
     for name, m in arms:
         lines.append(
             f"  {name:<5}: {m.requests_per_s:,.2f} req/s, {m.output_tokens_per_s:,.0f} output tok/s; "
