@@ -20,13 +20,14 @@ the chosen batch; drafts that do not fit follow; incompatible ones sink to the b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 import pandas as pd
 from pydantic import BaseModel
 
 from planner.catalog.lookup import list_models
-from planner.catalog.schemas import ModelSpec
+from planner.catalog.schemas import ModelSpec, SpeculatorKind
 from planner.catalog.speculators import mtp_layer_count
 from planner.deployment import Deployment
 from planner.engines.releases import method_support
@@ -101,55 +102,53 @@ def candidate_drafts(target: ModelSpec, extra: Iterable[ModelSpec] = ()) -> list
     return out
 
 
-def _row(
-    base: Deployment,
-    draft: ModelSpec,
-    batch_size: int,
-    alpha: float | None,
-    prompt_tokens: int,
-    output_tokens: int,
-    baseline_concurrency: float,
-) -> MatrixRow:
-    verdict = check_pair(base.target, draft, engine=base.engine, target_tp=base.tp)
-    row = MatrixRow(
-        draft=draft.id,
-        verdict=verdict.verdict,
-        parameter_ratio=verdict.parameter_ratio,
-        checks=verdict.checks,
-        fits=False,
-        memory_problems=[],
-    )
+@dataclass(frozen=True)
+class _Load:
+    """The load every candidate is timed at, and the concurrency of the target alone."""
+
+    batch_size: int
+    prompt_tokens: int
+    output_tokens: int
+    baseline_concurrency: float
+
+
+def _evaluate(row: MatrixRow, build: Callable[[], Deployment], alpha: float | None, load: _Load) -> MatrixRow:
+    """Size the candidate's deployment; time it at its α unless it is incompatible or cannot be built."""
     try:
-        dep = base.with_draft(draft)
+        dep = build()
         plan = plan_memory(dep, with_suggestions=False)
     except PlannerError as exc:
         row.memory_problems = [str(exc)]
         return row
-    _size(row, plan, baseline_concurrency)
-    if verdict.verdict == "incompatible":
-        return row
-    return _time(row, dep, deployment_acceptance(dep, measured_alpha=alpha), batch_size, prompt_tokens, output_tokens)
-
-
-def _size(row: MatrixRow, plan, baseline_concurrency: float) -> None:
     row.fits = plan.fits
     row.memory_problems = plan.problems
     row.draft_weights_bytes_per_gpu = plan.per_gpu.draft_weights_bytes
     row.draft_kv_share_frac = plan.draft_kv_share_frac
     row.kv_cache_tokens = plan.kv_cache_tokens
     row.max_concurrency = plan.max_concurrency
-    row.lost_concurrency = round(baseline_concurrency - plan.max_concurrency, 2)
+    row.lost_concurrency = round(load.baseline_concurrency - plan.max_concurrency, 2)
+    if row.verdict == "incompatible":
+        return row
+    return _time(row, dep, deployment_acceptance(dep, measured_alpha=alpha), load)
 
 
-def _time(
-    row: MatrixRow,
-    dep: Deployment,
-    estimate: AcceptanceEstimate,
-    batch_size: int,
-    prompt_tokens: int,
-    output_tokens: int,
-) -> MatrixRow:
-    """Speedups at batch 1 and at ``batch_size`` at the row's α, each at its optimal K.
+def _row(base: Deployment, draft: ModelSpec, alpha: float | None, load: _Load) -> MatrixRow:
+    """A separate draft model or a head: the pair's checks, then its memory and speed."""
+    verdict = check_pair(base.target, draft, engine=base.engine, target_tp=base.tp)
+    row = MatrixRow(
+        draft=draft.id,
+        method=draft.speculator.kind if draft.speculator else "draft_model",
+        verdict=verdict.verdict,
+        parameter_ratio=verdict.parameter_ratio,
+        checks=verdict.checks,
+        fits=False,
+        memory_problems=[],
+    )
+    return _evaluate(row, lambda: base.with_draft(draft), alpha, load)
+
+
+def _time(row: MatrixRow, dep: Deployment, estimate: AcceptanceEstimate, load: _Load) -> MatrixRow:
+    """Speedups at batch 1 and at the load's batch at the row's α, each at its optimal K.
 
     An MTP module drafts as many tokens as it has layers: its published α is for that K, and vLLM warns that
     reusing a layer for more tokens "may result in lower acceptance rate" (``vllm/config/speculative.py``).
@@ -163,12 +162,12 @@ def _time(
                 SpeedWorkload.build(
                     batch_size=batch,
                     alpha=estimate.alpha,
-                    prompt_tokens=prompt_tokens,
-                    output_tokens=output_tokens,
+                    prompt_tokens=load.prompt_tokens,
+                    output_tokens=load.output_tokens,
                     k=fixed_k,
                 ),
             )
-            for batch in (1, batch_size)
+            for batch in (1, load.batch_size)
         )
     except PlannerError as exc:
         row.speed_problem = str(exc)
@@ -181,31 +180,19 @@ def _time(
     return row
 
 
-def _draft_free_row(
-    alone: Deployment,
-    method: str,
-    batch_size: int,
-    alpha: float | None,
-    prompt_tokens: int,
-    output_tokens: int,
-    baseline_concurrency: float,
-) -> MatrixRow:
+def _draft_free_row(alone: Deployment, method: SpeculatorKind, alpha: float | None, load: _Load) -> MatrixRow:
     """n-gram lookup or the target's MTP module: no pair to check, only whether the engine release runs it."""
-    support = method_support(alone.engine, alone.engine_version, method)  # type: ignore[arg-type]
+    support = method_support(alone.engine, alone.engine_version, method)
     release = alone.engine_version or "its newest profiled release"
     if support.supported:
-        check = Check(
-            name="engine", status="pass", detail=f"{alone.engine} {release} runs {method}", evidence=[support.source]
-        )
+        detail = f"{alone.engine} {release} runs {method}"
     else:
         since = f"; first in {support.first_release}" if support.first_release else ""
-        check = Check(
-            name="engine",
-            status="fail",
-            detail=f"{alone.engine} {release} does not run speculative method {method}{since}",
-            evidence=[support.source],
-        )
-    dep = alone.with_method(method)  # type: ignore[arg-type]
+        detail = f"{alone.engine} {release} does not run speculative method {method}{since}"
+    check = Check(
+        name="engine", status="pass" if support.supported else "fail", detail=detail, evidence=[support.source]
+    )
+    dep = alone.with_method(method)
     row = MatrixRow(
         draft=dep.speculator_name,
         method=method,
@@ -217,16 +204,7 @@ def _draft_free_row(
         fits=False,
         memory_problems=[],
     )
-    try:
-        plan = plan_memory(dep, with_suggestions=False)
-    except PlannerError as exc:
-        row.memory_problems = [str(exc)]
-        return row
-    _size(row, plan, baseline_concurrency)
-    if not support.supported:
-        return row
-    estimate = deployment_acceptance(dep, measured_alpha=alpha)
-    return _time(row, dep, estimate, batch_size, prompt_tokens, output_tokens)
+    return _evaluate(row, lambda: dep, alpha, load)
 
 
 def _sort_key(row: MatrixRow) -> tuple:
@@ -276,30 +254,15 @@ def decision_matrix(
     alone = base.without_draft()
     baseline = plan_memory(alone, with_suggestions=False)
     measured = dict(measured_alphas or {})
+    load = _Load(batch_size, prompt_tokens, output_tokens, baseline.max_concurrency)
     rows = [
-        _row(
-            alone,
-            draft,
-            batch_size,
-            alpha if alpha is not None else measured.get(draft.id),
-            prompt_tokens,
-            output_tokens,
-            baseline.max_concurrency,
-        )
+        _row(alone, draft, alpha if alpha is not None else measured.get(draft.id), load)
         for draft in candidate_drafts(base.target, extra_drafts)
     ]
     if draft_free:
-        methods = ["ngram"] + (["mtp"] if mtp_layer_count(base.target) else [])
+        methods: list[SpeculatorKind] = ["ngram"] + (["mtp"] if mtp_layer_count(base.target) else [])
         rows += [
-            _draft_free_row(
-                alone,
-                method,
-                batch_size,
-                alpha if alpha is not None else measured.get(method),
-                prompt_tokens,
-                output_tokens,
-                baseline.max_concurrency,
-            )
+            _draft_free_row(alone, method, alpha if alpha is not None else measured.get(method), load)
             for method in methods
         ]
     rows.sort(key=_sort_key)
