@@ -59,8 +59,10 @@ class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     target: str = "meta-llama/Llama-3.1-70B"
-    #: None: serve the target alone.
+    #: None: serve the target alone (or speculate with a draft-free ``method``).
     draft: str | None = "meta-llama/Llama-3.2-1B"
+    #: A method without a draft model: n-gram lookup or the target's own MTP layers (the draft is then unused).
+    method: Literal["ngram", "mtp"] | None = None
     node: str = "8x-h100-sxm-80gb"
     tp: int = Field(default=8, ge=1, le=64)
     pp: int = Field(default=1, ge=1, le=16)
@@ -116,11 +118,12 @@ class Scenario(BaseModel):
         def lookup(model_id: str) -> ModelSpec:
             return models.get(model_id) or get_model(model_id)
 
-        draft = None if self.draft is None else lookup(self.draft)
+        draft = None if self.draft is None or self.method is not None else lookup(self.draft)
         return Deployment.on_node(
             lookup(self.target),
             get_node(self.node),
             draft=draft,
+            method=self.method,
             tp=self.tp,
             pp=self.pp,
             draft_tp=(1 if self.draft_tp_one else None) if draft else None,
@@ -207,6 +210,7 @@ vLLM refuses to start, and the model was not trained on longer sequences. Use at
 QUERY_KEYS: dict[str, str] = {
     "target": "t",
     "draft": "d",
+    "method": "m",
     "node": "n",
     "tp": "tp",
     "pp": "pp",
@@ -241,6 +245,7 @@ QUERY_KEYS: dict[str, str] = {
 _LABELS = {
     "target": "target model",
     "draft": "draft model",
+    "method": "draft-free method",
     "node": "node type",
     "tp": "tensor parallel size",
     "pp": "pipeline parallel size",

@@ -99,3 +99,12 @@ def test_a_link_value_that_is_not_valid_is_named_and_replaced():
 def test_max_model_len_above_the_targets_context_is_a_problem():
     assert "131,072" in Scenario(max_model_len=131_073).context_problem()
     assert Scenario(max_model_len=131_072).context_problem() is None
+
+
+def test_a_draft_free_method_travels_in_the_link_and_replaces_the_draft():
+    scenario, problems = Scenario.from_query({"m": "ngram"})
+    assert problems == [] and scenario.to_query() == {"m": "ngram"}
+    dep = scenario.deployment()
+    assert dep.draft is None and dep.speculative_method == "ngram"
+    bad, problems = Scenario.from_query({"m": "medusa"})
+    assert bad.method is None and "draft-free method" in problems[0]
