@@ -16,6 +16,7 @@ from planner.catalog.lookup import (
     list_models,
     list_nodes,
     list_prices,
+    list_speculators,
     list_tokenizers,
     list_weight_formats,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "list_models",
     "list_nodes",
     "list_prices",
+    "list_speculators",
     "list_tokenizers",
     "list_weight_formats",
     "load_config",
