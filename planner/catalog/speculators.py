@@ -198,3 +198,7 @@ def mtp_config(config: dict[str, Any]) -> dict[str, Any]:
     if "first_k_dense_replace" in reduced:
         reduced["first_k_dense_replace"] = 0
     return reduced
+
+
+#: How a sentence names each kind of head.
+HEAD_WORDS: dict[str, str] = {"eagle": "an EAGLE head", "eagle3": "an EAGLE-3 head", "mtp": "an MTP module"}
