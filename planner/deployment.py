@@ -205,7 +205,8 @@ class Deployment(BaseModel):
         spec = self.speculator
         if spec is None:
             return None
-        if self.draft is None:  # the target's MTP layers ship in the target's checkpoint and format
+        if self.draft is None or spec.is_head:  # MTP layers ship in the target's checkpoint; vLLM builds a head's
+            # ModelConfig in the target's dtype (SpeculativeConfig), whatever torch_dtype its config.json names
             return self.target_format if self.draft_dtype is None else _format(self.draft_dtype, "draft_dtype")
         return _format(self.draft_dtype or self.dtype or default_weight_format(spec), "draft_dtype")
 

@@ -16,15 +16,28 @@ from planner.catalog.lookup import (
     list_models,
     list_nodes,
     list_prices,
+    list_speculators,
     list_tokenizers,
     list_weight_formats,
 )
 from planner.catalog.model_facts import ModelFacts, model_facts
 from planner.catalog.name_matching import ModelMatch, match_gpu, match_model
-from planner.catalog.schemas import GpuPrice, GpuSpec, Lineage, ModelSpec, NodeType, TokenizerSpec
+from planner.catalog.schemas import (
+    SPECULATOR_KINDS,
+    GpuPrice,
+    GpuSpec,
+    Lineage,
+    ModelSpec,
+    NodeType,
+    SpeculatorSpec,
+    TokenizerSpec,
+)
+from planner.catalog.speculators import HEAD_WORDS, head_tensors, mtp_module, speculator_params
 
 __all__ = [
+    "HEAD_WORDS",
     "MAX_CONFIG_BYTES",
+    "SPECULATOR_KINDS",
     "DeviceTotal",
     "GpuPrice",
     "GpuSpec",
@@ -33,6 +46,7 @@ __all__ = [
     "ModelMatch",
     "ModelSpec",
     "NodeType",
+    "SpeculatorSpec",
     "TokenizerSpec",
     "device_total_bytes",
     "get_gpu",
@@ -42,11 +56,13 @@ __all__ = [
     "get_price",
     "get_tokenizer",
     "get_weight_format",
+    "head_tensors",
     "list_gpus",
     "list_kv_dtypes",
     "list_models",
     "list_nodes",
     "list_prices",
+    "list_speculators",
     "list_tokenizers",
     "list_weight_formats",
     "load_config",
@@ -54,6 +70,8 @@ __all__ = [
     "match_model",
     "model_facts",
     "model_from_config",
+    "mtp_module",
     "nearest_gpu_by_total",
     "resolve_model",
+    "speculator_params",
 ]

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from planner.catalog.schemas import Lineage, ModelSpec
+from planner.catalog.speculators import imported_speculator, mtp_config
 from planner.errors import ConfigError
+from planner.model.architecture import unwrap_layer_config
 from planner.user_files import read_user_file, shown_path
 
 #: The largest config.json read (the biggest published ones, with long quantization module lists, are < 1 MiB).
@@ -69,9 +71,25 @@ def model_from_config(
     model_id: str | None = None,
     tokenizer: str | None = None,
     field: str = "config",
+    speculator_kind: str | None = None,
 ) -> ModelSpec:
-    """A :class:`ModelSpec` for a custom model; its architecture is resolved (and validated) now."""
+    """A :class:`ModelSpec` for a custom model; its architecture is resolved (and validated) now.
+
+    A speculator head (EAGLE, EAGLE-3, DeepSeek MTP) is recognised by its ``architectures`` or fields
+    (:func:`planner.catalog.speculators.recognised_kind`) and gets a ``speculator`` block, so it is never sized
+    as a one-layer model; ``speculator_kind`` (the deployment's ``--method``) marks a head whose config declares
+    nothing (EAGLE-1 checkpoints publish a plain ``LlamaForCausalLM`` config). An imported head names no target.
+
+    >>> head = model_from_config({"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama",
+    ...     "num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+    ...     "vocab_size": 1000, "draft_vocab_size": 100}, model_id="tiny-eagle3")
+    >>> head.speculator.kind, head.speculator.draft_vocab_size, head.speculator.targets
+    ('eagle3', 100, [])
+    """
     config = load_config(source, field=field)
+    block = imported_speculator(config, speculator_kind)
+    if block is not None and block.kind == "mtp":
+        config = mtp_config(config)
     if model_id is None:
         name = config.get("_name_or_path")
         if not isinstance(name, str) or not name.strip():
@@ -83,10 +101,14 @@ def model_from_config(
     spec = ModelSpec(
         id=model_id,
         tokenizer=tokenizer,
-        lineage=Lineage(family=str(config.get("model_type", "unknown")), variant="imported"),
+        lineage=Lineage(
+            family=str(unwrap_layer_config(config).get("model_type", "unknown")),
+            variant=f"imported {block.kind} head" if block else "imported",
+        ),
         config=config,
         source="imported config.json",
         origin="imported",
+        speculator=block,
     )
     _ = spec.architecture  # resolve now so that a bad config fails at import, naming its field
     return spec

@@ -36,6 +36,22 @@ def list_models() -> tuple[ModelSpec, ...]:
 
 
 @data_cache
+def list_speculators() -> tuple[ModelSpec, ...]:
+    """The published speculator heads of ``data/speculators.json`` (EAGLE, EAGLE-3), each with its targets."""
+    heads = load_entries("speculators.json", "speculators", ModelSpec)
+    plain = {m.id.lower() for m in list_models()}
+    for head in heads:
+        if head.speculator is None:
+            raise CatalogError(f"speculators.json entry {head.id}: no speculator block")
+        if head.id.lower() in plain:
+            raise CatalogError(f"speculators.json entry {head.id}: also in models.json")
+        unknown = [t for t in head.speculator.targets if t.lower() not in plain]
+        if unknown:
+            raise CatalogError(f"speculators.json entry {head.id}: unknown target {unknown[0]!r}")
+    return heads
+
+
+@data_cache
 def list_gpus() -> tuple[GpuSpec, ...]:
     return load_entries("gpus.json", "gpus", GpuSpec)
 
@@ -70,12 +86,18 @@ def _not_found(kind: str, wanted: str, ids: list[str], command: str) -> CatalogE
 
 
 def get_model(wanted: str) -> ModelSpec:
-    """A catalog model by Hugging Face id or the part after the slash, case-insensitively."""
+    """A catalog model or speculator head by Hugging Face id or the part after the slash, case-insensitively.
+
+    Plain models are searched first, so a head never shadows a model of the same short name.
+
+    >>> get_model("EAGLE3-LLaMA3.1-Instruct-8B").speculator.kind
+    'eagle3'
+    """
     key = wanted.strip().lower()
-    for model in list_models():
+    for model in (*list_models(), *list_speculators()):
         if key in (model.id.lower(), model.short_name.lower()):
             return model
-    raise _not_found("model", wanted, [m.id for m in list_models()], "models")
+    raise _not_found("model", wanted, [m.id for m in (*list_models(), *list_speculators())], "models")
 
 
 def _by_id(items: tuple[T, ...], wanted: str, kind: str, command: str) -> T:

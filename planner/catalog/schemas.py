@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.facts import SourcedFact
 from planner.model.architecture import architecture_from_config
@@ -56,8 +56,12 @@ class SpeculatorSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: SpeculatorKind
-    #: Catalog ids of the targets the head was trained on (a head is useless on any other model).
-    targets: list[str] = Field(min_length=1)
+    #: Catalog ids of the targets the head was trained on (a head is useless on any other model). A catalog head
+    #: names at least one; an imported head may name none (its target is unknown: only geometry is checked).
+    targets: list[str] = Field(default_factory=list)
+    #: The exact checkpoint whose hidden states it was trained on, when it is not itself a catalog id (an
+    #: Instruct checkpoint whose base id the catalog lists).
+    trained_on: str | None = None
     shares_embeddings: bool = True
     shares_lm_head: bool = False
     #: EAGLE-3's reduced draft vocabulary (``draft_vocab_size``) and its d2t/t2d maps; None: the target's.
@@ -87,9 +91,20 @@ class ModelSpec(SourcedFact):
     origin: Literal["catalog", "imported"] = "catalog"
     speculator: SpeculatorSpec | None = None
 
+    @model_validator(mode="after")
+    def _catalog_heads_name_targets(self) -> ModelSpec:
+        if self.speculator is not None and self.origin == "catalog" and not self.speculator.targets:
+            raise ValueError(f"{self.id}: a catalog speculator head must name its targets")
+        return self
+
     @cached_property
     def architecture(self) -> Architecture:
         return architecture_from_config(self.config)
+
+    @property
+    def is_head(self) -> bool:
+        """A speculator head (EAGLE, EAGLE-3, MTP) rather than a model that runs alone."""
+        return self.speculator is not None and self.speculator.kind in ("eagle", "eagle3", "mtp")
 
     @property
     def short_name(self) -> str:

@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 
 from planner import ENGINES
+from planner.catalog import SPECULATOR_KINDS, ModelSpec, mtp_module, resolve_model
 from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, path_arg, positive_int
 from planner.cli.deployment_args import engine_name
+from planner.errors import InputError
 from planner.pairs import acceptance_prior, check_pair, load_tokenizer_vocab
 
 MARKS = {"pass": "ok  ", "warn": "WARN", "fail": "FAIL"}
@@ -20,7 +22,13 @@ def register(subparsers) -> None:
         "check-pair", help="draft/target compatibility: tokenizer, vocabulary, lineage, ratio, engine"
     )
     add_model_args(parser, "target")
-    add_model_args(parser, "draft")
+    add_model_args(parser, "draft", required=False)
+    parser.add_argument(
+        "--method",
+        choices=SPECULATOR_KINDS,
+        help="eagle/eagle3: read --draft-config as a head of that kind; mtp without a draft: the target's own "
+        "MTP layers",
+    )
     parser.add_argument(
         "--target-tokenizer", metavar="PATH", type=path_arg, help="the target's tokenizer.json or its folder"
     )
@@ -38,7 +46,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     target = model_from_args(args, "target")
-    draft = model_from_args(args, "draft")
+    draft = _draft(args, target)
     target_vocab = draft_vocab = None
     if args.target_tokenizer is not None:
         target_vocab = load_tokenizer_vocab(args.target_tokenizer, field="target_tokenizer")
@@ -77,3 +85,16 @@ def run(args: argparse.Namespace) -> int:
     ]
     emit(args, payload, lines)
     return 0
+
+
+def _draft(args: argparse.Namespace, target: ModelSpec) -> ModelSpec:
+    """The draft or head to check: as given (a config read as a ``--method`` head), or the target's MTP module."""
+    method = args.method
+    if args.draft is not None or args.draft_config is not None:
+        return resolve_model(args.draft, args.draft_config, field="draft", speculator_kind=method)
+    if method == "mtp":
+        module = mtp_module(target)
+        if module is None:
+            raise InputError("method", "mtp", f"a draft or head ({target.short_name} has no MTP layers)")
+        return module
+    raise InputError("draft", None, "--draft ID or --draft-config PATH (or --method mtp for the target's MTP layers)")

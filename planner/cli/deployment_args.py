@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from planner.catalog import SPECULATOR_KINDS
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import get_gpu, get_node
 from planner.cli.common import catalog_name, fraction, path_arg, positive_float, positive_int
@@ -36,6 +37,12 @@ def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) 
     parser.add_argument("--tp", type=positive_int, default=1, help="target tensor parallel size")
     parser.add_argument("--pp", type=positive_int, default=1, help="target pipeline parallel size")
     if draft:
+        parser.add_argument(
+            "--method",
+            choices=SPECULATOR_KINDS,
+            help="how tokens are proposed (default: the draft's kind: an EAGLE/EAGLE-3 head's, else draft_model); "
+            "ngram and mtp (the target's own MTP layers) need no --draft",
+        )
         parser.add_argument("--draft-tp", type=positive_int, help="draft tensor parallel size: 1 or --tp")
         parser.add_argument("--draft-dtype", help="draft weight format (default: --dtype)")
     parser.add_argument(
@@ -79,7 +86,12 @@ def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) 
 def deployment_from_args(args: argparse.Namespace) -> Deployment:
     target = resolve_model(args.target, args.target_config, field="target")
     draft_id, draft_config = getattr(args, "draft", None), getattr(args, "draft_config", None)
-    draft = resolve_model(draft_id, draft_config, field="draft") if (draft_id or draft_config) else None
+    method = getattr(args, "method", None)
+    draft = (
+        resolve_model(draft_id, draft_config, field="draft", speculator_kind=method)
+        if (draft_id or draft_config)
+        else None
+    )
     if args.node is not None:
         node = get_node(args.node)
         if args.gpus:
@@ -97,6 +109,7 @@ def deployment_from_args(args: argparse.Namespace) -> Deployment:
         "tp": args.tp,
         "pp": args.pp,
         "draft_tp": getattr(args, "draft_tp", None),
+        "method": method,
         "dtype": args.dtype,
         "draft_dtype": getattr(args, "draft_dtype", None),
         "kv_dtype": args.kv_dtype,

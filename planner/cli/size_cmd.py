@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from planner.catalog import HEAD_WORDS, speculator_params
 from planner.cli.common import add_json_flag, emit, export_path, write_report
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.memory import COMPONENT_LABELS, plan_memory
@@ -49,9 +50,11 @@ def run(args: argparse.Namespace) -> int:
         "limits": plan.limits.model_dump(),
         "stages": [s.model_dump() for s in plan.stages],
         "assumptions": plan.assumptions,
+        "speculative_method": dep.speculative_method,
+        "speculator": _speculator_payload(dep, plan),
     }
     gpu = plan.per_gpu
-    draft = f" + draft {dep.draft.id} (TP {dep.resolved_draft_tp})" if dep.draft else ""
+    draft = _speculator_title(dep)
     lines = [
         f"{dep.target.id}{draft} on {dep.gpu_count}x {dep.gpu.id}, TP {dep.tp} PP {dep.pp}, {plan.engine_profile}",
         f"  verdict: {'FITS' if plan.fits else 'DOES NOT FIT'}; "
@@ -64,12 +67,62 @@ def run(args: argparse.Namespace) -> int:
         f"  KV cache: {plan.kv_cache_tokens:,} tokens per replica; max concurrency {plan.max_concurrency:g} "
         f"at {plan.max_model_len:,} tokens",
     ]
-    if dep.draft is not None:
+    lines += _speculator_lines(dep, plan)
+    if dep.is_speculative:
         lines.append(
-            f"  the draft takes {plan.draft_kv_share_frac:.1%} of the KV pool: without it "
+            f"  the speculator takes {plan.draft_kv_share_frac:.1%} of the KV pool: without it "
             f"{plan.kv_cache_tokens_without_draft:,} tokens, concurrency {plan.max_concurrency_without_draft:g}"
         )
     lines += [f"  problem: {p}" for p in plan.problems]
     lines += [f"  try: {s.change} -> {s.detail}" for s in plan.suggestions[:6]]
     emit(args, payload, lines)
     return 0
+
+
+def _speculator_title(dep) -> str:
+    spec, method = dep.speculator, dep.speculative_method
+    if method is None:
+        return ""
+    if spec is None:
+        return " + n-gram speculation (no model)"
+    if spec.is_head:
+        return f" + {HEAD_WORDS[method].split(' ', 1)[1]} {spec.id} (TP {dep.resolved_draft_tp})"
+    return f" + draft {spec.id} (TP {dep.resolved_draft_tp})"
+
+
+def _speculator_payload(dep, plan) -> dict | None:
+    spec = dep.speculator
+    if spec is None:
+        return None
+    params = speculator_params(spec)
+    block = spec.speculator
+    return {
+        "id": spec.id,
+        "kind": dep.speculative_method,
+        "params": params.total_params,
+        "index_buffers": params.persistent_buffers,
+        "components": params.components,
+        "weights_bytes_per_gpu": plan.per_gpu.draft_weights_bytes,
+        "weight_format": dep.draft_format.id,
+        "shares_embeddings": block.shares_embeddings if block else False,
+        "shares_lm_head": block.shares_lm_head if block else False,
+        "kv_bytes_per_token_per_gpu": plan.draft_kv_bytes_per_token_per_gpu,
+        "layers": spec.architecture.num_layers,
+    }
+
+
+def _speculator_lines(dep, plan) -> list[str]:
+    info = _speculator_payload(dep, plan)
+    if info is None:
+        return []
+    shared = [
+        name for name, on in (("embedding", info["shares_embeddings"]), ("LM head", info["shares_lm_head"])) if on
+    ]
+    parts = ", ".join(f"{k} {v:,}" for k, v in info["components"].items() if v)
+    return [
+        f"  speculator ({info['kind']}): {info['params']:,} parameters as the engine loads them ({parts})"
+        + (f" + {info['index_buffers']:,} index/buffer elements" if info["index_buffers"] else "")
+        + (f"; {' and '.join(shared)} shared with the target, counted once" if shared else ""),
+        f"    weights {fmt_gib(info['weights_bytes_per_gpu'], 2)} per GPU in {info['weight_format']}; "
+        f"{info['layers']} layer(s) of KV, {info['kv_bytes_per_token_per_gpu']:,} B per token per GPU",
+    ]

@@ -100,7 +100,7 @@ class VllmV0Limits(_Strict):
     def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
         length = dep.resolved_max_model_len
         chunked = length > self.chunked_prefill_above_len and (
-            dep.draft is None or self.chunked_prefill_default_with_speculation
+            not dep.is_speculative or self.chunked_prefill_default_with_speculation
         )
         if chunked:
             return self.chunked_prefill_max_num_batched_tokens, self.max_num_seqs
@@ -146,7 +146,7 @@ class SglangLimits(_Strict):
         return min(max(scaled, self.max_running_requests_floor), self.max_running_requests_cap)
 
     def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
-        seqs = self.max_running_requests_with_speculation if dep.draft is not None else self.max_running_requests_floor
+        seqs = self.max_running_requests_with_speculation if dep.is_speculative else self.max_running_requests_floor
         return self.tier(sglang_gpu_mib(dep, total_bytes)).chunked_prefill_size, seqs
 
 
@@ -207,7 +207,7 @@ class CudagraphCapture(_Strict):
     source: str
 
     def largest(self, dep: Deployment, seqs: int) -> int:
-        per_seq = 1 + dep.num_speculative_tokens if dep.draft is not None else self.per_seq_without_speculation
+        per_seq = 1 + dep.num_speculative_tokens if dep.is_speculative else self.per_seq_without_speculation
         return min(seqs * per_seq, self.max_size_by_gpu.get(dep.gpu.id, self.max_size))
 
 
@@ -325,8 +325,7 @@ class SglangProfile(EngineProfile):
         """SGLang's default ``mem_fraction_static = round((gpu_mem - reserved_mem) / gpu_mem, 3)``."""
         if self.default_memory_fraction is not None:
             return self.default_memory_fraction, []
-        method = "draft_model" if dep.draft is not None else None
-        fraction = self.default_fraction(dep, total_bytes, method)
+        fraction = self.default_fraction(dep, total_bytes, dep.speculative_method)
         return fraction, [f"mem_fraction_static {fraction:.3f} from SGLang's reserved-memory rule"]
 
     def default_fraction(self, dep: Deployment, total_bytes: int, method: str | None) -> float:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from math import ceil
 
 from planner.catalog.hardware import device_total_bytes
+from planner.catalog.speculators import head_tensors
 from planner.deployment import Deployment
 from planner.engines.components import (
     combine_peaks,
@@ -46,8 +47,22 @@ from planner.model.weight_bytes import pp_stage_layers, stage_weight_bytes, weig
 
 
 def _draft_on_stage(dep: Deployment, stage: int) -> bool:
-    """The draft runs beside the last pipeline stage (where tokens are sampled)."""
-    return dep.draft is not None and stage == dep.pp - 1
+    """The speculator (draft model, head or the target's MTP layers) runs beside the last pipeline stage."""
+    return dep.speculator is not None and stage == dep.pp - 1
+
+
+def _speculator_weights_bytes(dep: Deployment) -> int:
+    """The speculator's weights on one GPU as the engine loads them: a head's own tensors (embedding and LM head
+    left to the target when it shares them, :func:`planner.catalog.speculators.head_tensors`), else the draft."""
+    spec = dep.speculator
+    arch = spec.architecture
+    return weight_bytes_per_gpu(
+        arch,
+        dep.draft_format,
+        tp=dep.resolved_draft_tp,
+        config=spec.config if arch.formula_family is None else None,
+        tensors=head_tensors(spec),
+    )
 
 
 def _stage_inputs(
@@ -67,14 +82,9 @@ def _stage_inputs(
     draft_w = 0
     draft_layers = 0
     if _draft_on_stage(dep, stage):
-        draft = dep.draft.architecture
+        draft = dep.speculator.architecture
         draft_tp = dep.resolved_draft_tp
-        draft_w = weight_bytes_per_gpu(
-            draft,
-            dep.draft_format,
-            tp=draft_tp,
-            config=dep.draft.config if draft.formula_family is None else None,
-        )
+        draft_w = _speculator_weights_bytes(dep)
         draft_layers = draft.num_layers
         if profile.draft_weights_budgeted:  # V0 profiles the scorer (target) only
             peaks.append(forward_activation_bytes(draft, tokens, draft_tp, elem, profile))
@@ -82,7 +92,7 @@ def _stage_inputs(
     if stage == dep.pp - 1:  # V0 samples on the driver rank only: the rank that binds the pool
         seqs = profile.profile_run_seqs(limits, dep.resolved_max_model_len)
         peaks.append(sampler_bytes(profile, target.vocab_size, seqs))
-        if dep.draft is not None:
+        if dep.is_speculative:
             peaks.append(rejection_warmup_bytes(profile, target.vocab_size, seqs, elem))
     target_kv, draft_kv = _kv_per_token(dep, layers, stage)
     slack = -1 if profile.sliding_window_slack == "window_minus_one" else limits.max_num_batched_tokens - 1
@@ -100,7 +110,7 @@ def _stage_inputs(
         cudagraph_bytes=cudagraph_bytes(profile, len(layers) + draft_layers, limits.cudagraph_capture_sizes),
         target_kv_per_token=target_kv,
         draft_kv_per_token=draft_kv,
-        k=dep.num_speculative_tokens if dep.draft is not None else 0,
+        k=dep.num_speculative_tokens if dep.is_speculative else 0,
         sequence_bytes=lambda tokens: _sequence_bytes(dep, tokens, layers, stage, slack=slack),
         layers_kv=_layers_kv(dep, layers, stage),
     )
@@ -117,7 +127,7 @@ def _layers_kv(dep: Deployment, stage_layers: range, stage: int) -> tuple[LayerK
     target = dep.target.architecture
     found = _arch_layers_kv(target, kv_element_bytes(dep.kv, target, dep.target_format), dep.tp, stage_layers)
     if _draft_on_stage(dep, stage):
-        draft = dep.draft.architecture
+        draft = dep.speculator.architecture
         elem = kv_element_bytes(dep.kv, draft, dep.draft_format)
         found += _arch_layers_kv(draft, elem, dep.resolved_draft_tp, range(draft.num_layers))
     return tuple(found)
@@ -130,7 +140,7 @@ def _kv_per_token(dep: Deployment, stage_layers: range, stage: int) -> tuple[int
     target_kv = kv_bytes_per_token(target, elem, dep.tp, layers=stage_layers)
     draft_kv = 0
     if _draft_on_stage(dep, stage):
-        draft = dep.draft.architecture
+        draft = dep.speculator.architecture
         draft_kv = kv_bytes_per_token(draft, kv_element_bytes(dep.kv, draft, dep.draft_format), dep.resolved_draft_tp)
     return target_kv, draft_kv
 
@@ -147,7 +157,7 @@ def _sequence_bytes(dep: Deployment, tokens: int, stage_layers: range, stage: in
         layers=stage_layers,
     )
     if _draft_on_stage(dep, stage):
-        draft = dep.draft.architecture
+        draft = dep.speculator.architecture
         total += kv_bytes_for_context(
             draft,
             kv_element_bytes(dep.kv, draft, dep.draft_format),
@@ -166,7 +176,7 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
     device = device_total_bytes(dep.gpu)
     total = dep.gpu_memory_bytes or device.bytes
     max_len = dep.resolved_max_model_len
-    k = dep.num_speculative_tokens if dep.draft is not None else 0
+    k = dep.num_speculative_tokens if dep.is_speculative else 0
     stages_layers = pp_stage_layers(dep.target.architecture.num_layers, dep.pp)
     rule = budget_rule(profile)
     stages, blocks_per_stage, per_token, draft_pools, inputs = [], [], [], [], []
@@ -181,7 +191,7 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
     binding = min(range(dep.pp), key=lambda s: blocks_per_stage[s])
     num_blocks = max(0, blocks_per_stage[binding])
     block = limits.block_size
-    target_kv, draft_kv = per_token[-1] if dep.draft is not None else per_token[binding]
+    target_kv, draft_kv = per_token[-1] if dep.speculator is not None else per_token[binding]
     kv_total = target_kv + draft_kv
     layout = inputs[binding].kv_layout if rule.POOLED else None
     admits = True
@@ -205,7 +215,7 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
         tokens = dep.hf_batch_size * max_len
         concurrency = float(dep.hf_batch_size) if num_blocks > 0 else 0.0
     draft_share = draft_kv / kv_total if kv_total else 0.0
-    if profile.draft_kv == "separate_pool_with_headroom" and dep.draft is not None:
+    if profile.draft_kv == "separate_pool_with_headroom" and dep.speculator is not None:
         pool = stages[-1].kv_cache_bytes
         draft_share = draft_pools[-1] / pool if pool else 0.0
     plan = MemoryPlan(
@@ -234,7 +244,7 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
     found = deployment_problems(dep, plan, profile)
     plan.problems, plan.fits, plan.start_problems = found.problems, found.fits, found.start
     plan.starts = not found.start
-    if dep.draft is not None:
+    if dep.is_speculative:
         alone = plan_budget(dep.without_draft())
         plan.kv_cache_tokens_without_draft = alone.kv_cache_tokens
         plan.max_concurrency_without_draft = alone.max_concurrency

@@ -12,7 +12,6 @@ from planner.deployment import Deployment
 from planner.engines.releases import engine_releases, method_support
 from planner.errors import PlannerError
 from planner.memory.budget import plan_budget
-from planner.memory.problems import DRAFT_METHOD
 from planner.memory.types import MemoryPlan, Suggestion
 from planner.model.parallelism import tp_problem
 
@@ -63,11 +62,12 @@ def _candidates(dep: Deployment) -> list[tuple[str, Deployment]]:
             variant = _variant(dep, dtype=fmt)
             if variant:
                 out.append((f"quantize the target's weights to {fmt}", variant))
-    if dep.draft is not None:
-        out += _start_fixes(dep)
-        variant = _variant(dep, draft=None, draft_tp=None, draft_dtype=None)
+    if dep.is_speculative:
+        if dep.speculator is not None:
+            out += _start_fixes(dep)
+        variant = _variant(dep, draft=None, draft_tp=None, draft_dtype=None, method=None)
         if variant:
-            out.append(("serve without the draft", variant))
+            out.append(("serve without the draft" if dep.draft is not None else "serve without speculation", variant))
     if dep.gpu_memory_bytes is None:
         for gpu_id, node in _nodes_by_gpu(dep.tp * dep.pp).items():
             gpu = get_gpu(gpu_id)
@@ -81,10 +81,11 @@ def _candidates(dep: Deployment) -> list[tuple[str, Deployment]]:
 def _start_fixes(dep: Deployment) -> list[tuple[str, Deployment]]:
     """Variants that remove what stops the engine from starting with this pair."""
     out: list[tuple[str, Deployment]] = []
-    target, draft = dep.target.architecture, dep.draft.architecture
+    target, draft = dep.target.architecture, dep.speculator.architecture
     combined, labels = dep, []
     releases = engine_releases(dep.engine)
-    if releases.rejects_unequal_vocab and target.vocab_size != draft.vocab_size:
+    method = dep.speculative_method
+    if method == "draft_model" and releases.rejects_unequal_vocab and target.vocab_size != draft.vocab_size:
         padded_arch = draft.model_copy(update={"vocab_size": target.vocab_size})
         padded = dep.draft.model_copy(update={"architecture": padded_arch})
         variant = _variant(dep, draft=padded)
@@ -98,7 +99,7 @@ def _start_fixes(dep: Deployment) -> list[tuple[str, Deployment]]:
                     variant,
                 )
             )
-    support = method_support(dep.engine, dep.engine_version, DRAFT_METHOD)
+    support = method_support(dep.engine, dep.engine_version, method)
     if not support.supported and support.first_release:
         variant = _variant(dep, engine_version=support.first_release)
         combined = _variant(combined, engine_version=support.first_release) or combined

@@ -15,6 +15,7 @@ from planner.engines.profiles import EngineProfile
 from planner.engines.releases import engine_releases, method_support
 from planner.memory.budget_rules import budget_rule
 from planner.memory.types import MemoryPlan
+from planner.pairs.checks.head_target import head_geometry_problem
 from planner.pairs.compatibility import check_pair
 from planner.pairs.rules import load_rules
 from planner.units import fmt_gib
@@ -73,42 +74,54 @@ def deployment_problems(dep: Deployment, plan: MemoryPlan, profile: EngineProfil
             stops_start=True,
             fits=False,
         )
-    if dep.draft is not None:
-        _draft_problems(dep, profile, plan, found)
+    if dep.is_speculative:
+        _speculation_problems(dep, profile, plan, found)
     if dep.target_format.id == "bf16" and not dep.gpu.supports_bf16:
         found.add(f"{dep.gpu.name} has no bf16 support: use --dtype fp16", stops_start=True, fits=False)
     return found
 
 
-def _draft_problems(dep: Deployment, profile: EngineProfile, plan: MemoryPlan, found: Findings) -> None:
-    """What the engine rejects about the pair (planner.pairs.compatibility), then the plan's own draft issues."""
-    releases = engine_releases(dep.engine)
-    support = method_support(dep.engine, dep.engine_version, DRAFT_METHOD)
+#: How a problem names each speculative method.
+METHOD_WORDS: dict[str, str] = {
+    "draft_model": "a separate draft model",
+    "eagle": "EAGLE heads",
+    "eagle3": "EAGLE-3 heads",
+    "mtp": "multi-token prediction (MTP)",
+    "ngram": "n-gram speculation",
+}
+
+
+def _speculation_problems(dep: Deployment, profile: EngineProfile, plan: MemoryPlan, found: Findings) -> None:
+    """What the engine rejects about the speculative method and the pair, then the plan's own draft issues."""
+    method = dep.speculative_method
+    support = method_support(dep.engine, dep.engine_version, method)
     if not support.supported:
         since = f"; releases from {support.first_release} run it" if support.first_release else ""
         found.add(
-            f"{profile.engine_name} {dep.engine_version or ''} does not run a separate draft model "
-            f"(speculative method {DRAFT_METHOD}; it raises NotImplementedError at start-up){since} "
+            f"{profile.engine_name} {dep.engine_version or ''} does not run {METHOD_WORDS[method]} "
+            f"(speculative method {method}; it refuses the speculative config at start-up){since} "
             f"({support.source})".replace("  ", " "),
             stops_start=True,
         )
-    verdict = check_pair(dep.target, dep.draft, engine=dep.engine, target_tp=dep.tp, draft_tp=dep.resolved_draft_tp)
-    target_vocab, draft_vocab = dep.target.architecture.vocab_size, dep.draft.architecture.vocab_size
-    vocab_rejected = releases.rejects_unequal_vocab and target_vocab != draft_vocab
-    for check in verdict.checks:
-        if check.status == "fail" and check.name in ("tokenizer", "vocab_size", "engine"):
-            stops = check.name == "engine" or (check.name == "vocab_size" and vocab_rejected)
-            found.add(f"{check.name}: {check.detail}", stops_start=stops)
-            vocab_rejected = vocab_rejected and check.name != "vocab_size"
-    if vocab_rejected:
-        rule = load_rules().engine(dep.engine)
-        found.add(
-            f"vocabulary: the target's vocab_size {target_vocab:,} differs from the draft's {draft_vocab:,} and "
-            f"{profile.engine_name}'s draft loader rejects unequal sizes ({rule.vocab_size_detail})",
-            stops_start=True,
-        )
-    draft = dep.draft.architecture
-    if draft.max_position_embeddings and draft.max_position_embeddings < plan.max_model_len:
+    if dep.speculator is None:  # n-gram: no model, no weights, no KV of its own
+        return
+    if dep.draft is not None:
+        _pair_problems(dep, profile, found)
+    spec = dep.speculator
+    draft = spec.architecture
+    if spec.is_head:
+        if draft.max_position_embeddings and draft.max_position_embeddings < plan.max_model_len:
+            found.add(
+                f"the head was trained at {draft.max_position_embeddings:,} tokens; the engine raises its context "
+                f"to the target's, but acceptance past {draft.max_position_embeddings:,} tokens is outside its "
+                "training range"
+            )
+        if dep.resolved_draft_tp != dep.tp:
+            found.add(
+                f"vLLM V1 and SGLang run EAGLE and MTP heads at the target's TP ({dep.tp}), whatever the draft TP "
+                f"setting says; the plan keeps the draft TP {dep.resolved_draft_tp} you gave"
+            )
+    elif draft.max_position_embeddings and draft.max_position_embeddings < plan.max_model_len:
         found.add(
             f"the draft's context ({draft.max_position_embeddings:,}) is shorter than max_model_len "
             f"({plan.max_model_len:,}); vLLM crashes on longer requests (issue #57941)"
@@ -121,5 +134,33 @@ def _draft_problems(dep: Deployment, profile: EngineProfile, plan: MemoryPlan, f
     if dep.pp > 1 and not profile.draft_with_pipeline_parallel:
         found.add(
             f"{profile.engine_name} does not run draft-model speculative decoding with pipeline parallelism",
+            stops_start=True,
+        )
+
+
+def _pair_problems(dep: Deployment, profile: EngineProfile, found: Findings) -> None:
+    """The compatibility checks that stop the engine (planner.pairs.compatibility): vocabularies, draft TP, and a
+    head whose geometry does not match the target's hidden states."""
+    releases = engine_releases(dep.engine)
+    verdict = check_pair(dep.target, dep.draft, engine=dep.engine, target_tp=dep.tp, draft_tp=dep.resolved_draft_tp)
+    target_vocab, draft_vocab = dep.target.architecture.vocab_size, dep.draft.architecture.vocab_size
+    vocab_rejected = (
+        dep.speculative_method == DRAFT_METHOD and releases.rejects_unequal_vocab and target_vocab != draft_vocab
+    )
+    for check in verdict.checks:
+        if check.status != "fail":
+            continue
+        if check.name in ("tokenizer", "vocab_size", "engine"):
+            stops = check.name == "engine" or (check.name == "vocab_size" and vocab_rejected)
+            found.add(f"{check.name}: {check.detail}", stops_start=stops)
+            vocab_rejected = vocab_rejected and check.name != "vocab_size"
+        elif check.name == "head_target":
+            geometry = head_geometry_problem(dep.target, dep.draft)  # a head the engine cannot load at all
+            found.add(f"{check.name}: {check.detail}", stops_start=geometry is not None)
+    if vocab_rejected:
+        rule = load_rules().engine(dep.engine)
+        found.add(
+            f"vocabulary: the target's vocab_size {target_vocab:,} differs from the draft's {draft_vocab:,} and "
+            f"{profile.engine_name}'s draft loader rejects unequal sizes ({rule.vocab_size_detail})",
             stops_start=True,
         )

@@ -136,6 +136,31 @@ def _mla(cfg: dict[str, Any]) -> MlaGeometry:
     )
 
 
+#: Keys under which a wrapper config nests the decoder's own config: multimodal ``text_config``, the
+#: speculators format's ``transformer_layer_config`` (vllm-project/speculators ``Eagle3SpeculatorConfig``) and
+#: the ``{"model_type": "eagle", "model": {...}}`` wrapper of EAGLE checkpoints exported for transformers.
+NESTED_CONFIG_KEYS: tuple[str, ...] = ("text_config", "transformer_layer_config", "model")
+
+
+def unwrap_layer_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The decoder config a wrapper nests (a dict without ``num_hidden_layers`` of its own), else ``cfg``.
+
+    >>> unwrap_layer_config({"speculators_model_type": "eagle3", "transformer_layer_config": {
+    ...     "model_type": "llama", "num_hidden_layers": 1}})["num_hidden_layers"]
+    1
+    """
+    if "num_hidden_layers" in cfg:
+        return cfg
+    for key in NESTED_CONFIG_KEYS:
+        inner = cfg.get(key)
+        if isinstance(inner, dict) and (key != "model" or cfg.get("model_type") == "eagle"):
+            found = dict(inner)
+            if key == "text_config":
+                found.setdefault("model_type", cfg.get("model_type"))
+            return found
+    return cfg
+
+
 def architecture_from_config(cfg: dict[str, Any]) -> Architecture:
     """Resolve a Hugging Face config dict into an :class:`Architecture`.
 
@@ -146,10 +171,7 @@ def architecture_from_config(cfg: dict[str, Any]) -> Architecture:
     if not isinstance(cfg, dict):
         raise ConfigError("config must be a JSON object (a dict of Hugging Face config fields)")
     validate_config_fields(cfg)
-    if isinstance(cfg.get("text_config"), dict) and "num_hidden_layers" not in cfg:
-        inner = dict(cfg["text_config"])
-        inner.setdefault("model_type", cfg.get("model_type"))
-        cfg = inner
+    cfg = unwrap_layer_config(cfg)
     model_type = cfg.get("model_type")
     if not isinstance(model_type, str) or not model_type:
         raise ConfigError("config.json is missing `model_type` (e.g. 'llama', 'qwen2')", field="model_type")

@@ -51,7 +51,14 @@ def config_bounds() -> ConfigBounds:
 #: Fields that, when present, must be lists of these item types.
 _LIST_FIELDS: dict[str, type] = {"layer_types": str, "mlp_only_layers": int}
 #: Fields that, when present, must be JSON objects.
-_DICT_FIELDS = ("rope_scaling", "rope_parameters", "text_config", "quantization_config")
+_DICT_FIELDS = (
+    "rope_scaling",
+    "rope_parameters",
+    "text_config",
+    "quantization_config",
+    "transformer_layer_config",
+    "speculators_config",
+)
 #: 16-bit weights: the bytes per parameter of the weight bound.
 _BOUND_BYTES_PER_PARAM = 2
 

@@ -142,16 +142,20 @@ def layout_tensors(arch: Architecture, config: dict[str, Any] | None = None) -> 
     return meta_weight_tensors(config)
 
 
-def count_parameters(arch: Architecture, config: dict[str, Any] | None = None) -> ParamCount:
+def count_parameters(
+    arch: Architecture, config: dict[str, Any] | None = None, *, tensors: list[WeightTensor] | None = None
+) -> ParamCount:
     """Exact parameter counts; ``config`` is needed only for families counted on the meta device.
+
+    ``tensors`` replaces the layout (a speculator head's, :mod:`planner.model.head_tensors`).
 
     Active parameters (MoE) count the ``experts_per_token`` routed experts a token visits plus
     everything else (embeddings, attention, shared experts, router), as model cards do.
     """
     components = dict.fromkeys(COMPONENTS, 0)
     buffers = 0
-    for tensor in layout_tensors(arch, config):
-        if tensor.kind == "buffer":
+    for tensor in layout_tensors(arch, config) if tensors is None else tensors:
+        if tensor.kind in ("buffer", "index"):
             buffers += tensor.numel
         else:
             components[tensor.component] = components.get(tensor.component, 0) + tensor.numel
@@ -165,5 +169,5 @@ def count_parameters(arch: Architecture, config: dict[str, Any] | None = None) -
         active_params=active,
         components={k: v for k, v in components.items() if v or k in ("embedding", "attention", "norms")},
         persistent_buffers=buffers,
-        method="formula" if arch.formula_family else "meta-device",
+        method="formula" if arch.formula_family or tensors is not None else "meta-device",
     )

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-TensorKind = Literal["linear", "bias", "embedding", "lm_head", "norm", "router", "buffer"]
+#: ``index``: an int64 index buffer (EAGLE-3's draft-to-target token map ``d2t``).
+TensorKind = Literal["linear", "bias", "embedding", "lm_head", "norm", "router", "buffer", "index"]
 COMPONENTS = (
     "embedding",
     "lm_head",
@@ -19,6 +20,8 @@ COMPONENTS = (
     "shared_experts",
     "router",
     "norms",
+    "fc",
+    "vocab_map",
 )
 
 

@@ -33,6 +33,8 @@ from planner.model.tensors import WeightTensor
 
 UNQUANTIZED_KINDS = ("embedding", "lm_head", "norm", "bias", "router")
 BUFFER_BYTES = 4
+#: int64 index buffers (EAGLE-3 ``d2t``).
+INDEX_BYTES = 8
 
 
 class WeightBytes(BaseModel):
@@ -67,16 +69,24 @@ def tensor_bytes(
     count = tensor.count if count is None else count
     if tensor.kind == "buffer":
         return rows * cols * count * BUFFER_BYTES
+    if tensor.kind == "index":
+        return rows * cols * count * INDEX_BYTES
     if fmt.quantized and tensor.kind == "linear":
         return _quantized_linear_bytes(rows, cols, fmt) * count
     return rows * cols * count * element_bytes(fmt.activation_dtype)
 
 
-def weight_bytes(arch: Architecture, fmt: WeightFormat, config: dict[str, Any] | None = None) -> WeightBytes:
-    """Bytes of the whole model's weights (plus persistent buffers) stored in ``fmt``."""
+def weight_bytes(
+    arch: Architecture,
+    fmt: WeightFormat,
+    config: dict[str, Any] | None = None,
+    *,
+    tensors: list[WeightTensor] | None = None,
+) -> WeightBytes:
+    """Bytes of the whole model's weights (plus persistent buffers) stored in ``fmt`` (``tensors``: a head's)."""
     components: dict[str, int] = {}
     quantized_weights = quantized_bytes = 0
-    for tensor in layout_tensors(arch, config):
+    for tensor in layout_tensors(arch, config) if tensors is None else tensors:
         n_bytes = tensor_bytes(tensor, fmt)
         components[tensor.component] = components.get(tensor.component, 0) + n_bytes
         if fmt.quantized and tensor.kind == "linear":
@@ -121,12 +131,18 @@ def _shard(tensor: WeightTensor, tp: int, kv_heads: int, head_dim: int) -> tuple
 
 
 def stage_weight_bytes(
-    arch: Architecture, fmt: WeightFormat, *, tp: int = 1, pp: int = 1, config: dict[str, Any] | None = None
+    arch: Architecture,
+    fmt: WeightFormat,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    config: dict[str, Any] | None = None,
+    tensors: list[WeightTensor] | None = None,
 ) -> list[int]:
     """Bytes of weights on one GPU of each pipeline stage (all ranks of a stage hold the same)."""
     stages = pp_stage_layers(arch.num_layers, pp)
     totals = [0] * pp
-    for tensor in layout_tensors(arch, config):
+    for tensor in layout_tensors(arch, config) if tensors is None else tensors:
         rows, cols = _shard(tensor, tp, arch.num_kv_heads, arch.head_dim)
         if tensor.layers:
             for s, stage in enumerate(stages):
@@ -144,7 +160,13 @@ def stage_weight_bytes(
 
 
 def weight_bytes_per_gpu(
-    arch: Architecture, fmt: WeightFormat, *, tp: int = 1, pp: int = 1, config: dict[str, Any] | None = None
+    arch: Architecture,
+    fmt: WeightFormat,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    config: dict[str, Any] | None = None,
+    tensors: list[WeightTensor] | None = None,
 ) -> int:
     """Bytes of weights on the fullest GPU (engines size every rank to the tightest one)."""
-    return max(stage_weight_bytes(arch, fmt, tp=tp, pp=pp, config=config))
+    return max(stage_weight_bytes(arch, fmt, tp=tp, pp=pp, config=config, tensors=tensors))

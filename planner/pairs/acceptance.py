@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from planner.acceptance_math import alpha_from_tau, check_alpha
 from planner.catalog.lookup import get_model
 from planner.catalog.schemas import ModelSpec
+from planner.defaults import ACCEPTANCE_ALPHA
 from planner.facts import data_cache, load_model
 from planner.pairs.evidence import evidence_ratios, load_pair_evidence, published_evidence
 from planner.pairs.lineage import RELATIONS, Relation, lineage_relation
@@ -225,6 +226,8 @@ def acceptance_prior(target: ModelSpec, draft: ModelSpec, *, measured_alpha: flo
             parameter_ratio=ratio,
         )
     rows = [e for e in published_evidence(target, draft) if e.alpha is not None]
+    if not rows and draft.is_head:
+        return _head_assumption(target, draft, ratio, relation)
     if rows:
         alphas = [e.alpha for e in rows]
         alpha = statistics.median(alphas)  # type: ignore[type-var]
@@ -259,4 +262,24 @@ def acceptance_prior(target: ModelSpec, draft: ModelSpec, *, measured_alpha: flo
         basis=rel.basis,
         derivation=rel.derivation,
         evidence=rel.source,
+    )
+
+
+def _head_assumption(target: ModelSpec, head: ModelSpec, ratio: float, relation: Relation) -> AcceptanceEstimate:
+    """A head without a published α: the documented default, stated as an assumption.
+
+    The draft-model prior is fitted on separate draft models by parameter ratio and lineage; neither describes a
+    head (one layer reading the target's own hidden states), so it is not applied here.
+    """
+    return AcceptanceEstimate(
+        alpha=ACCEPTANCE_ALPHA,
+        source="prior",
+        detail=(
+            f"assumed α = {ACCEPTANCE_ALPHA:.2f} (the planner's default): no published acceptance of {head.short_name} "
+            f"with {target.short_name} in data/pair_evidence.json, and the draft-model prior (fitted on separate "
+            "draft models by parameter ratio) does not apply to heads; measure the pair to replace it"
+        ),
+        relation=relation,
+        parameter_ratio=ratio,
+        basis="assumption",
     )

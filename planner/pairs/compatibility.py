@@ -1,4 +1,4 @@
-"""Can this draft speculate for this target? A verdict from five named checks, each with its reason.
+"""Can this draft speculate for this target? A verdict from named checks, each with its reason.
 
 :func:`check_pair` gathers the pair's facts once into a :class:`~planner.pairs.context.PairContext`
 and runs every check of :mod:`planner.pairs.checks` over it (rules and sources in
@@ -8,7 +8,8 @@ and runs every check of :mod:`planner.pairs.checks` over it (rules and sources i
 * ``vocab_size``: equal ``vocab_size``; a padding-only difference warns with the workarounds;
 * ``lineage``: family, generation, distillation link and RoPE;
 * ``parameter_ratio``: the size band, with measured counter-evidence outside it;
-* ``engine``: the serving engine's draft TP rule and context handling.
+* ``engine``: the serving engine's draft TP rule and context handling;
+* ``head_target`` (speculator heads only): the target the head was trained on, its hidden size and vocabulary.
 
 The verdict is ``incompatible`` when any check fails, ``compatible_with_warnings`` when any warns.
 
@@ -82,7 +83,7 @@ def check_pair(
         target_tokenizer=target_tokenizer,
         draft_tokenizer=draft_tokenizer,
     )
-    checks = [check(ctx) for check in CHECKS]
+    checks = [found for check in CHECKS if (found := check(ctx)) is not None]
     return PairVerdict(
         target=target.id,
         draft=draft.id,

@@ -16,6 +16,7 @@ import json
 from functools import lru_cache
 
 from planner.catalog.schemas import ModelSpec
+from planner.catalog.speculators import speculator_params
 from planner.model.architecture import architecture_from_config
 from planner.model.param_count import ParamCount, count_parameters
 
@@ -28,7 +29,10 @@ def _count_config(config_json: str) -> ParamCount:
 
 
 def param_count(spec: ModelSpec) -> ParamCount:
-    """Exact counts of ``spec`` (the raw config goes to the meta device only when no formula fits)."""
+    """Exact counts of ``spec`` (the raw config goes to the meta device only when no formula fits); a speculator
+    head counts what the engine holds for it (:func:`planner.catalog.speculators.speculator_params`)."""
+    if spec.is_head:
+        return speculator_params(spec)
     return _count_config(json.dumps(spec.config, sort_keys=True, default=str))
 
 

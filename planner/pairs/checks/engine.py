@@ -12,6 +12,7 @@ heads; a draft with a shorter context than the target warns with the ``max_model
 
 from __future__ import annotations
 
+from planner.catalog.speculators import HEAD_WORDS
 from planner.model.parallelism import tp_problem
 from planner.pairs.context import Check, PairContext
 
@@ -19,6 +20,8 @@ from planner.pairs.context import Check, PairContext
 def engine_check(ctx: PairContext) -> Check:
     """Fail when the engine's draft-TP rule or the draft's heads forbid the TP; warn on a shorter context."""
     rule, target_tp, draft_tp = ctx.rule, ctx.target_tp, ctx.draft_tp
+    if ctx.draft.is_head:
+        return _head_engine_check(ctx)
     problems: list[str] = []
     if rule.draft_tp_rule == "equal" and draft_tp != target_tp:
         problems.append(f"draft TP {draft_tp} must equal the target's TP {target_tp}: {rule.draft_tp_detail}")
@@ -51,4 +54,22 @@ def engine_check(ctx: PairContext) -> Check:
         status="pass",
         detail=f"{rule.name}: draft TP {draft_tp} with target TP {target_tp} is allowed",
         evidence=rule.source,
+    )
+
+
+def _head_engine_check(ctx: PairContext) -> Check:
+    """A head runs beside the target at the target's TP (vLLM V1's EagleProposer builds it in the target's
+    parallel groups; SGLang's EAGLE worker shares the target's TP): its attention heads must split over it."""
+    problem = tp_problem(ctx.draft.architecture, ctx.target_tp)
+    kind = HEAD_WORDS[ctx.draft.speculator.kind].split(" ", 1)[1]
+    if problem:
+        return Check(
+            name="engine",
+            status="fail",
+            detail=f"the {kind} runs at the target's TP {ctx.target_tp} and cannot split over it: {problem}",
+        )
+    return Check(
+        name="engine",
+        status="pass",
+        detail=f"the {kind} runs beside the target at its TP {ctx.target_tp}; its layers split over it",
     )

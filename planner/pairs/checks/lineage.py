@@ -13,6 +13,7 @@ noted. Relations come from :mod:`planner.pairs.lineage` over data/models.json.
 from __future__ import annotations
 
 from planner.catalog.schemas import ModelSpec
+from planner.catalog.speculators import HEAD_WORDS
 from planner.pairs.context import Check, PairContext, Status
 from planner.pairs.lineage import distillation_link
 
@@ -30,8 +31,21 @@ def _fmt_rope(rope: tuple[str, object, object]) -> str:
 
 
 def lineage_check(ctx: PairContext) -> Check:
-    """Pass for a distilled or same-generation draft with the target's RoPE; warn otherwise."""
+    """Pass for a distilled or same-generation draft with the target's RoPE; warn otherwise.
+
+    A speculator head has no lineage of its own (its layer is trained on one target's hidden states, with its
+    own RoPE settings): it passes here and the ``head_target`` check decides.
+    """
     target, draft, relation = ctx.target, ctx.draft, ctx.relation
+    if draft.is_head:
+        return Check(
+            name="lineage",
+            status="pass",
+            detail=(
+                f"{draft.short_name} is {HEAD_WORDS[draft.speculator.kind]}: what matters is the target it was "
+                "trained on (the head_target check), not a family or RoPE of its own"
+            ),
+        )
     t, d = target.lineage, draft.lineage
     classes = f"{target.architecture.model_type} / {draft.architecture.model_type}"
     describe = {

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+from planner.catalog.speculators import HEAD_WORDS
 from planner.pairs.context import Check, PairContext
 from planner.pairs.evidence import PairEvidence, evidence_ratios, published_evidence
 from planner.pairs.rules import load_rules
@@ -41,8 +42,21 @@ def counter_evidence(ratio: float, side: Literal["below", "above"]) -> PairEvide
 
 
 def parameter_ratio_check(ctx: PairContext) -> Check:
-    """Pass inside the band, warn outside it, fail far outside it unless this pair measured a speedup."""
+    """Pass inside the band, warn outside it, fail far outside it unless this pair measured a speedup.
+
+    The band is about separate draft models; a speculator head is one or a few layers by design, so its ratio
+    is reported, not judged.
+    """
     target, draft, ratio = ctx.target, ctx.draft, ctx.parameter_ratio
+    if draft.is_head:
+        return Check(
+            name="parameter_ratio",
+            status="pass",
+            detail=(
+                f"{ratio:.1f}x: {HEAD_WORDS[draft.speculator.kind]} holds {1 / ratio:.1%} of the target's "
+                "parameters as the engine loads it; the draft-model size band does not apply to heads"
+            ),
+        )
     rules = load_rules().parameter_ratio
     active = active_parameter_ratio(target, draft)
     moe = f" (active parameters {active:.1f}x)" if abs(active - ratio) / ratio > 0.01 else ""
