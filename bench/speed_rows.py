@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.acceptance_math import alpha_from_tau
-from planner.catalog.lookup import get_weight_format, list_gpus
+from planner.catalog.lookup import get_model, get_weight_format, list_gpus
 from planner.catalog.name_matching import match_gpu, match_model
 from planner.deployment import Deployment
 from planner.errors import PlannerError
@@ -107,10 +107,25 @@ def _lengths(task: str) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+def _head(text: str):
+    """A catalog speculator head named in parentheses ("EAGLE-3 head (yuhuili/EAGLE3-...)"), or None."""
+    named = re.search(r"\(([\w.-]+/[\w.-]+)\)", text)
+    if named is None:
+        return None
+    try:
+        spec = get_model(named.group(1))
+    except PlannerError:
+        return None
+    return spec if spec.speculator is not None else None
+
+
 def _model(text: str, role: str):
     low = text.lower()
+    head = _head(text) if role == "draft" else None
+    if head is not None:
+        return (head, None), None
     if any(word in low for word in _NOT_A_MODEL):
-        return None, f"{role} '{text}' is not a catalog model (EAGLE/Medusa heads, n-gram, self-speculation)"
+        return None, f"{role} '{text}' is not a catalog model or head (uncatalogued heads, n-gram, self-speculation)"
     name = text.split(" (", maxsplit=1)[0].strip()
     match = match_model(name)
     if match is None:

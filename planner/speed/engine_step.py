@@ -39,6 +39,9 @@ from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.roofline import ModelCost, model_cost
 from planner.speed.step_model import PassTime, StepModel
 
+#: Methods whose draft passes run a speculator head through the EAGLE proposer (vllm/v1/spec_decode/eagle.py).
+HEAD_METHODS: tuple[str, ...] = ("eagle", "eagle3", "mtp")
+
 
 @dataclass(slots=True)
 class Chunks:
@@ -180,7 +183,10 @@ class EngineStep:
         total = sum(p.total_s for _, p in passes)
         if decode_seqs:
             total += profile.spec_step_overhead_s + profile.spec_seq_overhead_s * decode_seqs
-            total += len(pass_tokens) * profile.draft_step_overhead_s
+            per_pass = profile.draft_step_overhead_s
+            if shape.method in HEAD_METHODS:  # a head's proposer costs more than its one-layer roofline
+                per_pass += profile.head_pass_overhead_s
+            total += len(pass_tokens) * per_pass
         flops = sum(p.flops for _, p in passes)
         moved = sum(p.bytes_moved for _, p in passes)
         return EngineStepTime(total, flops, moved, tuple(passes))

@@ -43,6 +43,7 @@ PARAMETERS = (
     "step_overhead_s",
     "tp_step_overhead_s",
     "draft_step_overhead_s",
+    "head_pass_overhead_s",
     "spec_step_overhead_s",
     "seq_overhead_s",
     "spec_seq_overhead_s",
@@ -110,6 +111,7 @@ class SpeedProfile(BaseModel):
     step_overhead_s: float = Field(ge=0)
     tp_step_overhead_s: float = Field(ge=0)
     draft_step_overhead_s: float = Field(ge=0)
+    head_pass_overhead_s: float = Field(ge=0)
     spec_step_overhead_s: float = Field(ge=0)
     seq_overhead_s: float = Field(ge=0)
     spec_seq_overhead_s: float = Field(ge=0)

@@ -24,12 +24,14 @@ from math import ceil
 from pydantic import BaseModel, ConfigDict
 
 from planner.catalog.schemas import GpuSpec, ModelSpec
+from planner.catalog.speculators import head_tensors, speculator_params
 from planner.errors import InputError
 from planner.model.dtypes import KvDtype, WeightFormat, element_bytes
 from planner.model.geometry import Architecture
 from planner.model.kv_bytes import kv_element_bytes
 from planner.model.param_count import count_parameters
-from planner.model.weight_bytes import pp_stage_layers, stage_weight_bytes, weight_bytes
+from planner.model.tensors import WeightTensor
+from planner.model.weight_bytes import pp_stage_layers, stage_weight_bytes, weight_bytes, weight_bytes_per_gpu
 from planner.speed.profiles import SpeedProfile
 from planner.units import GB, TERA
 
@@ -48,7 +50,7 @@ class ModelCost(BaseModel):
     kv_element_bytes: int
     activation_bytes: int
     stage_layers: tuple[tuple[int, ...], ...]
-    #: Bytes of weights on one GPU of each stage.
+    #: Bytes of weights one GPU of each stage reads in a pass (a head's own, plus the target's LM head it shares).
     stage_weight_bytes: tuple[int, ...]
     #: Of which an embedding table only looked up (not streamed) in a forward pass.
     stage_lookup_bytes: tuple[int, ...]
@@ -101,10 +103,15 @@ def model_cost(
     """The per-GPU costs of ``spec`` stored in ``fmt`` on ``gpu`` under TP ``tp``, PP ``pp`` (computed once)."""
     arch = spec.architecture
     config = spec.config
-    whole = weight_bytes(arch, fmt, config)
-    params = count_parameters(arch, config)
+    # a head streams only the tensors the engine holds for it (its shared embedding is the target's lookup)
+    tensors = head_tensors(spec)
+    whole = weight_bytes(arch, fmt, config, tensors=tensors)
+    params = speculator_params(spec) if tensors is not None else count_parameters(arch, config)
     stages = pp_stage_layers(arch.num_layers, pp)
-    per_stage = stage_weight_bytes(arch, fmt, tp=tp, pp=pp, config=config)
+    per_stage = stage_weight_bytes(arch, fmt, tp=tp, pp=pp, config=config, tensors=tensors)
+    if tensors is not None and spec.speculator.shares_lm_head:  # it scores with the target's LM head: read it too
+        shared_head = WeightTensor("lm_head", "lm_head", arch.vocab_size, arch.hidden_size, tp_style="vocab")
+        per_stage[-1] += weight_bytes_per_gpu(arch, fmt, tp=tp, tensors=[shared_head])
     embedding_per_gpu = ceil(whole.components.get("embedding", 0) / tp)
     looked_up_only = not arch.tie_word_embeddings or pp > 1
     lookup = [embedding_per_gpu if (s == 0 and looked_up_only) else 0 for s in range(pp)]
