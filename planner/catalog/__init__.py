@@ -2,6 +2,7 @@
 
 from planner.catalog.config_import import MAX_CONFIG_BYTES, load_config, model_from_config
 from planner.catalog.hardware import DeviceTotal, device_total_bytes, nearest_gpu_by_total
+from planner.catalog.import_naming import MAX_MODEL_NAME_CHARS, checked_model_name, config_fingerprint, import_name
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import (
     get_gpu,
@@ -25,6 +26,7 @@ from planner.catalog.schemas import GpuPrice, GpuSpec, Lineage, ModelSpec, NodeT
 
 __all__ = [
     "MAX_CONFIG_BYTES",
+    "MAX_MODEL_NAME_CHARS",
     "DeviceTotal",
     "GpuPrice",
     "GpuSpec",
@@ -34,6 +36,8 @@ __all__ = [
     "ModelSpec",
     "NodeType",
     "TokenizerSpec",
+    "checked_model_name",
+    "config_fingerprint",
     "device_total_bytes",
     "get_gpu",
     "get_kv_dtype",
@@ -42,6 +46,7 @@ __all__ = [
     "get_price",
     "get_tokenizer",
     "get_weight_format",
+    "import_name",
     "list_gpus",
     "list_kv_dtypes",
     "list_models",
