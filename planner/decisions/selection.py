@@ -5,7 +5,7 @@ For each smaller catalog (or imported) model: the compatibility verdict and its 
 its share of the KV pool and the concurrency it costs (:mod:`planner.memory.plan`), the predicted
 speedup at batch 1 and at the chosen batch, the optimal K and break-even α
 (:mod:`planner.speed.estimate`) at the α of :func:`planner.pairs.acceptance.acceptance_prior`
-(measured > published > prior, each labelled). Compatible drafts that fit rank by predicted speedup at
+(the user's α > measured > published > prior, each labelled). Compatible drafts that fit rank by predicted speedup at
 the chosen batch; drafts that do not fit follow; incompatible ones sink to the bottom with the reason.
 
 >>> from planner.catalog.lookup import get_model, get_node
@@ -98,6 +98,7 @@ def _row(
     draft: ModelSpec,
     batch_size: int,
     alpha: float | None,
+    measured_alpha: float | None,
     prompt_tokens: int,
     output_tokens: int,
     baseline_concurrency: float,
@@ -126,7 +127,7 @@ def _row(
     row.lost_concurrency = round(baseline_concurrency - plan.max_concurrency, 2)
     if verdict.verdict == "incompatible":
         return row
-    estimate = acceptance_prior(base.target, draft, measured_alpha=alpha)
+    estimate = acceptance_prior(base.target, draft, measured_alpha=measured_alpha, entered_alpha=alpha)
     row.alpha, row.alpha_source, row.alpha_detail = estimate.alpha, estimate.source, estimate.detail
     try:
         at_1 = estimate_speed(
@@ -190,7 +191,8 @@ def decision_matrix(
 ) -> DecisionMatrix:
     """Rank every candidate draft for ``base`` (its target, node, engine, precisions; its draft ignored).
 
-    ``alpha`` assumes one acceptance for every pair; ``measured_alphas`` gives per-draft measurements.
+    ``alpha`` assumes one acceptance for every pair (the user's value, labelled "entered");
+    ``measured_alphas`` gives per-draft measurements (labelled "measured").
     """
     if batch_size < 1:
         raise InputError("batch_size", batch_size, "an integer >= 1")
@@ -202,7 +204,8 @@ def decision_matrix(
             alone,
             draft,
             batch_size,
-            alpha if alpha is not None else measured.get(draft.id),
+            alpha,
+            measured.get(draft.id),
             prompt_tokens,
             output_tokens,
             baseline.max_concurrency,
@@ -225,7 +228,7 @@ def decision_matrix(
         baseline_kv_cache_tokens=baseline.kv_cache_tokens,
         rows=rows,
         assumptions=[
-            "α per pair: the value entered, else a published measurement of the pair, else the lineage/size prior "
+            "α per pair: your value when entered, else a measurement, else a published measurement of the pair, else the lineage/size prior "
             "(data/acceptance_priors.json) — each row says which",
             f"speedups are at the optimal K for {prompt_tokens}-token prompts and {output_tokens}-token outputs",
             "drafts run at the target's TP where they can, else TP 1 (replicated on every rank)",

@@ -22,6 +22,7 @@ from planner.validation.saved_models import (
     SavedModelOutcome,
     custom_model_specs,
     delete_custom_model,
+    find_custom_model,
     list_custom_models,
     save_custom_model,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "delete_quote",
     "delete_scenario",
     "duplicate_scenario",
+    "find_custom_model",
     "list_custom_models",
     "list_measurements",
     "list_quotes",

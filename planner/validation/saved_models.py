@@ -19,6 +19,8 @@ reported, never fatal.
 ('acme/tiny', True)
 >>> [m.name for m in list_custom_models(path=path).models], custom_model_specs(path=path)[0].origin
 (['acme/tiny'], 'imported')
+>>> find_custom_model(dict(reversed(list(cfg.items()))), path=path)
+'acme/tiny'
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ __all__ = [
     "SavedModelOutcome",
     "custom_model_specs",
     "delete_custom_model",
+    "find_custom_model",
     "list_custom_models",
     "save_custom_model",
 ]
@@ -116,6 +119,15 @@ def save_custom_model(
                 field="model_name",
             ) from None
     return SavedModelOutcome(name=wanted, duplicate=False, requested=wanted)
+
+
+def find_custom_model(source: dict[str, Any] | bytes | str | Path, *, path: str | Path | None = None) -> str | None:
+    """The name the same config is saved under (by content, :func:`planner.catalog.config_fingerprint`), or None."""
+    sha = config_fingerprint(load_config(source, field="config"))
+    if _absent(path):
+        return None
+    with connect(path) as conn:
+        return _existing(conn, sha)
 
 
 def _row(name: object, created_at: object, sha: object, text: object) -> SavedModel:
