@@ -228,7 +228,8 @@ def decision_matrix(
         baseline_kv_cache_tokens=baseline.kv_cache_tokens,
         rows=rows,
         assumptions=[
-            "α per pair: your value when entered, else a measurement, else a published measurement of the pair, else the lineage/size prior "
+            "α per pair: your value when entered, else a measurement, else a published measurement of the pair, "
+            "else the lineage/size prior "
             "(data/acceptance_priors.json) — each row says which",
             f"speedups are at the optimal K for {prompt_tokens}-token prompts and {output_tokens}-token outputs",
             "drafts run at the target's TP where they can, else TP 1 (replicated on every rank)",
