@@ -10,7 +10,8 @@ from pages._common import error_message, guarded
 from pages._frame import ensure_app_frame
 from pages._scenario import current_scenario, imported_models, load_scenario, model_choices
 from planner.validation import (
-    compare_scenarios,
+    SavedScenario,
+    compare_saved,
     delete_custom_model,
     delete_quote,
     delete_scenario,
@@ -26,6 +27,12 @@ FLASH_KEY = "saved_flash"
 CONFIRM_KEY = "saved_confirm_delete"
 MODEL_CONFIRM_KEY = "saved_confirm_delete_model"
 QUOTE_CONFIRM_KEY = "saved_confirm_delete_quote"
+
+
+@st.cache_data(show_spinner="Comparing...", max_entries=32)
+def _compare(a_json: str, b_json: str):
+    """The comparison of two saved scenarios, keyed by their JSON (a re-saved scenario is compared anew)."""
+    return compare_saved(SavedScenario.model_validate_json(a_json), SavedScenario.model_validate_json(b_json))
 
 
 def _flash(kind: str, text: str) -> None:
@@ -188,7 +195,10 @@ else:
     left, right = st.columns(2)
     name_a = left.selectbox("A", names, key="saved_compare_a")
     name_b = right.selectbox("B", names, key="saved_compare_b")
-    comparison = guarded(lambda: compare_scenarios(name_a, name_b), "the comparison")
+    by_name = {s.name: s for s in saved}
+    comparison = guarded(
+        lambda: _compare(by_name[name_a].model_dump_json(), by_name[name_b].model_dump_json()), "the comparison"
+    )
     if comparison:
         col_a, col_b = f"A: {comparison.a.name}", f"B: {comparison.b.name}"
         for label, problems in ((col_a, comparison.problems_a), (col_b, comparison.problems_b)):
