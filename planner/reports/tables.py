@@ -218,7 +218,7 @@ COLUMNS: dict[str, Column] = {
     "draft KV share (%)": Column("Draft's share of KV memory (%)", "%.1f"),
     "lost concurrency": Column("Concurrent requests lost", "%.1f"),
     "α": Column("Acceptance α", "%.2f"),
-    "α source": Column("α from"),
+    "α source": Column("Source of α"),
     "speedup @ batch 1": Column("Speedup at batch 1 (x)", "%.2f"),
     "optimal K": Column("Best K"),
     "break-even α": Column("Break-even α", "%.2f"),

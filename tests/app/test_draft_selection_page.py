@@ -27,7 +27,7 @@ def test_a_typed_alpha_is_labelled_as_the_users_value_not_measured():
     at.checkbox(key="selection_assume").check().run()
     at.slider(key="selection_alpha").set_value(0.6).run()
     assert not at.exception and "your value" in at.success[0].value and "measured" not in at.success[0].value
-    sources = set(at.dataframe[0].value["α from"].dropna())
+    sources = set(at.dataframe[0].value["Source of α"].dropna())
     assert sources == {"your value"}
 
 
