@@ -21,6 +21,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from planner import Scenario, validation
 from planner.facts import clear_caches
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,8 +50,6 @@ def _sample(page: str, cold: bool) -> tuple[float, float]:
 
 def _seeded_store() -> Path:
     """A throw-away store the Saved page lists: two scenarios (compared side by side), a model and a quote."""
-    from planner import Scenario, validation
-
     path = Path(tempfile.mkdtemp(prefix="bench-app-")) / "store.sqlite3"
     validation.save_scenario("70B on H100", Scenario(max_model_len=32768), path=path)
     validation.save_scenario("70B on H200", Scenario(node="8x-h200-sxm-141gb", max_model_len=32768), path=path)
