@@ -153,13 +153,13 @@ else:
         pd.DataFrame(
             [
                 {
-                    "name": s.name,
-                    "notes": s.notes.splitlines()[0] if s.notes else "",
-                    "target": s.scenario.target,
-                    "draft": s.scenario.draft or "none",
-                    "node": s.scenario.node,
-                    "saved (UTC)": s.created_at.replace("T", " ").rstrip("Z"),
-                    "link": "?" + urlencode(s.scenario.to_query()),
+                    "Name": s.name,
+                    "Notes": s.notes.splitlines()[0] if s.notes else "",
+                    "Target": s.scenario.target,
+                    "Draft": s.scenario.draft or "none",
+                    "Node type": s.scenario.node,
+                    "Saved (UTC)": s.created_at.replace("T", " ").rstrip("Z"),
+                    "Link": "?" + urlencode(s.scenario.to_query()),
                 }
                 for s in saved
             ]
@@ -220,7 +220,7 @@ else:
             st.caption("None: the two scenarios have the same inputs.")
         with st.expander("Every input"):
             st.dataframe(
-                pd.DataFrame([{"": r.label, col_a: r.a, col_b: r.b, "differs": r.differs} for r in comparison.inputs]),
+                pd.DataFrame([{"": r.label, col_a: r.a, col_b: r.b, "Differs": r.differs} for r in comparison.inputs]),
                 hide_index=True,
             )
 

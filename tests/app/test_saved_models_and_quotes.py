@@ -51,8 +51,8 @@ def _upload(at, config: dict, name: str | None = None):
 
 
 def _table(at, column: str):
-    """The first table on the page with ``column``."""
-    return next(d.value for d in at.dataframe if column in d.value.columns)
+    """The last table on the page with ``column`` (the quotes come after the scenarios and the models)."""
+    return [d.value for d in at.dataframe if column in d.value.columns][-1]
 
 
 def _messages(at) -> str:
