@@ -1,6 +1,7 @@
 """`make bench-app`: server-side time of each page's first render and rerun in AppTest (prints, never asserts).
 
-For every page registered in app.py, ``N`` samples (default 20, ``python -m bench.app_timing 5`` for fewer):
+For every page registered in app.py, ``N`` samples (default 20, ``python -m bench.app_timing 5`` for fewer;
+``python -m bench.app_timing 20 saved catalog`` for some pages only):
 a fresh AppTest session opens the app, switches to the page and renders it (first render), then reruns it
 unchanged (rerun). "cold" clears Streamlit's caches and the planner's data caches before each sample (a
 server's first visitor); "warm" keeps them (every later visitor). The median and the slowest sample are
@@ -10,18 +11,21 @@ printed per page, in milliseconds. Imports are paid once per process and are not
 from __future__ import annotations
 
 import logging
+import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from planner import Scenario, validation
 from planner.facts import clear_caches
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = ["sizing", "catalog", "performance", "draft_selection", "fleet", "validation"]
+PAGES = ["sizing", "catalog", "performance", "draft_selection", "fleet", "validation", "saved"]
 
 
 def _sample(page: str, cold: bool) -> tuple[float, float]:
@@ -44,14 +48,29 @@ def _sample(page: str, cold: bool) -> tuple[float, float]:
     return first, time.perf_counter() - start
 
 
+def _seeded_store() -> Path:
+    """A throw-away store the Saved page lists: two scenarios (compared side by side), a model and a quote."""
+    path = Path(tempfile.mkdtemp(prefix="bench-app-")) / "store.sqlite3"
+    validation.save_scenario("70B on H100", Scenario(max_model_len=32768), path=path)
+    validation.save_scenario("70B on H200", Scenario(node="8x-h200-sxm-141gb", max_model_len=32768), path=path)
+    tiny = {"_name_or_path": "bench/tiny", "model_type": "falcon", "num_hidden_layers": 2, "hidden_size": 64,
+            "num_attention_heads": 4, "vocab_size": 500}  # fmt: skip
+    if hasattr(validation, "save_quote"):  # (a release before saved models and quotes lists scenarios only)
+        validation.save_custom_model(tiny, path=path)
+        validation.save_quote("Q1", {"title": "quote"}, Scenario(), path=path)
+    return path
+
+
 def main(argv: list[str]) -> int:
     for name in [n for n in logging.root.manager.loggerDict if n.startswith("streamlit")]:
         logging.getLogger(name).setLevel(logging.ERROR)
+    os.environ["PLANNER_STORE_PATH"] = str(_seeded_store())  # never the user's store
     samples = int(argv[0]) if argv else 20
+    pages = [p for p in PAGES if p in argv[1:]] or PAGES
     _sample("sizing", cold=False)  # imports and Streamlit's own start-up, paid once per process
     print(f"AppTest server-side render time per page, ms: median (max) of {samples} samples")
     print(f"{'page':<16} {'cold first':>16} {'cold rerun':>16} {'warm first':>16} {'warm rerun':>16}")
-    for page in PAGES:
+    for page in pages:
         cells = []
         for cold in (True, False):
             runs = [_sample(page, cold) for _ in range(samples)]

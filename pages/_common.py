@@ -16,7 +16,7 @@ from planner import PlannerError
 from planner.catalog import MAX_CONFIG_BYTES, list_models, model_facts
 from planner.memory import concurrency_by_context, plan_memory
 from planner.pairs import MAX_TOKENIZER_BYTES
-from planner.reports import gpus_table, models_table, nodes_table
+from planner.reports import ScreenTable, gpus_table, models_table, nodes_table, screen_table
 
 T = TypeVar("T")
 LOG = logging.getLogger("planner.pages")
@@ -41,6 +41,35 @@ def catalog_gpus_table() -> pd.DataFrame:
 @st.cache_resource(show_spinner=False)
 def catalog_nodes_table() -> pd.DataFrame:
     return nodes_table()
+
+
+@st.cache_resource(show_spinner=False)
+def catalog_view(kind: str) -> ScreenTable:
+    """A catalog table as the Catalog page shows it (human headers, main columns and details), built once."""
+    table = {"models": catalog_models_table, "gpus": catalog_gpus_table, "nodes": catalog_nodes_table}[kind]()
+    return screen_table(table, kind)
+
+
+def _number_columns(table: pd.DataFrame, formats: dict[str, str]) -> dict:
+    return {label: st.column_config.NumberColumn(format=fmt) for label, fmt in formats.items() if label in table}
+
+
+def shown_table(table: pd.DataFrame | ScreenTable, kind: str | None = None, *, key: str | None = None, **kwargs):
+    """Draw a table with the one label/format table of planner.reports (headers with units, numbers formatted):
+    the columns that decide first, the others in a "Details" expander. Returns st.dataframe's selection event."""
+    view = table if isinstance(table, ScreenTable) else screen_table(table, kind)
+    event = st.dataframe(
+        view.main, hide_index=True, column_config=_number_columns(view.main, view.formats), key=key, **kwargs
+    )
+    if view.details is not None:
+        with st.expander("Details"):
+            st.dataframe(
+                view.details,
+                hide_index=True,
+                column_config=_number_columns(view.details, view.formats),
+                key=f"{key}_details" if key else None,
+            )
+    return event
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

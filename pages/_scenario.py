@@ -17,6 +17,7 @@ import streamlit as st
 
 from planner import ENGINES, Deployment, ModelSpec, PlannerError, Scenario
 from planner.catalog import get_model, list_kv_dtypes, list_models, list_nodes, list_weight_formats
+from planner.validation import custom_model_specs
 
 SCENARIO_KEY = "scenario_model"
 #: The last valid scenario (what the link holds while the sidebar shows an invalid input).
@@ -146,8 +147,16 @@ def _bound_changed(key: str) -> None:
 
 
 def imported_models() -> dict[str, ModelSpec]:
-    """Custom models imported from a config.json in this session, by id."""
-    return st.session_state.setdefault(IMPORTED_KEY, {})
+    """Custom models imported from a config.json, by id: those saved in the store (read once per session) and
+    those imported or deleted since (the Catalog and Saved pages keep this dict in step with the store)."""
+    models = st.session_state.get(IMPORTED_KEY)
+    if models is None:
+        try:
+            models = {spec.id: spec for spec in custom_model_specs()}
+        except PlannerError:  # a damaged store: the Saved page says so and how to get out of it
+            models = {}
+        st.session_state[IMPORTED_KEY] = models
+    return models
 
 
 def model_choices() -> list[str]:

@@ -5,16 +5,41 @@ import streamlit as st
 
 from pages._common import (
     MAX_CONFIG_UPLOAD_BYTES,
-    catalog_gpus_table,
     catalog_models_table,
-    catalog_nodes_table,
+    catalog_view,
+    error_message,
     guarded,
+    shown_table,
     upload_bytes,
 )
 from pages._frame import ensure_app_frame
 from pages._scenario import imported_models
-from planner.catalog import model_facts, model_from_config
-from planner.reports import models_table
+from planner.catalog import MAX_MODEL_NAME_CHARS, import_name, load_config, model_facts, model_from_config
+from planner.reports import models_table, screen_table
+from planner.validation import find_custom_model, save_custom_model
+
+IMPORT_FLASH_KEY = "catalog_import_flash"
+
+
+def _save_import(data: bytes, typed: str) -> None:
+    """Save the uploaded config in the store and make it selectable; the outcome is shown on the next run."""
+    try:
+        outcome = save_custom_model(data, typed)
+        imported_models()[outcome.name] = model_from_config(load_config(data), model_id=outcome.name)
+    except Exception as exc:  # shown as a message, never a traceback
+        st.session_state[IMPORT_FLASH_KEY] = ("error", error_message(exc, "the name or the config"))
+        return
+    if outcome.duplicate:
+        st.session_state[IMPORT_FLASH_KEY] = (
+            "info",
+            f"This config is already saved as “{outcome.name}” (not saved again): pick it in the sidebar.",
+        )
+    else:
+        st.session_state[IMPORT_FLASH_KEY] = (
+            "success",
+            f"Saved “{outcome.name}” on this machine: it is selectable as a target or draft on every page.",
+        )
+
 
 ensure_app_frame()
 st.title("Catalog")
@@ -27,49 +52,59 @@ models_tab, gpus_tab, nodes_tab, import_tab = st.tabs(["Models", "GPUs", "Node t
 
 with models_tab:
     query = st.text_input("Search models", placeholder="e.g. llama, qwen3, moe, gemma", key="catalog_query")
-    table = catalog_models_table()
+    view = catalog_view("models")
     if query:
+        table = catalog_models_table()
         mask = table.apply(lambda row: query.lower() in " ".join(map(str, row.values)).lower(), axis=1)
-        table = table[mask]
-    st.dataframe(
-        table,
-        hide_index=True,
-        column_config={
-            "params (B)": st.column_config.NumberColumn(format="%.3f"),
-            "active params (B)": st.column_config.NumberColumn(format="%.3f"),
-            "KV/token bf16 (KiB)": st.column_config.NumberColumn(format="%.1f"),
-            "KV/token fp8 (KiB)": st.column_config.NumberColumn(format="%.1f"),
-            **{c: st.column_config.NumberColumn(format="%.2f") for c in table.columns if c.startswith("weights")},
-        },
-    )
-    st.caption(f"{len(table)} of {len(catalog_models_table())} models.")
+        view = screen_table(table[mask], "models")
+    shown_table(view, key="catalog_models")
+    st.caption(f"{len(view.main)} of {len(catalog_models_table())} models.")
 
 with gpus_tab:
-    st.dataframe(catalog_gpus_table(), hide_index=True)
+    shown_table(catalog_view("gpus"), key="catalog_gpus")
     st.caption(
-        "Reported memory is what CUDA reports as total, the figure engines budget against; "
+        "Memory software sees is what CUDA reports as total, the figure engines budget against; "
         "'estimated' rows derive it from the catalog (see data/gpus.json)."
     )
 
 with nodes_tab:
-    st.dataframe(catalog_nodes_table(), hide_index=True)
+    shown_table(catalog_view("nodes"), key="catalog_nodes")
 
 with import_tab:
     st.write(
-        "Upload a Hugging Face `config.json` to see the same numbers for a custom model. "
-        "Only the config is read: no weights, no remote code."
+        "Upload a Hugging Face `config.json` to see the same numbers for a custom model, then save it on this machine "
+        "to pick it as a target or draft on every page. Only the config is read: no weights, no remote code."
     )
+    flash = st.session_state.pop(IMPORT_FLASH_KEY, None)
+    if flash:
+        {"success": st.success, "info": st.info}.get(flash[0], st.error)(flash[1])
     upload = st.file_uploader("config.json", type=["json"], key="catalog_upload")
     data = upload_bytes(upload, "config", MAX_CONFIG_UPLOAD_BYTES) if upload is not None else None
-    if data is not None:
-        spec = guarded(lambda: model_from_config(data, model_id=upload.name[:200]), "the uploaded config.json")
+    config = guarded(lambda: load_config(data), "the uploaded config.json") if data is not None else None
+    if config is not None:
+        typed = st.text_input(
+            "Name",
+            key="catalog_import_name",
+            max_chars=MAX_MODEL_NAME_CHARS,
+            placeholder=str(config.get("_name_or_path") or f"custom-{config.get('model_type', 'model')}")[:80],
+            help="Blank: the config's own _name_or_path. Names are unique regardless of case.",
+        )
+        name = guarded(lambda: import_name(config, typed), "the name")
+        spec = guarded(lambda: model_from_config(config, model_id=name or "imported config"), "the uploaded config")
         facts = guarded(lambda: model_facts(spec), "the uploaded config.json") if spec else None
         if facts:
             st.success(
                 f"{facts.architecture.model_type}: {facts.params.total_params:,} parameters ({facts.params.method})"
             )
-            st.dataframe(models_table([facts]), hide_index=True)
+            shown_table(models_table([facts]), key="catalog_import_table")
             st.json(facts.params.components, expanded=False)
-            if st.button("Use this model in the scenario (target or draft lists)", key="catalog_use_import"):
-                imported_models()[spec.id] = spec
-                st.success(f"{spec.id} is now selectable on the Sizing, Performance and Draft Selection pages.")
+            held = guarded(lambda: find_custom_model(config), "the store")
+            if held:
+                st.info(f"This config is already saved as “{held}”: pick it in the sidebar's model lists.")
+            st.button(
+                "Save and use in the scenario (target or draft lists)",
+                key="catalog_use_import",
+                on_click=_save_import,
+                args=(data, typed),
+                disabled=name is None or bool(held),
+            )

@@ -2,12 +2,14 @@
 
 import streamlit as st
 
-from pages._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, upload_bytes
+from pages._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, shown_table, upload_bytes
 from pages._frame import ensure_app_frame
-from pages._scenario import imported_models, lookup_model, scenario_deployment
+from pages._scenario import current_scenario, imported_models, lookup_model, scenario_deployment
+from planner.catalog import config_fingerprint
 from planner.decisions import decision_matrix, matrix_table
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.pairs import check_pair, load_tokenizer_vocab
+from planner.reports import VALUE_LABELS, screen_table
 from planner.reports.charts import speedup_vs_kv_scatter
 
 ensure_app_frame()
@@ -19,9 +21,12 @@ st.caption(
 
 
 @st.cache_data(show_spinner="Ranking drafts...", max_entries=32)
-def _matrix(dep, batch_size: int, alpha: float | None, extra_ids: tuple[str, ...]):
-    extra = [imported_models()[i] for i in extra_ids if i in imported_models()]
-    return decision_matrix(dep, batch_size=batch_size, alpha=alpha, extra_drafts=extra)
+def _ranked(scenario_json: str, batch_size: int, alpha: float | None, extra: tuple[tuple[str, str], ...], _dep):
+    """The matrix, its table as shown and its chart, keyed by the inputs' JSON (the scenario, the batch, α and the
+    imported models' ids and config fingerprints); ``_dep`` is the scenario's deployment (not hashed)."""
+    drafts = [imported_models()[i] for i, _ in extra if i in imported_models()]
+    matrix = decision_matrix(_dep, batch_size=batch_size, alpha=alpha, extra_drafts=drafts)
+    return matrix, screen_table(matrix_table(matrix), "matrix"), speedup_vs_kv_scatter(matrix)
 
 
 dep = scenario_deployment()
@@ -32,42 +37,32 @@ alpha = right.slider(
     "α (per-token acceptance)", 0.0, 1.0, ACCEPTANCE_ALPHA, 0.01, key="selection_alpha", disabled=not assume
 )
 
-matrix = (
-    guarded(lambda: _matrix(dep, int(batch), float(alpha) if assume else None, tuple(imported_models())))
+extra = tuple((i, config_fingerprint(spec.config or {})) for i, spec in imported_models().items())
+ranked = (
+    guarded(
+        lambda: _ranked(current_scenario().model_dump_json(), int(batch), float(alpha) if assume else None, extra, dep)
+    )
     if dep
     else None
 )
-if matrix is not None:
-    table = matrix_table(matrix)
+if ranked is not None:
+    matrix, view, scatter = ranked
     top = matrix.rows[0] if matrix.rows else None
     if top is not None and top.verdict != "incompatible" and top.fits:
         st.success(
             f"Best draft: {top.draft} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size} "
-            f"({top.speedup_batch_1:.2f}x at batch 1), α {top.alpha:.2f} ({top.alpha_source}), "
+            f"({top.speedup_batch_1:.2f}x at batch 1), α {top.alpha:.2f} "
+            f"({VALUE_LABELS.get(top.alpha_source, top.alpha_source)}), "
             f"speed verdict: {top.speed_verdict}.",
             icon="✅",
         )
     else:
         st.warning("No compatible draft fits this node: serve without speculation or change the scenario.")
 
-    def _colour(value: str) -> str:
-        return {
-            "compatible": "background-color: #c6f6d5",
-            "compatible_with_warnings": "background-color: #fefcbf",
-            "incompatible": "background-color: #fed7d7",
-        }.get(value, "")
-
-    event = st.dataframe(
-        table.style.map(_colour, subset=["verdict"]).format(precision=2),
-        hide_index=True,
-        on_select="rerun",
-        selection_mode="single-row",
-        key="selection_table",
-    )
+    event = shown_table(view, key="selection_table", on_select="rerun", selection_mode="single-row")
     chosen = event.selection.rows[0] if event and event.selection.rows else 0
     row = matrix.rows[chosen] if matrix.rows else None
 
-    scatter = speedup_vs_kv_scatter(matrix)
     if scatter is not None:
         st.subheader("Predicted speedup against KV cost")
         st.plotly_chart(scatter, key="selection_scatter")

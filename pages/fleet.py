@@ -4,6 +4,7 @@ import streamlit as st
 
 from pages._common import guarded
 from pages._frame import ensure_app_frame
+from pages._save_quote import save_quote_widget
 from pages._scenario import bind, current_scenario, lookup_model
 from planner.catalog import get_node, list_nodes
 from planner.decisions import Traffic, compare_nodes
@@ -105,3 +106,4 @@ if result is not None:
     with st.expander("Assumptions"):
         for note in report.assumptions:
             st.write(f"- {note}")
+    save_quote_widget(scenario, report)

@@ -1,4 +1,5 @@
-"""Saved: scenarios saved under a name with notes; open one into every page, duplicate, delete, compare two."""
+"""Saved: scenarios saved under a name with notes (open one into every page, duplicate, delete, compare two),
+imported custom models and saved fleet quotes (list, download, delete after confirming)."""
 
 from urllib.parse import urlencode
 
@@ -7,11 +8,16 @@ import streamlit as st
 
 from pages._common import error_message, guarded
 from pages._frame import ensure_app_frame
-from pages._scenario import current_scenario, load_scenario, model_choices
+from pages._scenario import current_scenario, imported_models, load_scenario, model_choices
 from planner.validation import (
-    compare_scenarios,
+    SavedScenario,
+    compare_saved,
+    delete_custom_model,
+    delete_quote,
     delete_scenario,
     duplicate_scenario,
+    list_custom_models,
+    list_quotes,
     list_scenarios,
     save_scenario,
 )
@@ -19,6 +25,14 @@ from planner.validation import load_scenario as load_saved
 
 FLASH_KEY = "saved_flash"
 CONFIRM_KEY = "saved_confirm_delete"
+MODEL_CONFIRM_KEY = "saved_confirm_delete_model"
+QUOTE_CONFIRM_KEY = "saved_confirm_delete_quote"
+
+
+@st.cache_data(show_spinner="Comparing...", max_entries=32)
+def _compare(a_json: str, b_json: str):
+    """The comparison of two saved scenarios, keyed by their JSON (a re-saved scenario is compared anew)."""
+    return compare_saved(SavedScenario.model_validate_json(a_json), SavedScenario.model_validate_json(b_json))
 
 
 def _flash(kind: str, text: str) -> None:
@@ -79,8 +93,35 @@ def _delete(name: str) -> None:
         _flash("success", f"Deleted “{name}”.")
 
 
-def _cancel_delete() -> None:
-    st.session_state.pop(CONFIRM_KEY, None)
+def _cancel_delete(key: str = CONFIRM_KEY) -> None:
+    st.session_state.pop(key, None)
+
+
+def _ask(key: str, name: str) -> None:
+    st.session_state[key] = name
+
+
+def _delete_model(name: str) -> None:
+    st.session_state.pop(MODEL_CONFIRM_KEY, None)
+    if _attempt(lambda: delete_custom_model(name), "the saved model"):
+        imported_models().pop(name, None)
+        _flash("success", f"Deleted the model “{name}”: it is no longer in the sidebar's model lists.")
+
+
+def _delete_quote(name: str) -> None:
+    st.session_state.pop(QUOTE_CONFIRM_KEY, None)
+    if _attempt(lambda: delete_quote(name), "the saved quote"):
+        _flash("success", f"Deleted the quote “{name}”.")
+
+
+def _confirm(key: str, names: list[str], what: str, action) -> None:
+    """The "Delete …? This cannot be undone." question for the name ``key`` holds, with Yes and Cancel."""
+    name = st.session_state.get(key)
+    if name in names:
+        st.warning(f"Delete {what} “{name}”? This cannot be undone.", icon="🗑️")
+        yes, no = st.columns(2)
+        yes.button("Yes, delete it", key=f"{key}_yes", on_click=action, args=(name,), type="primary")
+        no.button("Cancel", key=f"{key}_no", on_click=_cancel_delete, args=(key,))
 
 
 ensure_app_frame()
@@ -112,13 +153,13 @@ else:
         pd.DataFrame(
             [
                 {
-                    "name": s.name,
-                    "notes": s.notes.splitlines()[0] if s.notes else "",
-                    "target": s.scenario.target,
-                    "draft": s.scenario.draft or "none",
-                    "node": s.scenario.node,
-                    "saved (UTC)": s.created_at.replace("T", " ").rstrip("Z"),
-                    "link": "?" + urlencode(s.scenario.to_query()),
+                    "Name": s.name,
+                    "Notes": s.notes.splitlines()[0] if s.notes else "",
+                    "Target": s.scenario.target,
+                    "Draft": s.scenario.draft or "none",
+                    "Node type": s.scenario.node,
+                    "Saved (UTC)": s.created_at.replace("T", " ").rstrip("Z"),
+                    "Link": "?" + urlencode(s.scenario.to_query()),
                 }
                 for s in saved
             ]
@@ -154,7 +195,10 @@ else:
     left, right = st.columns(2)
     name_a = left.selectbox("A", names, key="saved_compare_a")
     name_b = right.selectbox("B", names, key="saved_compare_b")
-    comparison = guarded(lambda: compare_scenarios(name_a, name_b), "the comparison")
+    by_name = {s.name: s for s in saved}
+    comparison = guarded(
+        lambda: _compare(by_name[name_a].model_dump_json(), by_name[name_b].model_dump_json()), "the comparison"
+    )
     if comparison:
         col_a, col_b = f"A: {comparison.a.name}", f"B: {comparison.b.name}"
         for label, problems in ((col_a, comparison.problems_a), (col_b, comparison.problems_b)):
@@ -176,6 +220,77 @@ else:
             st.caption("None: the two scenarios have the same inputs.")
         with st.expander("Every input"):
             st.dataframe(
-                pd.DataFrame([{"": r.label, col_a: r.a, col_b: r.b, "differs": r.differs} for r in comparison.inputs]),
+                pd.DataFrame([{"": r.label, col_a: r.a, col_b: r.b, "Differs": r.differs} for r in comparison.inputs]),
                 hide_index=True,
             )
+
+st.subheader("Imported models")
+models = guarded(list_custom_models, "the saved models")
+for problem in models.problems if models else []:
+    st.warning(problem, icon="⚠️")
+if not models or not models.models:
+    st.info("No imported models yet: upload a config.json on the Catalog page and save it.")
+else:
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "Name": m.name,
+                    "Architecture": str(m.config.get("model_type", "unknown")),
+                    "Layers": m.config.get("num_hidden_layers"),
+                    "Saved (UTC)": m.created_at.replace("T", " ").rstrip("Z"),
+                }
+                for m in models.models
+            ]
+        ),
+        hide_index=True,
+        key="saved_models_table",
+    )
+    model_names = [m.name for m in models.models]
+    if st.session_state.get("saved_model_pick") not in model_names:
+        st.session_state["saved_model_pick"] = model_names[0]
+    left, right = st.columns([3, 1])
+    model_pick = left.selectbox("Imported model", model_names, key="saved_model_pick")
+    right.button("Delete…", key="saved_model_delete", on_click=_ask, args=(MODEL_CONFIRM_KEY, model_pick))
+    _confirm(MODEL_CONFIRM_KEY, model_names, "the model", _delete_model)
+
+st.subheader("Saved quotes")
+quotes = guarded(list_quotes, "the saved quotes")
+for problem in quotes.problems if quotes else []:
+    st.warning(problem, icon="⚠️")
+if not quotes or not quotes.quotes:
+    st.info("No saved quotes yet: use “Save this quote” on the Fleet & Quote page.")
+else:
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "Name": q.name,
+                    "Notes": q.notes.splitlines()[0] if q.notes else "",
+                    "Target": q.scenario.target,
+                    "Draft": q.scenario.draft or "none",
+                    "Saved (UTC)": q.created_at.replace("T", " ").rstrip("Z"),
+                }
+                for q in quotes.quotes
+            ]
+        ),
+        hide_index=True,
+        key="saved_quotes_table",
+    )
+    quote_names = [q.name for q in quotes.quotes]
+    if st.session_state.get("saved_quote_pick") not in quote_names:
+        st.session_state["saved_quote_pick"] = quote_names[0]
+    quote_pick = st.selectbox("Saved quote", quote_names, key="saved_quote_pick")
+    quote = next(q for q in quotes.quotes if q.name == quote_pick)
+    if quote.notes:
+        st.caption(quote.notes)
+    left, right = st.columns(2)
+    left.download_button(
+        "Download JSON",
+        quote.result_json(),
+        file_name=f"quote-{''.join(c if c.isalnum() else '-' for c in quote.name)[:60]}.json",
+        mime="application/json",
+        key="saved_quote_download",
+    )
+    right.button("Delete…", key="saved_quote_delete", on_click=_ask, args=(QUOTE_CONFIRM_KEY, quote_pick))
+    _confirm(QUOTE_CONFIRM_KEY, quote_names, "the quote", _delete_quote)

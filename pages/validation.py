@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from pages._common import MAX_LOG_UPLOAD_BYTES, guarded, upload_text
+from pages._common import MAX_LOG_UPLOAD_BYTES, guarded, shown_table, upload_text
 from pages._frame import ensure_app_frame
 from planner import GIB, check_log
 from planner.measure import detect_gpus, load_records, measurements_dir
-from planner.reports import task_verdicts_table
+from planner.reports import log_facts_view, task_verdicts_table
 from planner.reports.charts import (
     acceptance_by_position_bars,
     filter_records,
@@ -52,21 +52,7 @@ else:
     chosen_gpus = left.multiselect("GPU", all_gpus, key="validation_gpus")
     chosen_pairs = right.multiselect("Pair", all_pairs, key="validation_pairs")
     shown = filter_records(records, chosen_gpus, chosen_pairs)
-    st.dataframe(
-        records_frame(shown),
-        hide_index=True,
-        column_config={
-            "alpha": st.column_config.NumberColumn(format="%.3f"),
-            "tau": st.column_config.NumberColumn(format="%.2f"),
-            "tok/s": st.column_config.NumberColumn(format="%.1f"),
-            "baseline tok/s": st.column_config.NumberColumn(format="%.1f"),
-            "speedup": st.column_config.NumberColumn(format="%.2f"),
-            "peak GiB": st.column_config.NumberColumn(format="%.2f"),
-            "peak err": st.column_config.NumberColumn(format="percent"),
-            "speedup err": st.column_config.NumberColumn(format="percent"),
-        },
-        key="validation_records_table",
-    )
+    shown_table(records_frame(shown), "records", key="validation_records_table")
     if shown:
         labels = {f"{r.created_at} · {r.pair} · {r.gpu_label} · {r.status}": r for r in shown}
         record = labels[st.selectbox("Record", list(labels), key="validation_record")]
@@ -94,7 +80,7 @@ else:
         left, right = st.columns(2)
         left.plotly_chart(acceptance_by_position_bars(record), key="validation_positions")
         right.plotly_chart(task_acceptance_bars(record), key="validation_tasks")
-        st.dataframe(task_verdicts_table(record), hide_index=True, key="validation_verdicts")
+        shown_table(task_verdicts_table(record), key="validation_verdicts")
         with st.expander("Errors, notes and assumptions"):
             st.json(
                 {
@@ -132,20 +118,11 @@ if submitted:
 if (check := st.session_state.get("validation_log_check")) is not None:
     facts = check.facts
     st.write(f"Engine: **{facts.engine or 'not recognised'}** {facts.engine_version or ''}")
-    st.dataframe(
-        [{"fact": name, "value": getattr(facts, name), "line": facts.evidence[name]} for name in facts.found],
-        hide_index=True,
-        key="validation_log_facts",
-    )
+    st.dataframe(log_facts_view(facts), hide_index=True, key="validation_log_facts")
     if check.applicable:
         d = check.deployment
         st.success(f"Planner ({d.engine_profile}) for {d.target} on {d.gpu_count}x {d.gpu}, TP {d.tp} PP {d.pp}")
-        st.dataframe(
-            log_check_frame(check),
-            hide_index=True,
-            key="validation_log_rows",
-            column_config={"error": st.column_config.NumberColumn(format="percent")},
-        )
+        shown_table(log_check_frame(check), key="validation_log_rows")
         st.plotly_chart(log_check_bars(check), key="validation_log_bars")
     else:
         st.info(f"No comparison: {check.reason}")

@@ -2,6 +2,7 @@
 
 from planner.catalog.config_import import MAX_CONFIG_BYTES, load_config, model_from_config
 from planner.catalog.hardware import DeviceTotal, device_total_bytes, nearest_gpu_by_total
+from planner.catalog.import_naming import MAX_MODEL_NAME_CHARS, checked_model_name, config_fingerprint, import_name
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import (
     get_gpu,
@@ -37,6 +38,7 @@ from planner.catalog.speculators import HEAD_WORDS, head_tensors, mtp_module, sp
 __all__ = [
     "HEAD_WORDS",
     "MAX_CONFIG_BYTES",
+    "MAX_MODEL_NAME_CHARS",
     "SPECULATOR_KINDS",
     "DeviceTotal",
     "GpuPrice",
@@ -48,6 +50,8 @@ __all__ = [
     "NodeType",
     "SpeculatorSpec",
     "TokenizerSpec",
+    "checked_model_name",
+    "config_fingerprint",
     "device_total_bytes",
     "get_gpu",
     "get_kv_dtype",
@@ -57,6 +61,7 @@ __all__ = [
     "get_tokenizer",
     "get_weight_format",
     "head_tensors",
+    "import_name",
     "list_gpus",
     "list_kv_dtypes",
     "list_models",

@@ -60,12 +60,12 @@ def _acceptance(args: argparse.Namespace, dep) -> tuple[float | None, str]:
         return None, "no draft"
     k = dep.num_speculative_tokens
     if args.alpha is not None:
-        return check_alpha(args.alpha), "given (α)"
+        return check_alpha(args.alpha), "entered (α)"
     if args.mean_accepted_len is not None:
-        return alpha_from_tau(args.mean_accepted_len, k), f"given (τ = {args.mean_accepted_len:g} at K = {k})"
+        return alpha_from_tau(args.mean_accepted_len, k), f"entered (τ = {args.mean_accepted_len:g} at K = {k})"
     if args.draft_acceptance_rate is not None:
         rho = args.draft_acceptance_rate
-        return alpha_from_draft_acceptance_rate(rho, k), f"given (ρ = {rho:g} at K = {k})"
+        return alpha_from_draft_acceptance_rate(rho, k), f"entered (ρ = {rho:g} at K = {k})"
     estimate = deployment_acceptance(dep)
     return estimate.alpha, estimate.source
 

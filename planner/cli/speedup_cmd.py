@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         )
     given = [args.alpha, args.mean_accepted_len, args.draft_acceptance_rate]
     if any(v is not None for v in given):
-        alpha_source, alpha_detail = "given", "the acceptance given on the command line"
+        alpha_source, alpha_detail = "entered", "your value, given on the command line"
         acceptance = {
             "alpha": args.alpha,
             "mean_accepted_len": args.mean_accepted_len,

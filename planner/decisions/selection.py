@@ -7,7 +7,7 @@ For each smaller catalog (or imported) model: the compatibility verdict and its 
 its share of the KV pool and the concurrency it costs (:mod:`planner.memory.plan`), the predicted
 speedup at batch 1 and at the chosen batch, the optimal K and break-even α
 (:mod:`planner.speed.estimate`) at the α of :func:`planner.pairs.acceptance.acceptance_prior`
-(measured > published > prior, each labelled). Compatible drafts that fit rank by predicted speedup at
+(the user's α > measured > published > prior, each labelled). Compatible drafts that fit rank by predicted speedup at
 the chosen batch; drafts that do not fit follow; incompatible ones sink to the bottom with the reason.
 
 >>> from planner.catalog.lookup import get_model, get_node
@@ -103,6 +103,14 @@ def candidate_drafts(target: ModelSpec, extra: Iterable[ModelSpec] = ()) -> list
 
 
 @dataclass(frozen=True)
+class _Alpha:
+    """The user's α for every candidate ("entered") and a measurement of this candidate ("measured")."""
+
+    entered: float | None
+    measured: float | None
+
+
+@dataclass(frozen=True)
 class _Load:
     """The load every candidate is timed at, and the concurrency of the target alone."""
 
@@ -112,7 +120,7 @@ class _Load:
     baseline_concurrency: float
 
 
-def _evaluate(row: MatrixRow, build: Callable[[], Deployment], alpha: float | None, load: _Load) -> MatrixRow:
+def _evaluate(row: MatrixRow, build: Callable[[], Deployment], alpha: _Alpha, load: _Load) -> MatrixRow:
     """Size the candidate's deployment; time it at its α unless it is incompatible or cannot be built."""
     try:
         dep = build()
@@ -129,10 +137,11 @@ def _evaluate(row: MatrixRow, build: Callable[[], Deployment], alpha: float | No
     row.lost_concurrency = round(load.baseline_concurrency - plan.max_concurrency, 2)
     if row.verdict == "incompatible":
         return row
-    return _time(row, dep, deployment_acceptance(dep, measured_alpha=alpha), load)
+    estimate = deployment_acceptance(dep, measured_alpha=alpha.measured, entered_alpha=alpha.entered)
+    return _time(row, dep, estimate, load)
 
 
-def _row(base: Deployment, draft: ModelSpec, alpha: float | None, load: _Load) -> MatrixRow:
+def _row(base: Deployment, draft: ModelSpec, alpha: _Alpha, load: _Load) -> MatrixRow:
     """A separate draft model or a head: the pair's checks, then its memory and speed."""
     verdict = check_pair(base.target, draft, engine=base.engine, target_tp=base.tp)
     row = MatrixRow(
@@ -180,7 +189,7 @@ def _time(row: MatrixRow, dep: Deployment, estimate: AcceptanceEstimate, load: _
     return row
 
 
-def _draft_free_row(alone: Deployment, method: SpeculatorKind, alpha: float | None, load: _Load) -> MatrixRow:
+def _draft_free_row(alone: Deployment, method: SpeculatorKind, alpha: _Alpha, load: _Load) -> MatrixRow:
     """n-gram lookup or the target's MTP module: no pair to check, only whether the engine release runs it."""
     support = method_support(alone.engine, alone.engine_version, method)
     release = alone.engine_version or "its newest profiled release"
@@ -246,8 +255,9 @@ def decision_matrix(
 ) -> DecisionMatrix:
     """Rank every candidate for ``base`` (its target, node, engine, precisions; its draft ignored).
 
-    ``alpha`` assumes one acceptance for every candidate; ``measured_alphas`` gives per-candidate measurements
-    (keyed by draft id, or ``ngram`` / ``mtp``); ``draft_free`` adds n-gram lookup and the target's MTP module.
+    ``alpha`` assumes one acceptance for every candidate (the user's value, labelled "entered");
+    ``measured_alphas`` gives per-candidate measurements (labelled "measured"; keyed by draft id, or ``ngram`` /
+    ``mtp``); ``draft_free`` adds n-gram lookup and the target's MTP module.
     """
     if batch_size < 1:
         raise InputError("batch_size", batch_size, "an integer >= 1")
@@ -256,15 +266,12 @@ def decision_matrix(
     measured = dict(measured_alphas or {})
     load = _Load(batch_size, prompt_tokens, output_tokens, baseline.max_concurrency)
     rows = [
-        _row(alone, draft, alpha if alpha is not None else measured.get(draft.id), load)
+        _row(alone, draft, _Alpha(alpha, measured.get(draft.id)), load)
         for draft in candidate_drafts(base.target, extra_drafts)
     ]
     if draft_free:
         methods: list[SpeculatorKind] = ["ngram"] + (["mtp"] if mtp_layer_count(base.target) else [])
-        rows += [
-            _draft_free_row(alone, method, alpha if alpha is not None else measured.get(method), load)
-            for method in methods
-        ]
+        rows += [_draft_free_row(alone, method, _Alpha(alpha, measured.get(method)), load) for method in methods]
     rows.sort(key=_sort_key)
     for rank, row in enumerate(rows, start=1):
         row.rank = rank
@@ -281,7 +288,8 @@ def decision_matrix(
         baseline_kv_cache_tokens=baseline.kv_cache_tokens,
         rows=rows,
         assumptions=[
-            "α per pair: the value entered, else a published measurement of the pair, else the lineage/size prior "
+            "α per pair: your value when entered, else a measurement, else a published measurement of the pair, "
+            "else the lineage/size prior "
             "(data/acceptance_priors.json) — each row says which",
             "n-gram lookup: α for open-ended prompts (data/draft_free_acceptance.json); prompts the output copies "
             "(summaries, code edits) accept far more — measure yours",

@@ -1,6 +1,7 @@
-"""Acceptance α of a draft/target pair: measured, published, or the acceptance prior, in that order.
+"""Acceptance α of a draft/target pair: the user's, measured, published, or the acceptance prior, in that order.
 
-* ``measured``: an α the user entered or measured (planner/measure), taken as given;
+* ``entered``: an α the user typed (one value for every pair, shown as "your value"), taken as given;
+* ``measured``: an α measured for this pair (planner/measure), taken as given;
 * ``published``: the median α of the published measurements of this very pair in
   ``data/pair_evidence.json`` whose acceptance converts to α (τ or ρ with K, via
   :mod:`planner.acceptance_math`);
@@ -126,7 +127,7 @@ class AcceptanceEstimate(BaseModel):
     """The α a prediction uses, where it came from, and a sentence saying so."""
 
     alpha: float = Field(ge=0, le=1)
-    source: Literal["measured", "published", "prior"]
+    source: Literal["entered", "measured", "published", "prior"]
     detail: str
     relation: Relation | None = None
     parameter_ratio: float | None = None
@@ -212,16 +213,35 @@ def refit_priors() -> PriorFit:
     )
 
 
-def acceptance_prior(target: ModelSpec, draft: ModelSpec, *, measured_alpha: float | None = None) -> AcceptanceEstimate:
-    """The α to assume for ``draft`` speculating for ``target``: measured, published, or prior."""
+def acceptance_prior(
+    target: ModelSpec,
+    draft: ModelSpec,
+    *,
+    measured_alpha: float | None = None,
+    entered_alpha: float | None = None,
+) -> AcceptanceEstimate:
+    """The α to assume for ``draft`` speculating for ``target``: the user's, measured, published, or prior.
+
+    ``entered_alpha`` is a value the user typed (source "entered", never "measured"); ``measured_alpha``
+    one measured for this pair.
+    """
     ratio = parameter_ratio(target, draft)
     relation = lineage_relation(target, draft)
+    if entered_alpha is not None:
+        alpha = check_alpha(entered_alpha, "alpha")
+        return AcceptanceEstimate(
+            alpha=alpha,
+            source="entered",
+            detail=f"α = {alpha:.3f}, your value (typed in, used for this pair as given)",
+            relation=relation,
+            parameter_ratio=ratio,
+        )
     if measured_alpha is not None:
         alpha = check_alpha(measured_alpha, "measured_alpha")
         return AcceptanceEstimate(
             alpha=alpha,
             source="measured",
-            detail=f"α = {alpha:.3f} as measured or entered for this pair",
+            detail=f"α = {alpha:.3f} as measured for this pair",
             relation=relation,
             parameter_ratio=ratio,
         )

@@ -88,12 +88,21 @@ def load_draft_free_acceptance() -> DraftFreeAcceptance:
 
 
 def draft_free_acceptance(
-    target: ModelSpec, method: DraftFreeMethod, *, task: str | None = None, measured_alpha: float | None = None
+    target: ModelSpec,
+    method: DraftFreeMethod,
+    *,
+    task: str | None = None,
+    measured_alpha: float | None = None,
+    entered_alpha: float | None = None,
 ) -> AcceptanceEstimate:
-    """The α to assume for ``method`` on ``target``: measured, else the published MTP α or the n-gram task α."""
+    """The α to assume for ``method`` on ``target``: the user's, measured, else the published MTP α or the
+    n-gram task α."""
+    if entered_alpha is not None:
+        alpha = check_alpha(entered_alpha, "alpha")
+        return AcceptanceEstimate(alpha=alpha, source="entered", detail=f"α = {alpha:.3f}, your value (as given)")
     if measured_alpha is not None:
         alpha = check_alpha(measured_alpha, "measured_alpha")
-        return AcceptanceEstimate(alpha=alpha, source="measured", detail=f"α = {alpha:.3f} as measured or entered")
+        return AcceptanceEstimate(alpha=alpha, source="measured", detail=f"α = {alpha:.3f} as measured")
     facts = load_draft_free_acceptance()
     if method == "ngram":
         found = facts.ngram.task(task)

@@ -6,11 +6,18 @@ from planner.reports.quote import quote_report, quotes_table
 from planner.reports.screen import human_columns, human_label, memory_components_view, suggestions_view, whole_requests
 from planner.reports.sizing import sizing_report
 from planner.reports.tables import (
+    COLUMNS,
+    MAIN_COLUMNS,
+    VALUE_LABELS,
+    Column,
+    ScreenTable,
     gpu_memory_table,
     gpus_table,
     log_facts_table,
+    log_facts_view,
     models_table,
     nodes_table,
+    screen_table,
     speed_assumptions_table,
     step_times_table,
     suggestions_table,
@@ -18,8 +25,13 @@ from planner.reports.tables import (
 )
 
 __all__ = [
+    "COLUMNS",
+    "MAIN_COLUMNS",
     "MIME",
+    "VALUE_LABELS",
+    "Column",
     "Report",
+    "ScreenTable",
     "Section",
     "charts",
     "gpu_memory_table",
@@ -27,11 +39,13 @@ __all__ = [
     "human_columns",
     "human_label",
     "log_facts_table",
+    "log_facts_view",
     "memory_components_view",
     "models_table",
     "nodes_table",
     "quote_report",
     "quotes_table",
+    "screen_table",
     "sizing_report",
     "speed_assumptions_table",
     "step_times_table",

@@ -22,12 +22,27 @@ from planner.pairs.draft_free import draft_free_acceptance
 
 
 def deployment_acceptance(
-    deployment: Deployment, *, measured_alpha: float | None = None, task: str | None = None
+    deployment: Deployment,
+    *,
+    measured_alpha: float | None = None,
+    entered_alpha: float | None = None,
+    task: str | None = None,
 ) -> AcceptanceEstimate:
-    """α for ``deployment``'s speculator (``task`` picks the n-gram prompt kind; ignored otherwise)."""
+    """α for ``deployment``'s speculator: the user's (``entered_alpha``), measured, published or prior.
+
+    ``task`` picks the n-gram prompt kind (ignored otherwise).
+    """
     method = deployment.speculative_method
     if method is None:
         raise InputError("draft", None, "a draft model, a head, --method mtp or --method ngram to speculate with")
     if deployment.draft is not None:
-        return acceptance_prior(deployment.target, deployment.draft, measured_alpha=measured_alpha)
-    return draft_free_acceptance(deployment.target, method, task=task, measured_alpha=measured_alpha)  # type: ignore[arg-type]
+        return acceptance_prior(
+            deployment.target, deployment.draft, measured_alpha=measured_alpha, entered_alpha=entered_alpha
+        )
+    return draft_free_acceptance(
+        deployment.target,
+        method,  # type: ignore[arg-type]
+        task=task,
+        measured_alpha=measured_alpha,
+        entered_alpha=entered_alpha,
+    )

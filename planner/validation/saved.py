@@ -51,6 +51,7 @@ __all__ = [
     "SavedScenario",
     "SavedScenarioList",
     "ScenarioComparison",
+    "compare_saved",
     "compare_scenarios",
     "delete_scenario",
     "duplicate_scenario",
@@ -271,7 +272,11 @@ def _results(scenario: Scenario) -> tuple[list[str], list[str]]:
 
 def compare_scenarios(name_a: str, name_b: str, *, path: str | Path | None = None) -> ScenarioComparison:
     """Two saved scenarios side by side: every input (marking those that differ) and the planner's results."""
-    a, b = load_scenario(name_a, path=path), load_scenario(name_b, path=path)
+    return compare_saved(load_scenario(name_a, path=path), load_scenario(name_b, path=path))
+
+
+def compare_saved(a: SavedScenario, b: SavedScenario) -> ScenarioComparison:
+    """:func:`compare_scenarios` of two saved scenarios already read (a page caches it by their JSON)."""
     inputs = [
         ComparisonInput(
             field=field,

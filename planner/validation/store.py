@@ -1,10 +1,12 @@
-"""The SQLite store: saved measurements (version 1) and saved scenarios (version 2, :mod:`planner.validation.saved`).
+"""The SQLite store: measurements (version 1), saved scenarios (version 2, :mod:`planner.validation.saved`),
+imported custom models and saved quotes (version 3, :mod:`planner.validation.saved_models`,
+:mod:`planner.validation.saved_quotes`).
 
 One file, ``store.sqlite3`` in the planner's home folder (:func:`planner.user_files.planner_home`,
 ``PLANNER_HOME``, default ``~/.local/share/sd-capacity-planner``), created on the first write;
 ``PLANNER_STORE_PATH`` points elsewhere. The schema is versioned: ``schema_version`` holds the
 applied migration numbers, and :data:`MIGRATIONS` lists the statements of each version in order, so
-a later table (scenarios, quotes) is one more entry.
+a later table is one more entry.
 
 Under load and faults: the journal is WAL (readers never wait for a writer) with a busy timeout;
 migrations run in one ``BEGIN IMMEDIATE`` transaction that re-reads the version first, so processes
@@ -59,6 +61,24 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
                name TEXT PRIMARY KEY COLLATE NOCASE,
                notes TEXT NOT NULL,
                created_at TEXT NOT NULL,
+               json TEXT NOT NULL
+           )""",
+    ),
+    3: (
+        # A custom model imported from a config.json: one row per distinct config (its SHA-256), under a name
+        # unique regardless of case.
+        """CREATE TABLE IF NOT EXISTS custom_models (
+               name TEXT PRIMARY KEY COLLATE NOCASE,
+               config_sha256 TEXT NOT NULL UNIQUE,
+               created_at TEXT NOT NULL,
+               json TEXT NOT NULL
+           )""",
+        # A fleet quote: the scenario it was made for and the quote's JSON, under a name unique regardless of case.
+        """CREATE TABLE IF NOT EXISTS quotes (
+               name TEXT PRIMARY KEY COLLATE NOCASE,
+               notes TEXT NOT NULL,
+               created_at TEXT NOT NULL,
+               scenario TEXT NOT NULL,
                json TEXT NOT NULL
            )""",
     ),

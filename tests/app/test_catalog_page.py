@@ -11,21 +11,24 @@ from tests.app.conftest import page
 def test_models_table_shows_exact_counts_and_filters():
     at = page("catalog.py").run()
     table = at.dataframe[0].value
-    row = table[table["model"] == "meta-llama/Llama-3.1-70B"].iloc[0]
-    assert abs(row["params (B)"] - 70.553706496) < 1e-9
-    assert abs(row["weights bf16 (GB)"] - 141.107412992) < 1e-9
-    assert row["KV/token bf16 (KiB)"] == 320
+    row = table[table["Model"] == "meta-llama/Llama-3.1-70B"].iloc[0]
+    assert abs(row["Parameters (B)"] - 70.553706496) < 1e-9
+    assert abs(row["Weights, bf16 (GB)"] - 141.107412992) < 1e-9
+    assert row["KV cache per token, bf16 (KiB)"] == 320
+    assert list(table.columns)[:3] == ["Model", "Size class", "Parameters (B)"] and len(table.columns) <= 8
+    details = at.dataframe[1].value
+    assert "Layers" in details.columns and not any("_" in c for c in [*table.columns, *details.columns])
     at.text_input(key="catalog_query").input("gemma").run()
     filtered = at.dataframe[0].value
     gemmas = [m.id for m in list_models() if "gemma" in m.id.lower()]
-    assert len(filtered) == len(gemmas) >= 4 and all("gemma" in m for m in filtered["model"])
+    assert len(filtered) == len(gemmas) >= 4 and all("gemma" in m for m in filtered["Model"])
 
 
 def test_gpu_table_lists_reported_memory():
     at = page("catalog.py").run()
-    gpus = at.dataframe[1].value
-    assert "h100-sxm-80gb" in set(gpus["gpu"])
-    assert (gpus["reported memory (GiB)"] < gpus["marketed memory (GB)"] * 1.0).all()
+    gpus = at.dataframe[2].value
+    assert "h100-sxm-80gb" in set(gpus["GPU"])
+    assert (gpus["Memory software sees (GiB)"] < gpus["Marketed memory (GB)"] * 1.0).all()
 
 
 def test_uploaded_config_shows_the_same_numbers():
@@ -41,8 +44,8 @@ def test_uploaded_config_shows_the_same_numbers():
     at.run()
     assert not at.exception
     assert "meta-device" in at.success[0].value
-    imported = at.dataframe[-1].value
-    assert imported.iloc[0]["type"] == "falcon"
+    imported = at.dataframe[-1].value  # the import's "Details"
+    assert imported.iloc[0]["Architecture"] == "falcon"
 
 
 def test_bad_upload_is_a_message_not_a_traceback():

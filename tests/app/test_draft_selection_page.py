@@ -11,18 +11,32 @@ def test_matrix_ranks_a_same_family_draft_first():
     at = page("draft_selection.py").run()
     assert not at.exception
     assert "Best draft: meta-llama/Llama-3.2" in at.success[0].value
-    table = at.dataframe[0].value
-    assert table.iloc[0]["verdict"] != "incompatible"
-    assert (table["verdict"] == "incompatible").iloc[-1]
-    assert table["why lower"].iloc[1:].str.len().gt(0).all()
+    table, details = at.dataframe[0].value, at.dataframe[1].value
+    assert table.iloc[0]["Compatibility"] != "incompatible"
+    assert (table["Compatibility"] == "incompatible").iloc[-1]
+    assert details["Why lower"].iloc[1:].str.len().gt(0).all()
+    # Headers in words with units; the deciding columns up front, the rest under "Details"; fits 1440 px.
+    assert list(table.columns)[:4] == ["Rank", "Draft", "Compatibility", "Speedup at batch 8 (x)"]
+    assert "Draft weights / GPU (GiB)" in table.columns and len(table.columns) <= 9
+    assert not any("_" in c or "@" in c for c in [*table.columns, *details.columns])
+    assert "compatible_with_warnings" not in set(table["Compatibility"])
+
+
+def test_a_typed_alpha_is_labelled_as_the_users_value_not_measured():
+    at = page("draft_selection.py").run()
+    at.checkbox(key="selection_assume").check().run()
+    at.slider(key="selection_alpha").set_value(0.6).run()
+    assert not at.exception and "your value" in at.success[0].value and "measured" not in at.success[0].value
+    sources = set(at.dataframe[0].value["Source of α"].dropna())
+    assert sources == {"your value"}
 
 
 def test_assumed_alpha_changes_the_speedups():
     at = page("draft_selection.py").run()
-    before = at.dataframe[0].value.iloc[0]["speedup @ batch 8"]
+    before = at.dataframe[0].value.iloc[0]["Speedup at batch 8 (x)"]
     at.checkbox(key="selection_assume").check().run()
     at.slider(key="selection_alpha").set_value(0.5).run()
-    after = at.dataframe[0].value.iloc[0]["speedup @ batch 8"]
+    after = at.dataframe[0].value.iloc[0]["Speedup at batch 8 (x)"]
     assert after < before
 
 

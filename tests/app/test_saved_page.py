@@ -43,7 +43,7 @@ def test_save_the_sidebar_scenario_and_refuse_a_taken_or_empty_name(store):
     at.button(key="saved_save").click().run()
     assert not at.exception and any("Saved" in s.value for s in at.success)
     assert names() == ["My 70B"] and list_scenarios().scenarios[0].notes == "for the customer"
-    assert at.dataframe[0].value["name"].tolist() == ["My 70B"]
+    assert at.dataframe[0].value["Name"].tolist() == ["My 70B"]
     at.text_input(key="saved_name").input("my 70b").run()
     at.button(key="saved_save").click().run()
     assert any("already named" in e.value for e in at.error) and rows(store) == 1
@@ -100,7 +100,7 @@ def test_a_damaged_row_is_reported_not_fatal(store):
     conn.close()
     at = page("saved.py").run()
     assert not at.exception and any("'bad' skipped" in w.value for w in at.warning)
-    assert at.dataframe[0].value["name"].tolist() == ["good"]
+    assert at.dataframe[0].value["Name"].tolist() == ["good"]
 
 
 def test_a_damaged_store_file_is_a_message_with_a_way_out(store):

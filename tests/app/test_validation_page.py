@@ -34,8 +34,9 @@ def test_records_load_back_into_the_page(stored):
     at = page("validation.py").run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
-    assert set(table["id"]) == {first.id, second.id}
-    assert "Qwen2.5-7B + Qwen2.5-0.5B" in set(table["pair"])
+    assert "Qwen2.5-7B + Qwen2.5-0.5B" in set(table["Target + draft"])
+    assert set(at.dataframe[1].value["Record"]) == {first.id, second.id}  # under "Details"
+    assert not any("_" in c for c in table.columns)
     assert len(at.get("plotly_chart")) >= 5  # memory, speed, timeline, positions, tasks
     assert any("No GPU on this machine" in w.value for w in at.warning) or any(
         "GPU on this machine" in i.value for i in at.info
@@ -46,7 +47,7 @@ def test_filters_by_gpu_and_pair(stored):
     first, _ = stored
     at = page("validation.py").run()
     at.multiselect(key="validation_gpus").set_value(["h100-sxm-80gb"]).run()
-    assert list(at.dataframe[0].value["id"]) == [first.id]
+    assert list(at.dataframe[1].value["Record"]) == [first.id]
     at.multiselect(key="validation_pairs").set_value(["Qwen2.5-7B + Qwen2.5-0.5B"]).run()
     assert at.dataframe[0].value.empty
 
@@ -54,7 +55,7 @@ def test_filters_by_gpu_and_pair(stored):
 def test_verdict_table_uses_the_rule(stored):
     at = page("validation.py").run()
     at.selectbox(key="validation_record").select_index(0).run()  # newest first: the Qwen record
-    verdicts = {row["task"]: row["verdict"] for row in at.dataframe[1].value.to_dict("records")}
+    verdicts = {row["Task"]: row["Verdict"] for row in at.dataframe[2].value.to_dict("records")}
     assert verdicts == {"chat": "disable", "code": "recommend"}
 
 
@@ -71,8 +72,11 @@ def test_pasted_log_is_checked_against_the_plan(tmp_store):
     at.button(key="validation_log_submit").click().run()
     assert not at.exception and not at.error
     assert any("vllm-v1-0.10" in s.value for s in at.success)
-    rows = {r["quantity"]: r for r in at.dataframe[-1].value.to_dict("records")}
-    assert abs(rows["kv_cache_tokens"]["error"]) < 0.01
+    rows = {r["Quantity"]: r for r in at.dataframe[-1].value.to_dict("records")}
+    assert abs(rows["KV cache tokens"]["Error"]) < 0.01
+    facts = at.dataframe[-2].value
+    assert list(facts.columns) == ["Fact", "Value", "Log line"] and not any("_" in f for f in facts["Fact"])
+    assert "KV cache (GiB)" in set(facts["Fact"])  # bytes in GiB, never a raw byte count
 
 
 def test_a_bad_model_in_the_log_panel_is_a_message_not_a_traceback(tmp_store):

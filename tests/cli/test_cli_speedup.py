@@ -74,7 +74,7 @@ def test_a_speculator_is_required_and_without_acceptance_the_pairs_is_used():
     out = json.loads(run_cli(*BASE, "--json", check=True).stdout)
     assert out["alpha_source"] == "prior" and "prior" in out["alpha_detail"] and 0.5 < out["alpha"] < 1
     given = json.loads(run_cli(*BASE, "--alpha", "0.7", "--json", check=True).stdout)
-    assert given["alpha_source"] == "given" and given["alpha"] == 0.7
+    assert given["alpha_source"] == "entered" and given["alpha"] == 0.7
 
 
 def test_rho_needs_k_and_the_verdict_is_at_the_given_k():

@@ -1,27 +1,45 @@
-"""Browser journey: size the default scenario, break it (70B on one H100), read the suggestions."""
+"""Browser journey: size the default scenario, break it (70B on one H100), read the suggestions.
+
+Every step waits on something visible (a heading, a text, the run indicator going away) with a generous timeout,
+never on a fixed sleep: under load a rerun can take many seconds, and the next action must not start before it.
+"""
 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
+
+WAIT_MS = 120_000
+
+
+def _settled(page) -> None:
+    """Wait until the app's current run has finished (the status widget goes away)."""
+    page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=WAIT_MS)
 
 
 def _choose(page, label: str, option: str) -> None:
-    box = page.get_by_label(label)
+    box = page.locator("[data-testid=stSidebar]").get_by_label(label)
+    expect(box).to_be_enabled(timeout=WAIT_MS)
     box.click()
     page.keyboard.type(option)
     page.get_by_role("option", name=option).first.click()
+    expect(box).to_have_value(option, timeout=WAIT_MS)
+    _settled(page)
 
 
 @pytest.mark.e2e
 def test_sizing_fit_then_not_fit(page, app_url):
     page.goto(app_url)  # Sizing is the default page
-    page.get_by_role("heading", name="Sizing", exact=True).wait_for()
-    page.get_by_text("Fits:").wait_for()
-    page.get_by_text("One GPU's memory by component").wait_for()
+    expect(page.get_by_role("heading", name="Sizing", exact=True)).to_be_visible(timeout=WAIT_MS)
+    expect(page.get_by_text("Fits:").first).to_be_visible(timeout=WAIT_MS)
+    expect(page.get_by_text("One GPU's memory by component")).to_be_visible(timeout=WAIT_MS)
+    _settled(page)
     _choose(page, "Node type", "1x-h100-sxm-80gb")
-    tp = page.get_by_label("Tensor parallel (target)")
+    tp = page.locator("[data-testid=stSidebar]").get_by_label("Tensor parallel (target)")
     tp.fill("1")
     tp.press("Enter")
-    page.get_by_text("Does not fit").wait_for()
-    page.get_by_text("What would make it fit").wait_for()
+    expect(tp).to_have_value("1", timeout=WAIT_MS)
+    expect(page.get_by_text("Does not fit").first).to_be_visible(timeout=WAIT_MS)
+    expect(page.get_by_text("What would make it fit")).to_be_visible(timeout=WAIT_MS)
+    _settled(page)
     assert page.locator("[data-testid=stDataFrame]").count() >= 2  # suggestions and the component table

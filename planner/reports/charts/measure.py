@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from planner.measure.record import MeasurementRecord
+from planner.reports.screen import human_label
 from planner.units import GIB
 from planner.validation.log_check import LogCheck
 
@@ -179,7 +180,7 @@ def log_check_frame(check: LogCheck) -> pd.DataFrame:
         scale = GIB if row.unit == "bytes" else 1
         rows.append(
             {
-                "quantity": row.quantity,
+                "quantity": human_label(row.quantity),
                 "unit": "GiB" if row.unit == "bytes" else row.unit,
                 "logged": row.logged / scale if row.logged is not None else None,
                 "planner": row.predicted / scale if row.predicted is not None else None,

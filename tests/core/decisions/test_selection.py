@@ -43,7 +43,7 @@ def test_compatible_rows_are_ordered_by_predicted_speedup(matrix_70b):
     speeds = [r.speedup_at_batch for r in fitting]
     assert speeds == sorted(speeds, reverse=True)
     for row in fitting:
-        assert row.alpha_source in ("measured", "published", "prior") and row.alpha_detail
+        assert row.alpha_source in ("published", "prior") and row.alpha_detail
         assert row.lost_concurrency >= 0
         assert 0 < row.draft_kv_share_frac < 1 if row.method == "draft_model" else row.draft_kv_share_frac == 0
 
@@ -52,8 +52,20 @@ def test_an_entered_alpha_is_used_for_every_pair():
     base = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), max_model_len=8192)
     low = decision_matrix(base, batch_size=1, alpha=0.3)
     high = decision_matrix(base, batch_size=1, alpha=0.9)
-    assert all(r.alpha == 0.3 and r.alpha_source == "measured" for r in low.rows if r.alpha is not None)
+    assert all(r.alpha == 0.3 and r.alpha_source == "entered" for r in low.rows if r.alpha is not None)
+    assert all("your value" in r.alpha_detail and "measured for" not in r.alpha_detail for r in low.rows if r.alpha)
     assert high.rows[0].speedup_at_batch > low.rows[0].speedup_at_batch
+
+
+def test_a_measured_alpha_is_labelled_measured_and_a_typed_one_wins_over_it():
+    base = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), max_model_len=8192)
+    draft = "meta-llama/Llama-3.2-1B"
+    measured = decision_matrix(base, measured_alphas={draft: 0.55})
+    row = next(r for r in measured.rows if r.draft == draft)
+    assert (row.alpha, row.alpha_source) == (0.55, "measured")
+    typed = decision_matrix(base, alpha=0.7, measured_alphas={draft: 0.55})
+    row = next(r for r in typed.rows if r.draft == draft)
+    assert (row.alpha, row.alpha_source) == (0.7, "entered")
 
 
 def test_candidates_are_smaller_than_the_target():

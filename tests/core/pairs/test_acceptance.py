@@ -105,3 +105,10 @@ def test_a_broken_evidence_file_is_a_catalog_error_naming_the_entry(tmp_data_dir
     path.write_text(json.dumps(raw))
     with pytest.raises(CatalogError, match=r"pair_evidence\.json entry 0"):
         load_pair_evidence()
+
+
+def test_a_typed_alpha_is_the_users_value_never_measured():
+    typed = acceptance_prior(get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B"), entered_alpha=0.61)
+    assert (typed.source, typed.alpha) == ("entered", 0.61) and "your value" in typed.detail
+    measured = acceptance_prior(get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B"), measured_alpha=0.61)
+    assert measured.source == "measured" and "your value" not in measured.detail

@@ -1,0 +1,55 @@
+"""The Fleet & Quote page's "Save this quote" widget: a name, notes, and one save into the store.
+
+The page calls :func:`save_quote_widget` once with the scenario and the quote (its report); the quote
+is saved with :func:`planner.validation.save_quote` and listed on the Saved page. A refused save (an
+empty or taken name) is a message and changes nothing in the store.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages._common import error_message
+from planner.validation import save_quote
+
+FLASH_KEY = "quote_save_flash"
+
+
+def _quote_json(report: object) -> object:
+    """The quote as the JSON export gives it: a report's ``to_json()``, else the value itself."""
+    to_json = getattr(report, "to_json", None)
+    return to_json() if callable(to_json) else report
+
+
+def _save(scenario, report) -> None:
+    name = st.session_state.get("quote_save_name", "")
+    try:
+        saved = save_quote(
+            name,
+            _quote_json(report),
+            scenario,
+            st.session_state.get("quote_save_notes", ""),
+            replace=bool(st.session_state.get("quote_save_replace")),
+        )
+    except Exception as exc:  # shown as a message, never a traceback
+        st.session_state[FLASH_KEY] = ("error", error_message(exc, "the name or notes"))
+        return
+    st.session_state[FLASH_KEY] = ("success", f"Saved the quote as “{saved.name}”: see the Saved page.")
+
+
+def save_quote_widget(scenario, report) -> None:
+    """Draw "Save this quote" for ``report`` (the page's quote) made for ``scenario``; None disables it."""
+    with st.expander("Save this quote", expanded=False):
+        flash = st.session_state.pop(FLASH_KEY, None)
+        if flash:
+            (st.success if flash[0] == "success" else st.error)(flash[1])
+        st.text_input("Quote name", key="quote_save_name", max_chars=120, placeholder="e.g. Q3 renewal, 70B on H200")
+        st.text_area("Notes", key="quote_save_notes", max_chars=4000, placeholder="who it is for, what was assumed")
+        st.checkbox("Replace a saved quote of the same name", key="quote_save_replace")
+        st.button(
+            "Save this quote",
+            key="quote_save",
+            on_click=_save,
+            args=(scenario, report),
+            disabled=scenario is None or report is None,
+        )

@@ -1,0 +1,177 @@
+"""Custom models imported from a ``config.json``, kept in the SQLite store (schema version 3).
+
+One row per distinct config: its canonical JSON, its SHA-256 (:func:`planner.catalog.config_fingerprint`)
+and a name unique regardless of case (:func:`planner.catalog.import_name`: the typed name, else the
+config's ``_name_or_path``, never the uploaded file's name). Saving a config that is already saved,
+under any name, writes nothing and says which name holds it (``duplicate_of``); a different config
+under a taken name is refused. Every write is one transaction, so a refused or failed save leaves the
+row count as it was. A row that no longer builds a model is skipped by :func:`list_custom_models` and
+reported, never fatal.
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite3"
+>>> cfg = {"_name_or_path": "acme/tiny", "model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 64,
+...     "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100}
+>>> save_custom_model(cfg, path=path).name
+'acme/tiny'
+>>> again = save_custom_model(dict(cfg), "another name", path=path)
+>>> again.name, again.duplicate
+('acme/tiny', True)
+>>> [m.name for m in list_custom_models(path=path).models], custom_model_specs(path=path)[0].origin
+(['acme/tiny'], 'imported')
+>>> find_custom_model(dict(reversed(list(cfg.items()))), path=path)
+'acme/tiny'
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from planner.catalog import ModelSpec, config_fingerprint, import_name, load_config, model_from_config
+from planner.errors import PlannerError
+from planner.validation.store import StoreError, _absent, connect
+
+__all__ = [
+    "SavedModel",
+    "SavedModelList",
+    "SavedModelOutcome",
+    "custom_model_specs",
+    "delete_custom_model",
+    "find_custom_model",
+    "list_custom_models",
+    "save_custom_model",
+]
+
+
+class SavedModel(BaseModel):
+    name: str
+    #: When it was first saved, ISO 8601 UTC.
+    created_at: str
+    config_sha256: str
+    config: dict[str, Any]
+
+    def spec(self) -> ModelSpec:
+        """The model, as the planner sizes it (raises PlannerError when the config no longer resolves)."""
+        return model_from_config(self.config, model_id=self.name)
+
+
+class SavedModelList(BaseModel):
+    """Every readable saved model (by name) and one line per row that was skipped."""
+
+    models: list[SavedModel]
+    problems: list[str]
+
+
+class SavedModelOutcome(BaseModel):
+    """What a save did: ``name`` holds the config; ``duplicate`` when it was already saved (nothing written)."""
+
+    name: str
+    duplicate: bool
+    #: The name the caller asked for (typed, or the config's own) when it differs from ``name``.
+    requested: str
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _existing(conn: sqlite3.Connection, sha: str) -> str | None:
+    row = conn.execute("SELECT name FROM custom_models WHERE config_sha256 = ?", (sha,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def save_custom_model(
+    source: dict[str, Any] | bytes | str | Path, name: str | None = None, *, path: str | Path | None = None
+) -> SavedModelOutcome:
+    """Save an imported config under ``name`` (else its ``_name_or_path``) in one transaction.
+
+    The same config already saved is reported as a duplicate with its name; a different config under a
+    taken name (any case) is refused with a :class:`StoreError` naming the field ``model_name``.
+    """
+    config = load_config(source, field="config")
+    wanted = import_name(config, name)
+    model_from_config(config, model_id=wanted)  # never store a config that does not build a model
+    sha = config_fingerprint(config)
+    text = json.dumps(config, sort_keys=True, ensure_ascii=False, default=str)
+    with connect(path) as conn:
+        held = _existing(conn, sha)
+        if held is not None:
+            return SavedModelOutcome(name=held, duplicate=True, requested=wanted)
+        try:
+            with conn:
+                conn.execute(
+                    "INSERT INTO custom_models (name, config_sha256, created_at, json) VALUES (?, ?, ?, ?)",
+                    (wanted, sha, _now(), text),
+                )
+        except sqlite3.IntegrityError:
+            held = _existing(conn, sha)  # another process saved the same config meanwhile
+            if held is not None:
+                return SavedModelOutcome(name=held, duplicate=True, requested=wanted)
+            raise StoreError(
+                f"a different saved model is already named {wanted!r}: type another name for this config "
+                "(or delete the saved one on the Saved page)",
+                field="model_name",
+            ) from None
+    return SavedModelOutcome(name=wanted, duplicate=False, requested=wanted)
+
+
+def find_custom_model(source: dict[str, Any] | bytes | str | Path, *, path: str | Path | None = None) -> str | None:
+    """The name the same config is saved under (by content, :func:`planner.catalog.config_fingerprint`), or None."""
+    sha = config_fingerprint(load_config(source, field="config"))
+    if _absent(path):
+        return None
+    with connect(path) as conn:
+        return _existing(conn, sha)
+
+
+def _row(name: object, created_at: object, sha: object, text: object) -> SavedModel:
+    if not isinstance(text, str):
+        raise ValueError("the row holds no JSON text")
+    config = json.loads(text)
+    if not isinstance(config, dict):
+        raise ValueError(f"the row holds a JSON {type(config).__name__}, not a config")
+    return SavedModel(name=str(name), created_at=str(created_at), config_sha256=str(sha), config=config)
+
+
+def list_custom_models(*, path: str | Path | None = None) -> SavedModelList:
+    """Every saved custom model by name (case-insensitive order); rows that are not a config are reported."""
+    if _absent(path):
+        return SavedModelList(models=[], problems=[])
+    with connect(path) as conn:
+        rows = conn.execute("SELECT name, created_at, config_sha256, json FROM custom_models ORDER BY name").fetchall()
+    models, problems = [], []
+    for row in rows:
+        try:
+            models.append(_row(*row))
+        except (ValueError, TypeError) as exc:
+            problems.append(f"saved model {str(row[0])[:80]!r} skipped: {str(exc).splitlines()[0][:160]}")
+    return SavedModelList(models=models, problems=problems)
+
+
+def custom_model_specs(*, path: str | Path | None = None) -> list[ModelSpec]:
+    """Every saved custom model that still builds a model (the others are left out; the list reports them)."""
+    specs = []
+    for saved in list_custom_models(path=path).models:
+        try:
+            specs.append(saved.spec())
+        except PlannerError:
+            continue
+    return specs
+
+
+def delete_custom_model(name: str, *, path: str | Path | None = None) -> None:
+    """Delete the saved model ``name`` (any case) in one transaction; an unknown name is refused."""
+    if not isinstance(name, str) or not name.strip():
+        raise StoreError(f"no saved model is named {str(name)[:40]!r}", field="model_name")
+    deleted = 0
+    if not _absent(path):
+        with connect(path) as conn, conn:
+            deleted = conn.execute("DELETE FROM custom_models WHERE name = ?", (name.strip(),)).rowcount
+    if not deleted:
+        raise StoreError(f"no saved model is named {name.strip()[:120]!r}", field="model_name")

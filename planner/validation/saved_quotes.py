@@ -1,0 +1,174 @@
+"""Saved fleet quotes: a name, notes, the scenario and the quote's JSON, in the SQLite store (schema version 3).
+
+A saved quote keeps what the Fleet & Quote page computed (the quote report's JSON, as exported) beside
+the scenario it was made for, under a name unique regardless of case (a taken name is refused unless
+``replace=True``). Every write is one transaction: a refused or failed save leaves the row count as
+it was. A row whose JSON no longer reads is skipped by :func:`list_quotes` and reported, never fatal.
+
+>>> import tempfile, pathlib
+>>> from planner.scenario import Scenario
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite3"
+>>> _ = save_quote("Q1 70B", {"title": "quote", "nodes": 3}, Scenario(), notes="for the customer", path=path)
+>>> [q.name for q in list_quotes(path=path).quotes], load_quote("q1 70b", path=path).result["nodes"]
+(['Q1 70B'], 3)
+>>> delete_quote("Q1 70B", path=path); list_quotes(path=path).quotes
+[]
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from planner.errors import InputError
+from planner.scenario import Scenario
+from planner.validation.saved import _checked_name, _checked_notes, _now
+from planner.validation.store import StoreError, _absent, connect
+
+__all__ = [
+    "MAX_QUOTE_JSON_CHARS",
+    "SavedQuote",
+    "SavedQuoteList",
+    "delete_quote",
+    "list_quotes",
+    "load_quote",
+    "save_quote",
+]
+
+#: The largest quote JSON kept (a quote over every node type is a few tens of kB).
+MAX_QUOTE_JSON_CHARS = 5_000_000
+
+
+class SavedQuote(BaseModel):
+    name: str
+    notes: str
+    #: When it was saved, ISO 8601 UTC.
+    created_at: str
+    scenario: Scenario
+    #: The quote as exported (the report's JSON object).
+    result: dict[str, Any]
+
+    def result_json(self) -> str:
+        return json.dumps(self.result, indent=2, ensure_ascii=False)
+
+
+class SavedQuoteList(BaseModel):
+    """Every readable saved quote (by name) and one line per row that was skipped."""
+
+    quotes: list[SavedQuote]
+    problems: list[str]
+
+
+def _result_text(result: object) -> str:
+    """The quote as JSON text of an object (a dict, a pydantic model, JSON text or bytes); InputError otherwise."""
+    if isinstance(result, BaseModel):
+        result = result.model_dump(mode="json")
+    if isinstance(result, bytes | bytearray):
+        result = bytes(result).decode("utf-8", errors="replace")
+    try:
+        value = json.loads(result) if isinstance(result, str) else json.loads(json.dumps(result, default=str))
+    except (TypeError, ValueError, RecursionError):
+        raise InputError("quote", type(result).__name__, "a quote's JSON object") from None
+    if not isinstance(value, dict):
+        raise InputError("quote", type(value).__name__, "a quote's JSON object")
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) > MAX_QUOTE_JSON_CHARS:
+        raise InputError(
+            "quote", f"{len(text):,} characters", f"a quote of at most {MAX_QUOTE_JSON_CHARS:,} characters"
+        )
+    return text
+
+
+def save_quote(
+    name: str,
+    result: object,
+    scenario: Scenario,
+    notes: str = "",
+    *,
+    replace: bool = False,
+    path: str | Path | None = None,
+) -> SavedQuote:
+    """Save a quote as ``name`` in one transaction; a taken name (any case) is refused unless ``replace``."""
+    name, notes = _checked_name(name), _checked_notes(notes)
+    if not isinstance(scenario, Scenario):
+        raise InputError("scenario", type(scenario).__name__, "a Scenario")
+    text = _result_text(result)
+    saved = SavedQuote(name=name, notes=notes, created_at=_now(), scenario=scenario, result=json.loads(text))
+    with connect(path) as conn:
+        try:
+            with conn:
+                if replace:
+                    conn.execute("DELETE FROM quotes WHERE name = ?", (name,))
+                conn.execute(
+                    "INSERT INTO quotes (name, notes, created_at, scenario, json) VALUES (?, ?, ?, ?, ?)",
+                    (name, notes, saved.created_at, scenario.model_dump_json(), text),
+                )
+        except sqlite3.IntegrityError:
+            raise StoreError(
+                f"a saved quote is already named {name!r}: choose another name or replace it", field="name"
+            ) from None
+    return saved
+
+
+def _row(name: object, notes: object, created_at: object, scenario: object, text: object) -> SavedQuote:
+    if not isinstance(text, str) or not isinstance(scenario, str):
+        raise ValueError("the row holds no JSON text")
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"the row holds a JSON {type(value).__name__}, not a quote")
+    return SavedQuote(
+        name=str(name),
+        notes=str(notes),
+        created_at=str(created_at),
+        scenario=Scenario.model_validate_json(scenario),
+        result=value,
+    )
+
+
+_COLUMNS = "name, notes, created_at, scenario, json"
+
+
+def list_quotes(*, path: str | Path | None = None) -> SavedQuoteList:
+    """Every saved quote by name (case-insensitive order); unreadable rows are skipped and reported."""
+    if _absent(path):
+        return SavedQuoteList(quotes=[], problems=[])
+    with connect(path) as conn:
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM quotes ORDER BY name").fetchall()
+    quotes, problems = [], []
+    for row in rows:
+        try:
+            quotes.append(_row(*row))
+        except (ValueError, ValidationError) as exc:
+            problems.append(f"saved quote {str(row[0])[:80]!r} skipped: {str(exc).splitlines()[0][:160]}")
+    return SavedQuoteList(quotes=quotes, problems=problems)
+
+
+def load_quote(name: str, *, path: str | Path | None = None) -> SavedQuote:
+    name = _checked_name(name)
+    row = None
+    if not _absent(path):
+        with connect(path) as conn:
+            row = conn.execute(f"SELECT {_COLUMNS} FROM quotes WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        raise StoreError(f"no saved quote is named {name!r}", field="name")
+    try:
+        return _row(*row)
+    except (ValueError, ValidationError) as exc:
+        raise StoreError(
+            f"saved quote {name!r} no longer reads ({str(exc).splitlines()[0][:160]})", field="name"
+        ) from None
+
+
+def delete_quote(name: str, *, path: str | Path | None = None) -> None:
+    """Delete the saved quote ``name`` (any case) in one transaction; an unknown name is refused."""
+    name = _checked_name(name)
+    deleted = 0
+    if not _absent(path):
+        with connect(path) as conn, conn:
+            deleted = conn.execute("DELETE FROM quotes WHERE name = ?", (name,)).rowcount
+    if not deleted:
+        raise StoreError(f"no saved quote is named {name!r}", field="name")

@@ -1,0 +1,71 @@
+"""No chart shows a stray "trace 0" legend entry: every trace in a shown legend has a name, and a chart with one
+trace hides its legend (the speed, serving, selection and memory charts, built from real core results)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+from planner.catalog.lookup import get_model, get_node
+from planner.decisions import decision_matrix
+from planner.deployment import Deployment
+from planner.memory import plan_memory
+from planner.reports import charts
+from planner.speed import SpeedWorkload, rate_sweep, speed_report
+
+DEP = Deployment.on_node(
+    get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8, draft=get_model("Llama-3.2-1B")
+)
+
+
+@pytest.fixture(scope="module")
+def figures() -> dict[str, go.Figure]:
+    report = speed_report(DEP, SpeedWorkload.build(alpha=0.8))
+    sweep = rate_sweep(DEP, alpha=0.8, k=5, prompt_tokens=512, output_tokens=64)
+    plan = plan_memory(DEP)
+    matrix = decision_matrix(DEP, batch_size=8)
+    return {
+        "speedup_heatmap": charts.speedup_heatmap(report.grid, 0.8, 5),
+        "batch_speedup_chart": charts.batch_speedup_chart(report.sweep),
+        "break_even_chart": charts.break_even_chart(report.sweep),
+        "latency_chart": charts.latency_chart(report.estimate),
+        "throughput_latency_chart": charts.throughput_latency_chart(sweep),
+        "latency_vs_rate_chart": charts.latency_vs_rate_chart(sweep),
+        "occupancy_chart": charts.occupancy_chart(sweep),
+        "speedup_vs_kv_scatter": charts.speedup_vs_kv_scatter(matrix),
+        "gpu_memory_bar": charts.gpu_memory_bar(plan),
+        "draft_cost_bars": charts.draft_cost_bars(plan),
+    }
+
+
+def _in_legend(fig: go.Figure) -> list:
+    """The traces a browser would list in the legend (plotly shows it for two or more, unless told)."""
+    candidates = [t for t in fig.data if t.showlegend is not False and t.type not in ("heatmap", "contour")]
+    shown = fig.layout.showlegend
+    if shown is False or (shown is None and len(candidates) < 2):
+        return []
+    return candidates
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "speedup_heatmap",
+        "batch_speedup_chart",
+        "break_even_chart",
+        "latency_chart",
+        "throughput_latency_chart",
+        "latency_vs_rate_chart",
+        "occupancy_chart",
+        "speedup_vs_kv_scatter",
+        "gpu_memory_bar",
+        "draft_cost_bars",
+    ],
+)
+def test_every_trace_in_a_shown_legend_has_a_name(figures, name):
+    fig = figures[name]
+    assert fig is not None
+    unnamed = [i for i, t in enumerate(fig.data) if t in _in_legend(fig) and not (t.name or "").strip()]
+    assert not unnamed, f"{name}: traces {unnamed} would be listed as 'trace N'"
+    if len([t for t in fig.data if t.showlegend is not False]) == 1:
+        assert fig.layout.showlegend is not True, f"{name}: a legend for a single trace"
