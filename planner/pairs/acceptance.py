@@ -175,11 +175,14 @@ def _least_squares_slope(points: list[tuple[float, float]]) -> float:
 
 
 def fit_points() -> list[tuple[str, str, float, float]]:
-    """Every (label, relation, ratio, α) the prior rests on: its observations plus convertible evidence."""
+    """Every (label, relation, ratio, α) the prior rests on: its observations plus convertible evidence of
+    separate draft models (a head's acceptance says nothing about a draft model's, so head rows stay out)."""
     points = [(o.label, o.relation, o.ratio, o.resolved_alpha) for o in load_acceptance_priors().observations]
     for row in load_pair_evidence():
         if row.alpha is not None:
             target, draft = get_model(row.target), get_model(row.draft)
+            if draft.speculator is not None:
+                continue
             label = f"{row.target_measured} + {row.draft_measured}, {row.task}"
             points.append((label, lineage_relation(target, draft), parameter_ratio(target, draft), row.alpha))
     return points
