@@ -16,7 +16,14 @@ from typing import Any
 import streamlit as st
 
 from planner import ENGINES, Deployment, ModelSpec, PlannerError, Scenario
-from planner.catalog import get_model, list_kv_dtypes, list_models, list_nodes, list_weight_formats
+from planner.catalog import (
+    get_model,
+    list_kv_dtypes,
+    list_models,
+    list_nodes,
+    list_speculators,
+    list_weight_formats,
+)
 from planner.validation import custom_model_specs
 
 SCENARIO_KEY = "scenario_model"
@@ -26,6 +33,8 @@ BASE_KEY = "scenario_base"
 QUERY_KEY = "scenario_query"
 IMPORTED_KEY = "imported_models"
 NO_DRAFT = "(no draft)"
+#: Draft choices that are methods without a draft model (their scenario ``method``).
+DRAFT_FREE = {"n-gram lookup (no draft model)": "ngram", "the target's own MTP layers": "mtp"}
 CHECKPOINT = "checkpoint default"
 SAME_TP = "same as target"
 SIDEBAR_FIELDS = (
@@ -58,7 +67,7 @@ def _widget_defaults(s: Scenario) -> dict[str, Any]:
     """The sidebar widgets' values that show scenario ``s`` (0 and blanks stand for the engine's defaults)."""
     return {
         "target": s.target,
-        "draft": s.draft or NO_DRAFT,
+        "draft": next((label for label, method in DRAFT_FREE.items() if method == s.method), s.draft or NO_DRAFT),
         "node": s.node,
         "tp": s.tp,
         "pp": s.pp,
@@ -84,7 +93,8 @@ def _scenario_from_widgets(values: dict[str, Any], base: Scenario) -> Scenario:
         **{
             **base.model_dump(),
             "target": values["target"],
-            "draft": None if values["draft"] == NO_DRAFT else values["draft"],
+            "draft": None if values["draft"] == NO_DRAFT or values["draft"] in DRAFT_FREE else values["draft"],
+            "method": DRAFT_FREE.get(values["draft"]),
             "node": values["node"],
             "tp": int(values["tp"]),
             "pp": int(values["pp"]),
@@ -163,6 +173,11 @@ def model_choices() -> list[str]:
     return [m.id for m in list_models()] + list(imported_models())
 
 
+def draft_choices() -> list[str]:
+    """No draft, the draft-free methods, the catalog's speculator heads, then every model."""
+    return [NO_DRAFT, *DRAFT_FREE, *(h.id for h in list_speculators()), *model_choices()]
+
+
 def lookup_model(model_id: str) -> ModelSpec:
     return imported_models().get(model_id) or get_model(model_id)
 
@@ -187,7 +202,13 @@ def _draw(base: Scenario) -> dict[str, Any]:
     models = model_choices()
     formats = [CHECKPOINT] + [f.id for f in list_weight_formats()]
     _select("Target model", "target", models)
-    _select("Draft model", "draft", [NO_DRAFT, *models])
+    _select(
+        "Draft model, head or method",
+        "draft",
+        draft_choices(),
+        help="a separate draft model, an EAGLE / EAGLE-3 head trained for the target, n-gram lookup, or the "
+        "target's own multi-token-prediction layers",
+    )
     _select("Node type", "node", [n.id for n in list_nodes()])
     _widget("tp", lambda key: st.sidebar.number_input("Tensor parallel (target)", 0, step=1, key=key))
     _widget("pp", lambda key: st.sidebar.number_input("Pipeline parallel (target)", 0, step=1, key=key))

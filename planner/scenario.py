@@ -34,7 +34,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from planner.catalog.lookup import get_model, get_node, list_kv_dtypes, list_models, list_nodes, list_weight_formats
+from planner.catalog.lookup import (
+    get_model,
+    get_node,
+    list_kv_dtypes,
+    list_models,
+    list_nodes,
+    list_speculators,
+    list_weight_formats,
+)
 from planner.catalog.schemas import ModelSpec
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment, Engine
@@ -319,6 +327,8 @@ def _from_text(name: str, text: str, model_ids: Collection[str]):
         return None
     if name in ("target", "draft"):
         known = {m.id for m in list_models()} | set(model_ids)
+        if name == "draft":
+            known |= {h.id for h in list_speculators()}
         if text not in known:
             raise ValueError("not a model in the catalog or imported in this session")
     elif name == "node":

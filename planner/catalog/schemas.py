@@ -62,6 +62,8 @@ class SpeculatorSpec(BaseModel):
     #: The exact checkpoint whose hidden states it was trained on, when it is not itself a catalog id (an
     #: Instruct checkpoint whose base id the catalog lists).
     trained_on: str | None = None
+    #: The catalog head whose weights this entry republishes in another format (its measurements apply here too).
+    copy_of: str | None = None
     shares_embeddings: bool = True
     shares_lm_head: bool = False
     #: EAGLE-3's reduced draft vocabulary (``draft_vocab_size``) and its d2t/t2d maps; None: the target's.

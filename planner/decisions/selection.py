@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pandas as pd
 from pydantic import BaseModel
 
-from planner.catalog.lookup import list_models
+from planner.catalog.lookup import list_models, list_speculators
 from planner.catalog.schemas import ModelSpec, SpeculatorKind
 from planner.catalog.speculators import mtp_layer_count
 from planner.deployment import Deployment
@@ -90,7 +90,8 @@ class DecisionMatrix(BaseModel):
 
 
 def candidate_drafts(target: ModelSpec, extra: Iterable[ModelSpec] = ()) -> list[ModelSpec]:
-    """Catalog and imported models with fewer parameters than the target (the target itself excluded)."""
+    """Catalog and imported models with fewer parameters than the target (the target itself excluded), then the
+    catalog's speculator heads trained for this target."""
     target_params = param_count(target).total_params
     seen, out = set(), []
     for spec in [*list_models(), *extra]:
@@ -99,6 +100,7 @@ def candidate_drafts(target: ModelSpec, extra: Iterable[ModelSpec] = ()) -> list
         seen.add(spec.id)
         if param_count(spec).total_params < target_params:
             out.append(spec)
+    out += [h for h in list_speculators() if target.id in h.speculator.targets and h.id not in seen]
     return out
 
 

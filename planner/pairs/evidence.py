@@ -114,6 +114,10 @@ def evidence_ratios() -> tuple[tuple[PairEvidence, float], ...]:
 
 
 def published_evidence(target: ModelSpec, draft: ModelSpec) -> list[PairEvidence]:
-    """Published measurements of exactly this (target, draft) pair, best numeric speedup first."""
-    rows = [e for e in load_pair_evidence() if e.target == target.id and e.draft == draft.id]
+    """Published measurements of exactly this (target, draft) pair, best numeric speedup first.
+
+    A head that republishes another head's weights (``speculator.copy_of``) shares that head's measurements.
+    """
+    same = {draft.id} | ({draft.speculator.copy_of} if draft.speculator and draft.speculator.copy_of else set())
+    rows = [e for e in load_pair_evidence() if e.target == target.id and e.draft in same]
     return sorted(rows, key=lambda e: -(e.speedup or 0.0))

@@ -10,6 +10,7 @@ from planner.catalog.schemas import Lineage, ModelSpec, SpeculatorSpec
 from planner.catalog.speculators import head_tensors, mtp_module, speculator_params
 from planner.errors import ConfigError, PlannerError
 from planner.model.weight_bytes import INDEX_BYTES, tensor_bytes, weight_bytes
+from planner.pairs import acceptance_prior
 
 
 def test_heads_are_found_by_id_and_short_name_but_never_listed_as_models():
@@ -152,3 +153,13 @@ def test_a_catalog_head_must_name_its_targets():
             source="https://example.org",
             speculator=SpeculatorSpec(kind="eagle3"),
         )
+
+
+def test_a_republished_head_names_a_catalog_head_and_shares_its_measurements():
+    heads = {h.id: h for h in catalog.list_speculators()}
+    copies = [h for h in heads.values() if h.speculator.copy_of]
+    assert copies and all(h.speculator.copy_of in heads for h in copies)
+    for copy in copies:
+        original = heads[copy.speculator.copy_of]
+        target = catalog.get_model(original.speculator.targets[0])
+        assert acceptance_prior(target, copy).alpha == acceptance_prior(target, original).alpha

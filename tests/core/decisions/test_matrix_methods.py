@@ -43,3 +43,18 @@ def test_an_engine_release_without_the_method_sinks_it():
     mtp = next(r for r in decision_matrix(base).rows if r.method == "mtp")
     assert mtp.verdict == "incompatible" and mtp.checks[0].status == "fail" and "0.7.3" in mtp.checks[0].detail
     assert mtp.speedup_batch_1 is None and "incompatible" in mtp.why_lower
+
+
+def test_heads_trained_for_the_target_join_the_ranking_with_their_published_alpha():
+    matrix = _matrix_on("Llama-3.1-8B", "1x-h100-sxm-80gb", batch_size=32)
+    head = next(r for r in matrix.rows if r.draft == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    assert head.method == "eagle3" and head.alpha_source == "published"
+    assert head.fits and 0 < head.draft_weights_bytes_per_gpu < 2**30  # one layer and a 32k-token LM head
+    assert head.speedup_batch_1 > 1 and head.speedup_at_batch is not None and head.why_lower
+    assert {r.method for r in matrix.rows} >= {"draft_model", "eagle3", "ngram"}
+    # a head for another target is not offered
+    assert not any(r.method in ("eagle", "eagle3") for r in _matrix_on("Qwen2.5-7B", "1x-h100-sxm-80gb").rows)
+
+
+def _matrix_on(target: str, node: str, **kw):
+    return decision_matrix(Deployment.on_node(get_model(target), get_node(node), tp=1), **kw)
