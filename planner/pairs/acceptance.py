@@ -254,7 +254,9 @@ def acceptance_prior(
     if rows:
         alphas = [e.alpha for e in rows]
         alpha = statistics.median(alphas)  # type: ignore[type-var]
-        listed = "; ".join(f"α {e.alpha:.3f} from {e.describe()}" for e in rows)
+        listed = "; ".join(f"α {e.alpha:.3f} from {e.describe()}" for e in rows[:2])
+        if len(rows) > 2:
+            listed += f"; and {len(rows) - 2} more"
         return AcceptanceEstimate(
             alpha=alpha,
             source="published",

@@ -13,7 +13,9 @@ levels only warn (``planner.speed.policy``). Serving under load (queues, prefill
 KV limits) is :mod:`planner.speed.simulate`.
 
 >>> from planner.catalog.lookup import get_model, get_node
->>> from planner.deployment import Deployment
+>>> from planner.catalog.speculators import mtp_layer_count
+from planner.catalog.speculators import mtp_layer_count
+from planner.deployment import Deployment
 >>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8,
 ...                          draft=get_model("Llama-3.2-1B"))
 >>> est = estimate_speed(dep, SpeedWorkload.build(alpha=0.8, k=5))
@@ -28,6 +30,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from planner import acceptance_math as spec
+from planner.catalog.speculators import mtp_layer_count
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.memory import concurrency_by_context
@@ -151,6 +154,17 @@ def _pass(step, name: str) -> ForwardTime | None:
 TREE_METHODS: tuple[str, ...] = ("eagle", "eagle3", "mtp")
 
 
+def search_ks(deployment: Deployment) -> list[int]:
+    """The draft lengths the optimal K is searched over: the policy's range, and for an MTP module no more tokens
+    than it has layers (its published acceptance is for that K; vLLM warns that reusing a layer for more tokens
+    "may result in lower acceptance rate", ``vllm/config/speculative.py``)."""
+    ks = list(speculation_rules().k_search.ks)
+    if deployment.speculative_method == "mtp":
+        layers = mtp_layer_count(deployment.target)
+        return [k for k in ks if k <= layers] or [layers]
+    return ks
+
+
 def estimate_speed(
     deployment: Deployment, workload: SpeedWorkload, profile: SpeedProfile | None = None
 ) -> SpeedEstimate:
@@ -168,7 +182,7 @@ def estimate_speed(
     batch, context = workload.batch_size, mean_context(workload)
     steps = BatchSteps(engine, batch, context, [*rules.k_search.ks, k])
     ratios = steps.cost_ratios()
-    search = {kk: ratios[kk] for kk in rules.k_search.ks}
+    search = {kk: ratios[kk] for kk in search_ks(deployment)}
     spec_step = steps.step(shape)
     tau = shape.tokens_per_step(alpha)
     speedup = tau / (spec_step.total_s / steps.plain.total_s)

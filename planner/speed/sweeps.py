@@ -22,7 +22,7 @@ from planner import acceptance_math as spec
 from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.speed.engine_step import EngineStep
-from planner.speed.estimate import BatchSteps, SpeedEstimate, estimate_speed, mean_context
+from planner.speed.estimate import BatchSteps, SpeedEstimate, estimate_speed, mean_context, search_ks
 from planner.speed.policy import speculation_rules
 from planner.speed.profiles import SpeedProfile
 from planner.speed.workload import SpeedWorkload
@@ -99,7 +99,8 @@ def batch_sweep(
         if batch < 1:
             raise InputError("batch_size", batch, "an integer >= 1")
         model = BatchSteps(engine, batch, mean_context(workload), [*rules.k_search.ks, k])
-        search = {kk: r for kk, r in model.cost_ratios().items() if kk in rules.k_search.ks}
+        allowed = search_ks(deployment)
+        search = {kk: r for kk, r in model.cost_ratios().items() if kk in allowed}
         best_k, best = spec.optimal_k(alpha, search)
         spec_tpot = model.step(shape).total_s / tau
         points.append(
