@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from planner.defaults import PLANNER_VERSION as __version__
 
 #: The stable surface, by the module (a sub-package facade or a base module) that owns each name.
 _SURFACE: dict[str, tuple[str, ...]] = {
