@@ -130,14 +130,14 @@ def fmt_tokens(value) -> str:
 
 def fmt_pct(fraction, digits: int = 1) -> str:
     """A fraction as a percentage: ``fmt_pct(0.125) == '12.5%'``; ``—`` when missing."""
-    number = _number(fraction)
-    return MISSING if number is None else f"{number * 100:,.{digits}f}%"
+    number = _number(None if _number(fraction) is None else _number(fraction) * 100)
+    return MISSING if number is None else f"{number:,.{digits}f}%"
 
 
 def fmt_ms(seconds, digits: int = 1) -> str:
     """Seconds as milliseconds: ``fmt_ms(0.0452) == '45.2 ms'``; ``—`` when missing."""
-    number = _number(seconds)
-    return MISSING if number is None else f"{number * 1e3:,.{digits}f} ms"
+    number = _number(None if _number(seconds) is None else _number(seconds) * 1e3)
+    return MISSING if number is None else f"{number:,.{digits}f} ms"
 
 
 def fmt_gib_value(gib, digits: int = 1) -> str:

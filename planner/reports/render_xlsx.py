@@ -90,7 +90,7 @@ def _write_lines(sheet: Worksheet, row: int, lines: list[str], widths: _Widths, 
 
 
 def _sheet_name(index: int, title: str) -> str:
-    return _SHEET_FORBIDDEN.sub("-", f"{index} {title}")[:31]
+    return _SHEET_FORBIDDEN.sub("-", " ".join(f"{index} {title}".split()))[:31]
 
 
 def report_xlsx(report: Report) -> bytes:
