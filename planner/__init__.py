@@ -19,7 +19,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from planner.defaults import PLANNER_VERSION as __version__
+from planner.defaults import PLANNER_VERSION
+
+__version__ = PLANNER_VERSION
 
 #: The stable surface, by the module (a sub-package facade or a base module) that owns each name.
 _SURFACE: dict[str, tuple[str, ...]] = {

@@ -36,8 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.catalog.lookup import get_model, get_node, list_kv_dtypes, list_models, list_nodes, list_weight_formats
 from planner.catalog.schemas import ModelSpec
-from planner.defaults import ACCEPTANCE_ALPHA
 from planner.decisions.fleet import Traffic
+from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment, Engine
 from planner.errors import first_pydantic_error
 from planner.units import gib_to_bytes
