@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from pages._common import cached_concurrency_curve, cached_plan, guarded
+from pages._common import cached_concurrency_curve, cached_plan, export_buttons, guarded, scenario_link
 from pages._frame import ensure_app_frame
-from pages._scenario import load_scenario, scenario_deployment
-from planner.reports import MIME, memory_components_view, sizing_report, suggestions_view, whole_requests
+from pages._scenario import current_scenario, load_scenario, scenario_deployment
+from planner.reports import memory_components_view, sizing_report, suggestions_view, whole_requests
 from planner.reports.charts import concurrency_curve, draft_cost_bars, gpu_memory_bar, memory_shortfall_bar
 from planner.scenario import EXAMPLES
 
@@ -98,13 +98,8 @@ if plan is not None:
             st.plotly_chart(concurrency_curve(points, plan.max_model_len), key="sizing_concurrency")
 
     st.subheader("Export this sizing")
-    report = sizing_report(dep, plan)
-    for col, fmt in zip(st.columns(4), ("xlsx", "html", "json", "md"), strict=True):
-        data = guarded(lambda f=fmt: report.export(f))
-        if data is not None:
-            col.download_button(
-                fmt.upper(), data, file_name=f"sizing.{fmt}", mime=MIME[fmt], key=f"sizing_export_{fmt}"
-            )
+    link = scenario_link(current_scenario().to_query())
+    export_buttons(lambda: sizing_report(dep, plan, scenario_link=link), "sizing", "sizing")
 
     with st.expander("Assumptions and engine knobs"):
         for note in plan.assumptions:
