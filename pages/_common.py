@@ -17,7 +17,7 @@ from planner import PlannerError
 from planner.catalog import MAX_CONFIG_BYTES, list_models, model_facts
 from planner.memory import concurrency_by_context, plan_memory
 from planner.pairs import MAX_TOKENIZER_BYTES
-from planner.reports import FORMATS, MIME, Report, gpus_table, models_table, nodes_table, pdf_available
+from planner.reports import FORMATS, MIME, Report, charts, gpus_table, models_table, nodes_table, pdf_available
 
 T = TypeVar("T")
 LOG = logging.getLogger("planner.pages")
@@ -163,3 +163,17 @@ def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
         )
     if not pdf_ready:
         st.caption("PDF needs Chromium on the server (apt-get install chromium); the HTML export prints the same.")
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _chart(name: str, key: str, _args: tuple, _kwargs: dict):
+    return getattr(charts, name)(*_args, **_kwargs)
+
+
+def cached_chart(name: str, key: str, *args, **kwargs):
+    """``planner.reports.charts.<name>(*args, **kwargs)``, built once per (name, key) and shared read-only.
+
+    ``key`` is the JSON of the pydantic inputs the arguments come from (a deployment, a workload), so a
+    rerun with the same inputs reuses the figure instead of building it again.
+    """
+    return _chart(name, key, args, kwargs)
