@@ -111,7 +111,13 @@ if plan is not None:
     if misses is not None:
         st.subheader("Options that miss an objective")
         st.caption("Shown apart and not priced: each lists what it misses and by how much at the largest fleet tried.")
-        st.dataframe(misses, hide_index=True)
+        st.markdown(
+            "\n".join(
+                f"- **{q.label}** misses " + "; ".join(m.describe() for m in q.option.misses) for q in plan.missing
+            )
+        )
+        with st.expander("These options as a table"):
+            st.dataframe(misses, hide_index=True)
     if figure is not None:
         st.plotly_chart(figure, key="fleet_cost")
     for reason in plan.unusable:
