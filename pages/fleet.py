@@ -82,7 +82,14 @@ traffic = guarded(
 )
 draft_id = scenario.draft if scenario else None
 key = (
-    (scenario.target, draft_id, traffic, tuple(chosen), scenario.fleet_engine(), scenario.kv_dtype)
+    (
+        scenario.target,
+        draft_id,
+        traffic,
+        tuple(chosen),
+        scenario.engine if scenario.engine != "hf" else "vllm",
+        scenario.kv_dtype,
+    )
     if scenario and traffic and chosen
     else None
 )

@@ -19,10 +19,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from planner.defaults import PLANNER_VERSION
-
-__version__ = PLANNER_VERSION
-
 #: The stable surface, by the module (a sub-package facade or a base module) that owns each name.
 _SURFACE: dict[str, tuple[str, ...]] = {
     "planner.errors": ("CatalogError", "ConfigError", "InputError", "PlannerError"),
@@ -175,6 +171,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # written once, in planner.defaults (every exported document prints it)
+        return importlib.import_module("planner.defaults").PLANNER_VERSION
     module = _OWNER.get(name)
     if module is None:
         raise AttributeError(f"module 'planner' has no attribute {name!r}")

@@ -123,10 +123,6 @@ class Scenario(BaseModel):
             usd_per_gpu_hour=self.fleet_usd_per_gpu_hour or None,
         )
 
-    def fleet_engine(self) -> Engine:
-        """The engine the Fleet page quotes (the Hugging Face reference runner is not a serving engine: vLLM)."""
-        return self.engine if self.engine != "hf" else "vllm"
-
     def deployment(self, imported: Mapping[str, ModelSpec] | None = None) -> Deployment:
         """The core's Deployment (raises PlannerError on an unknown id or a bad combination)."""
         models = dict(imported or {})

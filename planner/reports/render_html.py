@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import base64
 import html
-from typing import TYPE_CHECKING
 
 from planner.reports.escaping import CONTENT_POLICY
 from planner.reports.render_markdown import inputs_table
 from planner.reports.table_format import Table
-
-if TYPE_CHECKING:
-    from planner.reports.document import Report
 
 STYLE = """
 @page { size: A4 portrait; margin: 14mm; }
@@ -84,7 +80,7 @@ def _link(url: str) -> str:
     return f"<a href='{text}'>{text}</a>" if url.startswith(("https://", "http://")) else text
 
 
-def report_html(report: Report, with_charts: bool = True) -> str:
+def report_html(report, with_charts: bool = True) -> str:
     e = html.escape
     meta = "".join(
         f"<tr><th>{e(k)}</th><td>{_link(v) if k == 'Scenario link' else e(v)}</td></tr>"

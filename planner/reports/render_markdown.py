@@ -11,15 +11,10 @@ Tables are written here (no third-party table library): every cell is the format
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pandas as pd
 
 from planner.reports.escaping import md_escape
 from planner.reports.table_format import Table
-
-if TYPE_CHECKING:
-    from planner.reports.document import Report
 
 
 def pipe_table(headers: list[str], rows: list[list[str]], right: list[bool] | None = None) -> str:
@@ -44,7 +39,7 @@ def table_markdown(table: Table) -> list[str]:
     return lines
 
 
-def report_markdown(report: Report) -> str:
+def report_markdown(report) -> str:
     e = md_escape
 
     def i(value) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Font, PatternFill
@@ -20,11 +20,6 @@ from openpyxl.utils import get_column_letter
 from planner.reports.escaping import xlsx_safe
 from planner.reports.render_markdown import inputs_table
 from planner.reports.table_format import XLSX_FORMATS, Table, format_cell
-
-if TYPE_CHECKING:
-    from openpyxl.worksheet.worksheet import Worksheet
-
-    from planner.reports.document import Report
 
 _SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\']")
 _HEADER_FILL = PatternFill("solid", fgColor="EDF2F7")
@@ -52,12 +47,12 @@ class _Widths:
     def see(self, column: int, text: str, cap: int = MAX_COLUMN_WIDTH) -> None:
         self.chars[column] = max(self.chars.get(column, 8), min(len(text) + 2, cap))
 
-    def apply(self, sheet: Worksheet) -> None:
+    def apply(self, sheet) -> None:
         for column, width in self.chars.items():
             sheet.column_dimensions[get_column_letter(column)].width = width
 
 
-def _write_table(sheet: Worksheet, table: Table, first_row: int, widths: _Widths) -> int:
+def _write_table(sheet, table: Table, first_row: int, widths: _Widths) -> int:
     """Write ``table`` with its header at ``first_row``; the next free row."""
     columns = list(table.frame.columns)
     for j, name in enumerate(columns, start=1):
@@ -78,7 +73,7 @@ def _write_table(sheet: Worksheet, table: Table, first_row: int, widths: _Widths
     return first_row + len(table.frame) + 1
 
 
-def _write_lines(sheet: Worksheet, row: int, lines: list[str], widths: _Widths, bold_first: bool = False) -> int:
+def _write_lines(sheet, row: int, lines: list[str], widths: _Widths, bold_first: bool = False) -> int:
     for k, line in enumerate(lines):
         cell = sheet.cell(row=row, column=1, value=xlsx_safe(line))
         cell.alignment = Alignment(wrap_text=True, vertical="top")
@@ -93,7 +88,7 @@ def _sheet_name(index: int, title: str) -> str:
     return _SHEET_FORBIDDEN.sub("-", " ".join(f"{index} {title}".split()))[:31]
 
 
-def report_xlsx(report: Report) -> bytes:
+def report_xlsx(report) -> bytes:
     book = Workbook()
     summary = book.active
     summary.title = "Summary"

@@ -29,7 +29,7 @@ def worked_example():
         [get_node(n) for n in scenario.fleet_nodes],
         scenario.traffic(),
         draft=get_model(scenario.draft),
-        engine=scenario.fleet_engine(),
+        engine=scenario.engine,
         kv_dtype=scenario.kv_dtype,
     )
     report = quote_report(scenario.target, scenario.draft, plan, customer="Example customer", prepared_by="SA")
