@@ -71,7 +71,29 @@ _OVERFLOW_JS = """() => {
 
 def print_layout_overflow(page_html: str) -> list[str]:
     """Elements of ``page_html`` that run past the printable width when laid out for print (Chromium clips
-    them at the margin, so the PDF alone cannot show it). Empty when everything fits."""
+    them at the margin, so the PDF alone cannot show it). Empty when everything fits.
+
+    Runs in its own thread: Playwright's sync API refuses a thread where an event loop already runs.
+    """
+    import threading  # noqa: PLC0415
+
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["result"] = _layout_overflow(page_html)
+        except Exception as exc:  # re-raised in the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(timeout=300)
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _layout_overflow(page_html: str) -> list[str]:
     import shutil  # noqa: PLC0415
 
     from playwright.sync_api import sync_playwright  # noqa: PLC0415
