@@ -22,6 +22,6 @@ def test_sizing_fit_then_not_fit(page, app_url):
     tp = page.get_by_label("Tensor parallel (target)")
     tp.fill("1")
     tp.press("Enter")
-    page.get_by_text("Does not fit").wait_for()
+    page.get_by_text("Does not fit:").wait_for()
     page.get_by_text("What would make it fit").wait_for()
     assert page.locator("[data-testid=stDataFrame]").count() >= 2  # suggestions and the component table
