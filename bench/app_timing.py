@@ -6,10 +6,12 @@ a fresh AppTest session opens the app, switches to the page and renders it (firs
 unchanged (rerun). "cold" clears Streamlit's caches and the planner's data caches before each sample (a
 server's first visitor); "warm" keeps them (every later visitor). The median and the slowest sample are
 printed per page, in milliseconds. Imports are paid once per process and are not in any figure.
+``--pages sizing,fleet`` times only those pages; ``--warm`` only the warm samples (a server's later visitors).
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import statistics
@@ -65,14 +67,20 @@ def main(argv: list[str]) -> int:
     for name in [n for n in logging.root.manager.loggerDict if n.startswith("streamlit")]:
         logging.getLogger(name).setLevel(logging.ERROR)
     os.environ["PLANNER_STORE_PATH"] = str(_seeded_store())  # never the user's store
-    samples = int(argv[0]) if argv else 20
-    pages = [p for p in PAGES if p in argv[1:]] or PAGES
+    parser = argparse.ArgumentParser(prog="python -m bench.app_timing")
+    parser.add_argument("samples", nargs="?", type=int, default=20)
+    parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time")
+    parser.add_argument("--warm", action="store_true", help="only the warm samples")
+    args = parser.parse_args(argv)
+    samples, pages = args.samples, [p for p in args.pages.split(",") if p]
+    modes = (False,) if args.warm else (True, False)
     _sample("sizing", cold=False)  # imports and Streamlit's own start-up, paid once per process
     print(f"AppTest server-side render time per page, ms: median (max) of {samples} samples")
-    print(f"{'page':<16} {'cold first':>16} {'cold rerun':>16} {'warm first':>16} {'warm rerun':>16}")
+    heads = [f"{mode} {part}" for mode in ("cold" if m else "warm" for m in modes) for part in ("first", "rerun")]
+    print(f"{'page':<16} " + " ".join(f"{h:>16}" for h in heads))
     for page in pages:
         cells = []
-        for cold in (True, False):
+        for cold in modes:
             runs = [_sample(page, cold) for _ in range(samples)]
             for part in (0, 1):
                 values = [r[part] * 1e3 for r in runs]

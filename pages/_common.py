@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import TypeVar
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -16,7 +17,18 @@ from planner import PlannerError
 from planner.catalog import MAX_CONFIG_BYTES, list_models, model_facts
 from planner.memory import concurrency_by_context, plan_memory
 from planner.pairs import MAX_TOKENIZER_BYTES
-from planner.reports import ScreenTable, gpus_table, models_table, nodes_table, screen_table
+from planner.reports import (
+    FORMATS,
+    MIME,
+    Report,
+    ScreenTable,
+    charts,
+    gpus_table,
+    models_table,
+    nodes_table,
+    pdf_available,
+    screen_table,
+)
 
 T = TypeVar("T")
 LOG = logging.getLogger("planner.pages")
@@ -138,3 +150,70 @@ def upload_bytes(upload, kind: str, limit_bytes: int) -> bytes | None:
         )
         return None
     return upload.getvalue()
+
+
+def scenario_link(query: dict[str, str]) -> str:
+    """This page's link with the scenario's query (empty when the browser's URL is unknown, as in tests)."""
+    try:
+        base = st.context.url
+    except Exception:  # no browser context (bare mode)
+        base = None
+    if not base:
+        return ""
+    return base + ("?" + urlencode(query) if query else "")
+
+
+def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
+    """One download button per format (PDF first); each document is built only when its button is clicked.
+
+    ``build`` returns the page's Report; Streamlit calls the data callables on click, in another thread,
+    so nothing here may draw. A failure becomes a short text file naming the problem (never a traceback).
+    """
+    with st.expander("Document details (optional)"):
+        left, right = st.columns(2)
+        left.text_input("Customer", key="doc_customer", max_chars=120)
+        right.text_input("Prepared by", key="doc_prepared_by", max_chars=120)
+    customer = st.session_state.get("doc_customer", "")
+    prepared_by = st.session_state.get("doc_prepared_by", "")
+
+    def data(fmt: str) -> Callable[[], bytes]:
+        def make() -> bytes:
+            try:
+                report = build()
+                report.customer, report.prepared_by = customer, prepared_by
+                return report.export(fmt)
+            except Exception as exc:  # the download carries the reason; the log has the traceback
+                LOG.exception("export %s failed", fmt)
+                return f"The {fmt.upper()} export failed: {error_message(exc, 'this export')}\n".encode()
+
+        return make
+
+    pdf_ready = pdf_available()
+    for col, fmt in zip(st.columns(len(FORMATS)), FORMATS, strict=True):
+        col.download_button(
+            fmt.upper() if fmt != "md" else "Markdown",
+            data(fmt),
+            file_name=f"{stem}.{fmt}",
+            mime=MIME[fmt],
+            key=f"{key}_export_{fmt}",
+            on_click="ignore",
+            disabled=fmt == "pdf" and not pdf_ready,
+            help="printed by headless Chromium" if fmt == "pdf" and pdf_ready else None,
+            width="stretch",
+        )
+    if not pdf_ready:
+        st.caption("PDF needs Chromium on the server (apt-get install chromium); the HTML export prints the same.")
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _chart(name: str, key: str, _args: tuple, _kwargs: dict):
+    return getattr(charts, name)(*_args, **_kwargs)
+
+
+def cached_chart(name: str, key: str, *args, **kwargs):
+    """``planner.reports.charts.<name>(*args, **kwargs)``, built once per (name, key) and shared read-only.
+
+    ``key`` is the JSON of the pydantic inputs the arguments come from (a deployment, a workload), so a
+    rerun with the same inputs reuses the figure instead of building it again.
+    """
+    return _chart(name, key, args, kwargs)

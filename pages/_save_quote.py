@@ -16,7 +16,10 @@ FLASH_KEY = "quote_save_flash"
 
 
 def _quote_json(report: object) -> object:
-    """The quote as the JSON export gives it: a report's ``to_json()``, else the value itself."""
+    """The quote as the JSON export gives it: a report's ``to_json()`` (a function building the report is called
+    first, so the report is built only when the user saves), else the value itself."""
+    if callable(report) and not hasattr(report, "to_json"):
+        report = report()
     to_json = getattr(report, "to_json", None)
     return to_json() if callable(to_json) else report
 
@@ -38,7 +41,8 @@ def _save(scenario, report) -> None:
 
 
 def save_quote_widget(scenario, report) -> None:
-    """Draw "Save this quote" for ``report`` (the page's quote) made for ``scenario``; None disables it."""
+    """Draw "Save this quote" for ``report`` (the page's quote, or a function building it) made for ``scenario``;
+    None disables it."""
     with st.expander("Save this quote", expanded=False):
         flash = st.session_state.pop(FLASH_KEY, None)
         if flash:

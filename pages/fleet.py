@@ -1,14 +1,15 @@
-"""Fleet & Quote: traffic -> replicas -> nodes -> cost on several node types, exported as a report."""
+"""Fleet & Quote: traffic -> replicas -> nodes -> cost on several node types; the cheapest option that meets
+every objective, the options that miss apart, and the quote as a document."""
 
 import streamlit as st
 
-from pages._common import guarded
+from pages._common import export_buttons, guarded, scenario_link
 from pages._frame import ensure_app_frame
 from pages._save_quote import save_quote_widget
 from pages._scenario import bind, current_scenario, lookup_model
 from planner.catalog import get_node, list_nodes
-from planner.decisions import Traffic, compare_nodes
-from planner.reports import MIME, quote_report, quotes_table
+from planner.decisions import Traffic, plan_fleet
+from planner.reports import misses_table, options_table, quote_report
 from planner.reports.charts import cost_by_node
 
 ensure_app_frame()
@@ -16,6 +17,12 @@ st.title("Fleet & Quote")
 st.caption(
     "How many nodes a workload needs, and what they cost, with and without the scenario's draft. "
     "Prices are dated on-demand medians (data/prices.json); override them below."
+)
+st.caption(
+    "From the sidebar this page uses the **target**, the **draft**, the **serving engine** and the **KV-cache "
+    "dtype**. Tensor parallelism is chosen per option (every degree the model admits on each node type is tried), "
+    "K per option (the one that pays most at the replica's load), and the max model length is prompt + output "
+    "tokens: the sidebar's node type, TP/PP, weights, K and max model length are not used here."
 )
 
 scenario = current_scenario()
@@ -42,11 +49,23 @@ price = st.number_input(
 
 
 @st.cache_data(show_spinner="Sizing fleets...", max_entries=32)
-def _quotes(target_id, draft_id, traffic, node_list, engine, kv_dtype):
+def _plan(target_id, draft_id, traffic, node_list, engine, kv_dtype):
     target = lookup_model(target_id)
     draft = lookup_model(draft_id) if draft_id else None
-    return compare_nodes(
-        target, [get_node(n) for n in node_list], traffic, draft=draft, engine=engine, kv_dtype=kv_dtype
+    return plan_fleet(target, [get_node(n) for n in node_list], traffic, draft=draft, engine=engine, kv_dtype=kv_dtype)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _views(target_id, draft_id, traffic, node_list, engine, kv_dtype):
+    """The page's tables and chart of one plan, built once (read-only; reruns reuse them)."""
+    plan = _plan(target_id, draft_id, traffic, node_list, engine, kv_dtype)
+    pct = traffic.percentile
+    meeting = options_table(plan.meeting, pct) if plan.meeting else None
+    return (
+        meeting.parts()[0][1].formatted() if meeting else None,
+        meeting.formatted() if meeting else None,
+        misses_table(plan.missing, pct).formatted() if plan.missing else None,
+        cost_by_node(plan.quotes) if plan.quotes else None,
     )
 
 
@@ -63,47 +82,62 @@ traffic = guarded(
     )
 )
 draft_id = scenario.draft if scenario else None
-engine = scenario.engine if scenario and scenario.engine != "hf" else "vllm"
-result = (
-    guarded(lambda: _quotes(scenario.target, draft_id, traffic, tuple(chosen), engine, scenario.kv_dtype))
+key = (
+    (
+        scenario.target,
+        draft_id,
+        traffic,
+        tuple(chosen),
+        scenario.engine if scenario.engine != "hf" else "vllm",
+        scenario.kv_dtype,
+    )
     if scenario and traffic and chosen
     else None
 )
+plan = guarded(lambda: _plan(*key)) if key else None
 if not chosen:
     st.info("Pick at least one node type.")
-if result is not None:
-    quotes, unusable = result
-    if quotes:
-        best = quotes[0]
-        option = best.chosen
-        cost = f"${option.usd_per_month:,.0f} per month" if option.usd_per_month else "no catalog price"
-        st.success(
-            f"Cheapest: {option.nodes} x {best.node} (TP {best.tp}), {option.gpus} GPUs, {cost}"
-            + (f"; speculation saves {best.savings_frac:.0%} of GPUs" if best.savings_frac else ""),
-            icon="💰",
+if plan is not None:
+    if plan.recommended is not None:
+        st.success(plan.headline, icon="💰")
+    else:
+        st.error(plan.headline, icon="⛔")
+    if plan.saving is not None:
+        st.info(plan.saving.describe()[:1].upper() + plan.saving.describe()[1:] + ".", icon="📉")
+    elif plan.speculation_note:
+        st.info(plan.speculation_note + ".", icon="📉")
+    decisive, details, misses, figure = _views(*key)
+    if decisive is not None:
+        best = plan.recommended.option
+        st.caption(
+            f"Needs its last replica for: {best.limited_by}; one replica is limited by {best.replica_limited_by}."
         )
-        st.info(
-            f"Binding constraint on {best.node}: {option.limited_by}; each replica is limited by "
-            f"{option.replica_limited_by} at {option.requests_per_s_per_replica:.2f} req/s "
-            f"(p{traffic.percentile:g} TTFT {option.ttft_s * 1e3:,.0f} ms, TPOT {option.tpot_s * 1e3:.1f} ms).",
-            icon="📌",
+        st.subheader("Options that meet every objective")
+        st.dataframe(decisive, hide_index=True)
+        with st.expander("Every figure of these options"):
+            st.dataframe(details, hide_index=True)
+    if misses is not None:
+        st.subheader("Options that miss an objective")
+        st.caption("Shown apart and not priced: each lists what it misses and by how much at the largest fleet tried.")
+        st.markdown(
+            "\n".join(
+                f"- **{q.label}** misses " + "; ".join(m.describe() for m in q.option.misses) for q in plan.missing
+            )
         )
-        st.dataframe(quotes_table(quotes), hide_index=True)
-        st.plotly_chart(cost_by_node(quotes), key="fleet_cost")
-    for reason in unusable:
+        with st.expander("These options as a table"):
+            st.dataframe(misses, hide_index=True)
+    if figure is not None:
+        st.plotly_chart(figure, key="fleet_cost")
+    for reason in plan.unusable:
         st.warning(reason)
-    report = quote_report(scenario.target, draft_id, traffic, quotes, unusable)
-    st.subheader("Export")
-    cols = st.columns(5)
-    for col, fmt in zip(cols, ("xlsx", "html", "json", "md"), strict=False):
-        data = guarded(lambda f=fmt: report.export(f))
-        if data is not None:
-            col.download_button(fmt.upper(), data, file_name=f"quote.{fmt}", mime=MIME[fmt], key=f"fleet_export_{fmt}")
-    if cols[4].button("Build PDF", key="fleet_build_pdf", help="prints the HTML report with headless Chromium"):
-        pdf = guarded(lambda: report.export("pdf"))
-        if pdf is not None:
-            cols[4].download_button("PDF", pdf, file_name="quote.pdf", mime=MIME["pdf"], key="fleet_export_pdf")
+    st.subheader("Export the quote")
+    link = scenario_link(scenario.to_query())
+
+    def build_report():
+        return quote_report(scenario.target, draft_id, plan, scenario_link=link)
+
+    export_buttons(build_report, "quote", "fleet")
     with st.expander("Assumptions"):
-        for note in report.assumptions:
+        for note in dict.fromkeys(n for q in plan.quotes for n in q.notes):
             st.write(f"- {note}")
-    save_quote_widget(scenario, report)
+    save_quote_widget(scenario, build_report)

@@ -2,20 +2,11 @@
 
 import streamlit as st
 
-from pages._common import cached_plan, guarded
+from pages._common import cached_chart, cached_plan, guarded
 from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
 from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
 from planner.reports import speed_assumptions_table, step_times_table
-from planner.reports.charts import (
-    batch_speedup_chart,
-    break_even_chart,
-    latency_chart,
-    latency_vs_rate_chart,
-    occupancy_chart,
-    speedup_heatmap,
-    throughput_latency_chart,
-)
 from planner.speed import SpeedWorkload, calibration_summary
 
 ensure_app_frame()
@@ -43,6 +34,7 @@ if report is not None and plan is not None and not (plan.fits and plan.starts):
     report = None
 if report is not None:
     est = report.estimate
+    key = dep.model_dump_json() + workload.model_dump_json()
     show = {"recommend": st.success, "enable": st.info, "disable": st.warning}[est.verdict]
     show(f"**{est.verdict.upper()}**: {est.verdict_reason}.", icon="⚡")
     st.caption(
@@ -76,14 +68,14 @@ if report is not None:
 
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(speedup_heatmap(report.grid, est.alpha, est.k), key="perf_heatmap")
+        st.plotly_chart(cached_chart("speedup_heatmap", key, report.grid, est.alpha, est.k), key="perf_heatmap")
     with right:
-        st.plotly_chart(batch_speedup_chart(report.sweep), key="perf_batch_chart")
+        st.plotly_chart(cached_chart("batch_speedup_chart", key, report.sweep), key="perf_batch_chart")
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(break_even_chart(report.sweep), key="perf_break_even")
+        st.plotly_chart(cached_chart("break_even_chart", key, report.sweep), key="perf_break_even")
     with right:
-        st.plotly_chart(latency_chart(est), key="perf_latency")
+        st.plotly_chart(cached_chart("latency_chart", key, est), key="perf_latency")
 
     with st.expander("Assumptions: the engine speed profile and its calibration"):
         st.write(f"Profile **{est.profile}** (data/speed_profiles.json).")
@@ -116,7 +108,7 @@ if report is not None and dep is not None:
             )
             left, right = st.columns(2)
             with left:
-                st.plotly_chart(throughput_latency_chart(sweep), key="perf_throughput_latency")
+                st.plotly_chart(cached_chart("throughput_latency_chart", key, sweep), key="perf_throughput_latency")
             with right:
-                st.plotly_chart(occupancy_chart(sweep), key="perf_occupancy")
-            st.plotly_chart(latency_vs_rate_chart(sweep), key="perf_latency_vs_rate")
+                st.plotly_chart(cached_chart("occupancy_chart", key, sweep), key="perf_occupancy")
+            st.plotly_chart(cached_chart("latency_vs_rate_chart", key, sweep), key="perf_latency_vs_rate")

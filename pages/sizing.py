@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-from pages._common import cached_concurrency_curve, cached_plan, guarded
+from pages._common import cached_chart, cached_concurrency_curve, cached_plan, export_buttons, guarded, scenario_link
 from pages._frame import ensure_app_frame
-from pages._scenario import load_scenario, scenario_deployment
-from planner.reports import MIME, memory_components_view, sizing_report, suggestions_view, whole_requests
-from planner.reports.charts import concurrency_curve, draft_cost_bars, gpu_memory_bar, memory_shortfall_bar
+from pages._scenario import current_scenario, load_scenario, scenario_deployment
+from planner.reports import memory_components_view, sizing_report, suggestions_view, whole_requests
 from planner.scenario import EXAMPLES
 
 ensure_app_frame()
@@ -32,6 +31,7 @@ st.caption("Per-GPU memory as the serving engine budgets it. GiB = 2^30 bytes, G
 
 dep = scenario_deployment()
 plan = guarded(lambda: cached_plan(dep)) if dep else None
+key = dep.model_dump_json() if dep else ""
 if plan is not None:
     if plan.fits:
         st.success(
@@ -61,13 +61,13 @@ if plan is not None:
         st.subheader("What would make it fit")
         st.dataframe(suggestions_view(plan), hide_index=True)
 
-    shortfall = None if plan.fits else memory_shortfall_bar(plan)
+    shortfall = None if plan.fits else cached_chart("memory_shortfall_bar", key, plan)
     if shortfall is not None:
         st.subheader("What is needed against what the GPU has")
         st.plotly_chart(shortfall, key="sizing_shortfall")
     else:
         st.subheader("One GPU's memory by component")
-        st.plotly_chart(gpu_memory_bar(plan), key="sizing_memory_bar")
+        st.plotly_chart(cached_chart("gpu_memory_bar", key, plan), key="sizing_memory_bar")
     st.dataframe(
         memory_components_view(plan.per_gpu),
         hide_index=True,
@@ -81,7 +81,7 @@ if plan is not None:
     with left:
         st.subheader("The draft's cost")
         if dep.draft is not None:
-            st.plotly_chart(draft_cost_bars(plan), key="sizing_draft_cost")
+            st.plotly_chart(cached_chart("draft_cost_bars", key, plan), key="sizing_draft_cost")
             lost = whole_requests(plan.max_concurrency_without_draft or 0) - whole_requests(plan.max_concurrency)
             st.caption(
                 f"The draft costs {lost:,} concurrent requests "
@@ -95,16 +95,13 @@ if plan is not None:
         lengths = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
         points = guarded(lambda: cached_concurrency_curve(dep, lengths))
         if points:
-            st.plotly_chart(concurrency_curve(points, plan.max_model_len), key="sizing_concurrency")
+            st.plotly_chart(
+                cached_chart("concurrency_curve", key, points, plan.max_model_len), key="sizing_concurrency"
+            )
 
     st.subheader("Export this sizing")
-    report = sizing_report(dep, plan)
-    for col, fmt in zip(st.columns(4), ("xlsx", "html", "json", "md"), strict=True):
-        data = guarded(lambda f=fmt: report.export(f))
-        if data is not None:
-            col.download_button(
-                fmt.upper(), data, file_name=f"sizing.{fmt}", mime=MIME[fmt], key=f"sizing_export_{fmt}"
-            )
+    link = scenario_link(current_scenario().to_query())
+    export_buttons(lambda: sizing_report(dep, plan, scenario_link=link), "sizing", "sizing")
 
     with st.expander("Assumptions and engine knobs"):
         for note in plan.assumptions:

@@ -19,8 +19,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
-
 #: The stable surface, by the module (a sub-package facade or a base module) that owns each name.
 _SURFACE: dict[str, tuple[str, ...]] = {
     "planner.errors": ("CatalogError", "ConfigError", "InputError", "PlannerError"),
@@ -173,6 +171,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # written once, in planner.defaults (every exported document prints it)
+        return importlib.import_module("planner.defaults").PLANNER_VERSION
     module = _OWNER.get(name)
     if module is None:
         raise AttributeError(f"module 'planner' has no attribute {name!r}")

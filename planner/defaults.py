@@ -17,3 +17,6 @@ NUM_SPECULATIVE_TOKENS = 5
 #: Per-token acceptance α assumed for a well-matched draft when nothing is measured: Leviathan et al. (2023)
 #: report α of about 0.6-0.9 for same-family drafts (Table 3, https://arxiv.org/abs/2211.17192).
 ACCEPTANCE_ALPHA = 0.8
+
+#: The planner's release, printed on every exported document (``planner.__version__``).
+PLANNER_VERSION = "0.1.0"

@@ -44,6 +44,7 @@ from planner.catalog.lookup import (
     list_weight_formats,
 )
 from planner.catalog.schemas import ModelSpec
+from planner.decisions.fleet import Traffic
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment, Engine
 from planner.errors import first_pydantic_error
@@ -118,6 +119,19 @@ class Scenario(BaseModel):
             return cls(**fields)
         except ValidationError as exc:
             raise first_pydantic_error(exc) from None
+
+    def traffic(self) -> Traffic:
+        """The Fleet page's traffic and objectives (0 ms: no objective; 0 $/GPU-hour: the catalog's prices)."""
+        return Traffic.build(
+            requests_per_s=self.fleet_requests_per_s,
+            prompt_tokens=self.fleet_prompt_tokens,
+            output_tokens=self.fleet_output_tokens,
+            tpot_slo_s=self.fleet_tpot_slo_ms / 1e3 if self.fleet_tpot_slo_ms else None,
+            ttft_slo_s=self.fleet_ttft_slo_ms / 1e3 if self.fleet_ttft_slo_ms else None,
+            percentile=self.fleet_percentile,
+            alpha=self.fleet_alpha,
+            usd_per_gpu_hour=self.fleet_usd_per_gpu_hour or None,
+        )
 
     def deployment(self, imported: Mapping[str, ModelSpec] | None = None) -> Deployment:
         """The core's Deployment (raises PlannerError on an unknown id or a bad combination)."""

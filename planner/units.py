@@ -13,6 +13,8 @@ and every formatted figure says which one it is.
 
 from __future__ import annotations
 
+import math
+
 GIB = 2**30
 MIB = 2**20
 KIB = 2**10
@@ -61,3 +63,84 @@ def fmt_count(n: float) -> str:
         if abs(n) >= size:
             return f"{n / size:,.2f} {suffix}"
     return f"{n:,.0f}"
+
+
+# Figures for people (documents, the app): one formatter per kind of value. A value that is missing or
+# not a number prints as an em dash; nothing prints in scientific notation.
+
+#: What a missing value (None, NaN, infinity) prints as.
+MISSING = "—"
+
+
+def _number(value) -> float | None:
+    """``value`` as a finite float, or None (missing, NaN, infinite or not a number)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def fmt_number(value, digits: int = 2) -> str:
+    """A number with thousands separators, never in scientific notation; ``—`` when missing.
+
+    >>> fmt_number(17344.800000000003), fmt_number(1e-7), fmt_number(float("nan")), fmt_number(3e20, 0)
+    ('17,344.80', '0.00', '—', '300,000,000,000,000,000,000')
+    """
+    number = _number(value)
+    return MISSING if number is None else f"{number:,.{digits}f}"
+
+
+def fmt_whole(value) -> str:
+    """A whole count with separators (a fraction is cut, as whole requests are): ``fmt_whole(116.63) == '116'``."""
+    number = _number(value)
+    return MISSING if number is None else f"{math.floor(number + 1e-9):,}"
+
+
+def fmt_usd(value, digits: int = 0) -> str:
+    """Dollars: ``fmt_usd(21600) == '$21,600'``, ``fmt_usd(1.234, 2) == '$1.23'``; ``—`` when missing."""
+    number = _number(value)
+    if number is None:
+        return MISSING
+    return f"-${-number:,.{digits}f}" if number < 0 else f"${number:,.{digits}f}"
+
+
+def fmt_usd_per_month(value) -> str:
+    """``fmt_usd_per_month(21600) == '$21,600 / month'``."""
+    text = fmt_usd(value)
+    return text if text == MISSING else f"{text} / month"
+
+
+def fmt_tokens(value) -> str:
+    """Token counts as a person reads them: ``1.2 M tokens``, ``131.1 K tokens``, ``512 tokens``.
+
+    >>> fmt_tokens(1_200_000), fmt_tokens(131_072), fmt_tokens(512), fmt_tokens(None)
+    ('1.2 M tokens', '131.1 K tokens', '512 tokens', '—')
+    """
+    number = _number(value)
+    if number is None:
+        return MISSING
+    for suffix, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(number) >= size:
+            return f"{number / size:,.1f} {suffix} tokens"
+    return f"{number:,.0f} tokens"
+
+
+def fmt_pct(fraction, digits: int = 1) -> str:
+    """A fraction as a percentage: ``fmt_pct(0.125) == '12.5%'``; ``—`` when missing."""
+    number = _number(None if _number(fraction) is None else _number(fraction) * 100)
+    return MISSING if number is None else f"{number:,.{digits}f}%"
+
+
+def fmt_ms(seconds, digits: int = 1) -> str:
+    """Seconds as milliseconds: ``fmt_ms(0.0452) == '45.2 ms'``; ``—`` when missing."""
+    number = _number(None if _number(seconds) is None else _number(seconds) * 1e3)
+    return MISSING if number is None else f"{number:,.{digits}f} ms"
+
+
+def fmt_gib_value(gib, digits: int = 1) -> str:
+    """A value already in GiB: ``fmt_gib_value(131.41) == '131.4 GiB'``; ``—`` when missing."""
+    number = _number(gib)
+    return MISSING if number is None else f"{number:,.{digits}f} GiB"

@@ -16,7 +16,7 @@ from planner.cli.common import (
     positive_int,
     write_report,
 )
-from planner.decisions import SLO_PRESETS, Traffic, compare_nodes
+from planner.decisions import SLO_PRESETS, Traffic, compare_nodes, recommend_fleet
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.reports import quote_report
 
@@ -87,15 +87,23 @@ def run(args: argparse.Namespace) -> int:
     )
     nodes = [get_node(n) for n in args.node]
     quotes, unusable = compare_nodes(target, nodes, traffic, draft=draft, engine=args.engine, kv_dtype=args.kv_dtype)
-    report = quote_report(target.id, draft.id if draft else None, traffic, quotes, unusable)
+    plan = recommend_fleet(traffic, quotes, unusable)
+    report = quote_report(target.id, draft.id if draft else None, plan)
     if args.export:
         write_report(report, args.export)
     lines = [f"Serving {traffic.requests_per_s:g} req/s of {target.id}" + (f" (+ draft {draft.id})" if draft else "")]
     lines.append(f"  objectives: {traffic.objectives()}")
+    lines.append(f"  {plan.headline}")
+    if plan.saving is not None:
+        lines.append(f"  {plan.saving.describe()}")
+    elif plan.speculation_note:
+        lines.append(f"  {plan.speculation_note}")
     for q in quotes:
         for o in (q.without_speculation, q.with_speculation):
             if o is not None:
                 cost = f"${o.usd_per_month:,.0f}/month" if o.usd_per_month else "no price"
+                if not o.meets_slo:
+                    cost = "misses: " + "; ".join(m.describe() for m in o.misses)
                 mark = " <- chosen" if (o.speculation == q.speculation_chosen and q.with_speculation) else ""
                 lines.append(
                     f"  {q.node:<20} TP {q.tp} {'spec ' if o.speculation else 'plain'}: {o.replicas} replica(s), "
@@ -103,5 +111,17 @@ def run(args: argparse.Namespace) -> int:
                     f"TPOT {o.tpot_s * 1e3:.1f} ms; binds: {o.limited_by}{mark}"
                 )
     lines += [f"  cannot serve: {u}" for u in unusable]
-    emit(args, {"quotes": [q.model_dump() for q in quotes], "unusable": unusable, "report": report.to_json()}, lines)
+    recommended = plan.recommended
+    emit(
+        args,
+        {
+            "quotes": [q.model_dump() for q in quotes],
+            "unusable": unusable,
+            "verdict": plan.headline,
+            "recommended": recommended.model_dump() if recommended else None,
+            "saving": plan.saving.model_dump() if plan.saving else None,
+            "report": report.to_json(),
+        },
+        lines,
+    )
     return 0

@@ -5,10 +5,16 @@ from planner.decisions.fleet import (
     SLO_PRESETS,
     FleetOption,
     FleetQuote,
+    FleetRecommendation,
+    ObjectiveMiss,
+    QuotedOption,
+    SpeculationSaving,
     Traffic,
     best_quote_on_node,
     compare_nodes,
     fleet_quote,
+    plan_fleet,
+    recommend_fleet,
 )
 from planner.decisions.selection import DecisionMatrix, MatrixRow, candidate_drafts, decision_matrix, matrix_table
 
@@ -18,7 +24,11 @@ __all__ = [
     "DecisionMatrix",
     "FleetOption",
     "FleetQuote",
+    "FleetRecommendation",
     "MatrixRow",
+    "ObjectiveMiss",
+    "QuotedOption",
+    "SpeculationSaving",
     "Traffic",
     "best_quote_on_node",
     "candidate_drafts",
@@ -26,4 +36,6 @@ __all__ = [
     "decision_matrix",
     "fleet_quote",
     "matrix_table",
+    "plan_fleet",
+    "recommend_fleet",
 ]

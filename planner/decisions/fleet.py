@@ -11,6 +11,12 @@ at the K that pays most at the batch the plain replica runs, and chosen only whe
 GPUs. Then ``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes × GPUs × $/GPU-hour
 (data/prices.json, dated and editable).
 
+An option that misses an objective at every fleet size searched lists each miss and by how much
+(``ObjectiveMiss``); the doubling stops early at the latency floor (a doubled fleet improves no missed
+percentile by more than ``FLOOR_GAIN_FRAC``: more replicas cannot help). :func:`recommend_fleet` then
+names the cheapest option that meets every objective, keeps the options that miss apart (nearest miss
+first) and computes what speculation saves only between options that meet the objectives.
+
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
 >>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4,
@@ -24,7 +30,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from planner.catalog.lookup import get_price
 from planner.catalog.schemas import ModelSpec
@@ -48,6 +54,8 @@ SLO_PRESETS: dict[str, tuple[float, float]] = {"server": (2.0, 0.2), "interactiv
 QUOTE_REQUESTS = 400
 #: The most replicas a quote searches above the capacity bound before it reports the objective unmet.
 MAX_REPLICA_FACTOR = 64
+#: A doubled fleet that improves every missed percentile by less than this has reached the latency floor.
+FLOOR_GAIN_FRAC = 0.02
 
 
 class Traffic(BaseModel):
@@ -82,6 +90,31 @@ class Traffic(BaseModel):
         return " and ".join(parts) or "no latency objective"
 
 
+class ObjectiveMiss(BaseModel):
+    """One latency objective an option misses: the percentile it reaches against the limit.
+
+    >>> miss = ObjectiveMiss(objective="p99 TPOT", value_s=0.052, limit_s=0.040)
+    >>> round(miss.shortfall_frac, 2), miss.describe()
+    (0.3, 'p99 TPOT 52.0 ms against an objective of 40.0 ms (30% over)')
+    """
+
+    objective: str
+    value_s: float
+    limit_s: float
+
+    @computed_field
+    @property
+    def shortfall_frac(self) -> float:
+        """How far over the objective, as a fraction of it (0.3: 30% over)."""
+        return self.value_s / self.limit_s - 1
+
+    def describe(self) -> str:
+        return (
+            f"{self.objective} {self.value_s * 1e3:,.1f} ms against an objective of {self.limit_s * 1e3:,.1f} ms "
+            f"({self.shortfall_frac:.0%} over)"
+        )
+
+
 class FleetOption(BaseModel):
     speculation: bool
     #: Mean running requests per replica in the simulation at the quoted load.
@@ -105,6 +138,8 @@ class FleetOption(BaseModel):
     meets_slo: bool
     delivered_flops_frac: float
     delivered_bandwidth_frac: float
+    #: The objectives missed at the largest fleet searched (empty when ``meets_slo``).
+    misses: list[ObjectiveMiss] = Field(default_factory=list)
 
 
 class FleetQuote(BaseModel):
@@ -119,8 +154,10 @@ class FleetQuote(BaseModel):
     kv_concurrency_limit: float
     without_speculation: FleetOption
     with_speculation: FleetOption | None
-    #: Speculation needs fewer GPUs (or as many at lower latency) at this load on this node type.
+    #: Speculation meets the objectives and needs fewer GPUs (or as many at lower latency, or the
+    #: option without it misses) at this load on this node type.
     speculation_chosen: bool = False
+    #: GPUs speculation saves on this node type, only when both options meet the objectives and it saves some.
     savings_frac: float | None
     notes: list[str]
 
@@ -153,14 +190,29 @@ class _Search:
             self.runs[n] = simulate_one(self.dep, self.workload(request_rate=rate), alpha=self.alpha, k=self.k)
         return self.runs[n]
 
-    def misses(self, run: ServingMetrics) -> list[str]:
+    def objective_misses(self, run: ServingMetrics) -> list[ObjectiveMiss]:
         t, pct = self.traffic, self.traffic.percentile
         missed = []
         if t.ttft_slo_s is not None and run.ttft_at(pct) > t.ttft_slo_s:
-            missed.append(f"p{pct:g} TTFT {run.ttft_at(pct) * 1e3:,.0f} ms > {t.ttft_slo_s * 1e3:,.0f} ms")
+            missed.append(ObjectiveMiss(objective=f"p{pct:g} TTFT", value_s=run.ttft_at(pct), limit_s=t.ttft_slo_s))
         if t.tpot_slo_s is not None and run.tpot_at(pct) > t.tpot_slo_s:
-            missed.append(f"p{pct:g} TPOT {run.tpot_at(pct) * 1e3:,.1f} ms > {t.tpot_slo_s * 1e3:,.0f} ms")
+            missed.append(ObjectiveMiss(objective=f"p{pct:g} TPOT", value_s=run.tpot_at(pct), limit_s=t.tpot_slo_s))
         return missed
+
+    def misses(self, run: ServingMetrics) -> list[str]:
+        pct = self.traffic.percentile
+        return [
+            f"p{pct:g} TTFT {run.ttft_at(pct) * 1e3:,.0f} ms > {m.limit_s * 1e3:,.0f} ms"
+            if m.objective.endswith("TTFT")
+            else f"p{pct:g} TPOT {run.tpot_at(pct) * 1e3:,.1f} ms > {m.limit_s * 1e3:,.0f} ms"
+            for m in self.objective_misses(run)
+        ]
+
+    def at_floor(self, fewer: int, more: int) -> bool:
+        """True when ``more`` replicas improve no missed percentile of ``fewer`` by ``FLOOR_GAIN_FRAC``."""
+        before = {m.objective: m.value_s for m in self.objective_misses(self.at(fewer))}
+        after = {m.objective: m.value_s for m in self.objective_misses(self.at(more))}
+        return all(name in after and after[name] > before[name] * (1 - FLOOR_GAIN_FRAC) for name in before)
 
 
 def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | None) -> FleetOption:
@@ -169,20 +221,29 @@ def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | Non
     capacity = search.capacity()
     low = max(1, ceil(traffic.requests_per_s / capacity.requests_per_s))
     high = low * MAX_REPLICA_FACTOR
-    n, meets = low, True
+    n, meets, floor = low, True, False
     if search.misses(search.at(low)):
         miss, hit = low, low * 2
         while hit <= high and search.misses(search.at(hit)):
+            if search.at_floor(miss, hit):
+                floor = True
+                break
             miss, hit = hit, hit * 2
-        if hit > high:
-            n, meets = high, False
+        if floor or hit > high:
+            n, meets = min(hit, high), False
+            search.at(n)
         else:
             while hit - miss > 1:  # bisect between the last miss and the first success
                 mid = (miss + hit) // 2
                 miss, hit = (mid, hit) if search.misses(search.at(mid)) else (miss, mid)
             n = hit
     run = search.at(n)
-    if not meets:
+    if not meets and floor:
+        reason = (
+            f"cannot meet {traffic.objectives()} at any fleet size: at {n} replicas "
+            f"{', '.join(search.misses(run))}, and doubling the fleet improves it by under {FLOOR_GAIN_FRAC:.0%}"
+        )
+    elif not meets:
         reason = f"cannot meet {traffic.objectives()} even at {high} replicas: {', '.join(search.misses(run))}"
     elif n == low:
         reason = f"replica capacity ({capacity.requests_per_s:.2f} req/s offline, {capacity.limited_by})"
@@ -214,6 +275,7 @@ def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | Non
         meets_slo=meets,
         delivered_flops_frac=run.delivered_flops_per_s / run.peak_flops_per_s,
         delivered_bandwidth_frac=run.delivered_bytes_per_s / run.peak_bytes_per_s,
+        misses=[] if meets else search.objective_misses(run),
     )
 
 
@@ -271,12 +333,16 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         except PlannerError as exc:
             notes.append(f"with the draft: {exc}")
         else:
-            savings = 1 - with_spec.gpus / without.gpus
+            both_meet = with_spec.meets_slo and without.meets_slo
+            savings = 1 - with_spec.gpus / without.gpus if both_meet and with_spec.gpus < without.gpus else None
             chosen = with_spec.meets_slo and (
-                with_spec.gpus < without.gpus
-                or (with_spec.gpus == without.gpus and with_spec.tpot_s < without.tpot_s and without.meets_slo)
+                not without.meets_slo
+                or with_spec.gpus < without.gpus
+                or (with_spec.gpus == without.gpus and with_spec.tpot_s < without.tpot_s)
             )
-            if not chosen:
+            if not with_spec.meets_slo:
+                notes.append(f"with the draft (K {k}) the objectives are not met: {with_spec.limited_by}")
+            elif not chosen:
                 notes.append(
                     f"speculation does not pay here at this load (K {k}: {with_spec.gpus} GPUs against "
                     f"{without.gpus} without the draft)"
@@ -340,3 +406,151 @@ def compare_nodes(target, nodes, traffic: Traffic, *, draft=None, **fields) -> t
         except PlannerError as exc:
             unusable.append(str(exc))
     return sorted(quotes, key=_cost_key), unusable
+
+
+class QuotedOption(BaseModel):
+    """One option of a comparison: a node type, its layout, and the fleet with or without speculation."""
+
+    node: str
+    tp: int
+    gpu: str
+    usd_per_gpu_hour: float | None
+    option: FleetOption
+
+    @property
+    def label(self) -> str:
+        how = f"with speculation (K {self.option.k})" if self.option.speculation else "without speculation"
+        return f"{self.node}, TP {self.tp}, {how}"
+
+    def cost_key(self) -> tuple:
+        """Cheapest first: priced options by $/month, then unpriced ones by GPUs."""
+        o = self.option
+        return (o.usd_per_month is None, o.usd_per_month or 0.0, o.gpus)
+
+    def miss_key(self) -> tuple:
+        """Nearest miss first: the smallest worst shortfall, then the cost."""
+        return (max((m.shortfall_frac for m in self.option.misses), default=0.0), *self.cost_key())
+
+
+class SpeculationSaving(BaseModel):
+    """What the recommended (speculative) option saves against the cheapest option without speculation.
+
+    Both meet every objective; the saving is positive (never a negative saving)."""
+
+    against: str
+    gpus_saved: int
+    gpus_frac: float | None
+    usd_per_month: float | None
+
+    def describe(self) -> str:
+        parts = []
+        if self.gpus_frac is not None:
+            parts.append(f"{self.gpus_frac:.0%} of GPUs ({self.gpus_saved:,} GPUs)")
+        if self.usd_per_month is not None:
+            parts.append(f"${self.usd_per_month:,.0f} per month")
+        return f"speculation saves {' and '.join(parts)} against {self.against}"
+
+
+class FleetRecommendation(BaseModel):
+    """A comparison read as a decision: the cheapest option that meets every objective, and the others."""
+
+    traffic: Traffic
+    quotes: list[FleetQuote]
+    unusable: list[str]
+    #: Options that meet every objective, cheapest first.
+    meeting: list[QuotedOption]
+    #: Options that miss at least one objective, nearest miss first, each with its misses.
+    missing: list[QuotedOption]
+    saving: SpeculationSaving | None = None
+    #: Why speculation is not recommended when an option with the draft also meets the objectives.
+    speculation_note: str | None = None
+
+    @property
+    def recommended(self) -> QuotedOption | None:
+        return self.meeting[0] if self.meeting else None
+
+    @property
+    def nearest_miss(self) -> QuotedOption | None:
+        return self.missing[0] if self.missing else None
+
+    @property
+    def headline(self) -> str:
+        """The verdict in one sentence."""
+        best = self.recommended
+        if best is not None:
+            o = best.option
+            cost = f"${o.usd_per_month:,.0f} per month" if o.usd_per_month is not None else "no catalog price"
+            return (
+                f"Cheapest option that meets every objective: {o.nodes} x {best.node} (TP {best.tp}, "
+                f"{'with' if o.speculation else 'without'} speculation), {o.gpus:,} GPUs, {cost}"
+            )
+        near = self.nearest_miss
+        if near is None:
+            return "No node type can serve this model: see the reasons below"
+        return (
+            f"No option meets every objective ({self.traffic.objectives()}). Nearest miss: {near.label}, which misses "
+            + "; ".join(m.describe() for m in near.option.misses)
+        )
+
+
+def recommend_fleet(traffic: Traffic, quotes: list[FleetQuote], unusable: list[str]) -> FleetRecommendation:
+    """Split every option into those that meet the objectives (cheapest first) and those that miss.
+
+    A saving is computed only between options that meet every objective: the recommended option, when it
+    speculates, against the cheapest option without speculation, and only where that one costs more.
+    """
+    options = [
+        QuotedOption(node=q.node, tp=q.tp, gpu=q.gpu, usd_per_gpu_hour=q.usd_per_gpu_hour, option=o)
+        for q in quotes
+        for o in (q.without_speculation, q.with_speculation)
+        if o is not None
+    ]
+    meeting = sorted((o for o in options if o.option.meets_slo), key=QuotedOption.cost_key)
+    missing = sorted((o for o in options if not o.option.meets_slo), key=QuotedOption.miss_key)
+    saving, note = None, None
+    if meeting:
+        best = meeting[0]
+        plain = next((o for o in meeting if not o.option.speculation), None)
+        spec = next((o for o in meeting if o.option.speculation), None)
+        if best.option.speculation and plain is not None and plain.cost_key() > best.cost_key():
+            gpus = plain.option.gpus - best.option.gpus
+            usd = (
+                plain.option.usd_per_month - best.option.usd_per_month
+                if plain.option.usd_per_month is not None and best.option.usd_per_month is not None
+                else None
+            )
+            saving = SpeculationSaving(
+                against=f"{plain.label} ({plain.option.gpus:,} GPUs)",
+                gpus_saved=max(gpus, 0),
+                gpus_frac=gpus / plain.option.gpus if gpus > 0 else None,
+                usd_per_month=usd if usd is not None and usd > 0 else None,
+            )
+            if saving.gpus_frac is None and saving.usd_per_month is None:
+                saving = None
+        elif not best.option.speculation and spec is not None:
+            extra = (
+                f"${spec.option.usd_per_month - best.option.usd_per_month:,.0f} per month more"
+                if spec.option.usd_per_month is not None and best.option.usd_per_month is not None
+                else f"{spec.option.gpus:,} GPUs against {best.option.gpus:,}"
+            )
+            note = (
+                f"Speculation does not pay at this load: the cheapest option with the draft ({spec.label}) "
+                f"costs {extra}"
+            )
+        elif not best.option.speculation and any(o.option.speculation for o in missing):
+            note = "With the draft, no option meets every objective"
+    return FleetRecommendation(
+        traffic=traffic,
+        quotes=quotes,
+        unusable=unusable,
+        meeting=meeting,
+        missing=missing,
+        saving=saving,
+        speculation_note=note,
+    )
+
+
+def plan_fleet(target, nodes, traffic: Traffic, *, draft=None, **fields) -> FleetRecommendation:
+    """:func:`compare_nodes` read as a decision (:func:`recommend_fleet`)."""
+    quotes, unusable = compare_nodes(target, nodes, traffic, draft=draft, **fields)
+    return recommend_fleet(traffic, quotes, unusable)

@@ -186,3 +186,9 @@ def rope_cache_bytes(arch: Architecture, config: dict, element_bytes: int) -> in
     if arch.model_type.startswith("gemma3") and arch.num_sliding_layers:
         caches += arch.max_position_embeddings  # the local rope of the sliding layers, unscaled
     return caches * rotary_dim * element_bytes
+
+
+def memory_accuracy() -> dict[str, str]:
+    """The memory model's recorded error against real start-up logs (``calibration.accuracy`` in data/engines.json,
+    as ``make bench-accuracy`` printed it): the command, the date and one line per figure."""
+    return dict(engines_file()["calibration"].get("accuracy", {}))

@@ -1,10 +1,12 @@
 """Reports: documents (PDF, XLSX, HTML, JSON, Markdown), tables and charts built from core results; no formulas."""
 
 from planner.reports import charts
-from planner.reports.document import MIME, Report, Section
-from planner.reports.quote import quote_report, quotes_table
+from planner.reports.document import FORMATS, MIME, Report, Section, Summary
+from planner.reports.quote import misses_table, options_table, quote_report, quotes_table
+from planner.reports.render_pdf import chromium_available as pdf_available
 from planner.reports.screen import human_columns, human_label, memory_components_view, suggestions_view, whole_requests
 from planner.reports.sizing import sizing_report
+from planner.reports.table_format import Table
 from planner.reports.tables import (
     COLUMNS,
     MAIN_COLUMNS,
@@ -26,6 +28,7 @@ from planner.reports.tables import (
 
 __all__ = [
     "COLUMNS",
+    "FORMATS",
     "MAIN_COLUMNS",
     "MIME",
     "VALUE_LABELS",
@@ -33,6 +36,8 @@ __all__ = [
     "Report",
     "ScreenTable",
     "Section",
+    "Summary",
+    "Table",
     "charts",
     "gpu_memory_table",
     "gpus_table",
@@ -41,8 +46,11 @@ __all__ = [
     "log_facts_table",
     "log_facts_view",
     "memory_components_view",
+    "misses_table",
     "models_table",
     "nodes_table",
+    "options_table",
+    "pdf_available",
     "quote_report",
     "quotes_table",
     "screen_table",

@@ -1,15 +1,122 @@
-"""A fleet quote as a table and as an exportable report (planner.reports.document)."""
+"""A fleet quote as a document a solution architect can send (planner.reports.document).
+
+The summary names the cheapest option that meets every objective (what to buy, its cost per month and
+per million output tokens, the main assumption); the options that meet are listed cheapest first, those
+that miss are shown apart with what they miss and by how much, never priced as a quote. Savings come
+from :func:`planner.decisions.recommend_fleet`, which only compares options that meet the objectives.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from planner.decisions.fleet import HOURS_PER_MONTH, FleetQuote, Traffic
+from planner.catalog.lookup import get_price
+from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote, FleetRecommendation, QuotedOption
+from planner.reports.accuracy import accuracy_figures, model_sources
 from planner.reports.charts.fleet import cost_by_node
-from planner.reports.document import Report, Section
+from planner.reports.document import Report, Section, Summary
+from planner.reports.table_format import Table
+from planner.units import fmt_ms, fmt_pct, fmt_usd, fmt_usd_per_month
+
+OBJECTIVES_SOURCE = "https://github.com/mlcommons/inference/blob/master/loadgen/mlperf.conf"
+#: Kinds of the option tables' columns (planner.reports.table_format).
+OPTION_KINDS = {
+    "GPUs": "int",
+    "Nodes": "int",
+    "Replicas": "int",
+    "K": "int",
+    "Cost / month": "usd_month",
+    "Cost / 1M output tokens": "usd_cents",
+    "$ / GPU-hour": "usd_cents",
+    "p99 TTFT": "ms",
+    "p99 TPOT": "ms",
+    "Mean running requests / replica": "float",
+    "Requests/s / replica": "float",
+    "Replica capacity (req/s, offline)": "float",
+    "Worst shortfall": "pct",
+    "GPU compute used": "pct",
+    "HBM bandwidth used": "pct",
+}
+KEY_COLUMNS = ["Option", "Nodes", "GPUs", "Cost / month", "Cost / 1M output tokens", "p99 TTFT", "p99 TPOT"]
+OPTION_COLUMNS = [
+    *KEY_COLUMNS,
+    "Replicas",
+    "K",
+    "$ / GPU-hour",
+    "Mean running requests / replica",
+    "Requests/s / replica",
+    "Replica capacity (req/s, offline)",
+    "GPU compute used",
+    "HBM bandwidth used",
+    "Needs its last replica for",
+    "One replica limited by",
+]
+
+
+def _percentile_columns(frame: pd.DataFrame, percentile: float) -> pd.DataFrame:
+    """Name the latency columns by the traffic's percentile (p99 unless set otherwise)."""
+    name = f"p{percentile:g}"
+    return frame.rename(columns={"p99 TTFT": f"{name} TTFT", "p99 TPOT": f"{name} TPOT"})
+
+
+def _kinds(percentile: float) -> dict[str, str]:
+    name = f"p{percentile:g}"
+    return {k.replace("p99", name): v for k, v in OPTION_KINDS.items()}
+
+
+def _option_row(q: QuotedOption) -> dict:
+    o = q.option
+    return {
+        "Option": q.label,
+        "Nodes": o.nodes,
+        "GPUs": o.gpus,
+        "Cost / month": o.usd_per_month,
+        "Cost / 1M output tokens": o.usd_per_million_output_tokens,
+        "p99 TTFT": o.ttft_s,
+        "p99 TPOT": o.tpot_s,
+        "Replicas": o.replicas,
+        "K": o.k,
+        "$ / GPU-hour": q.usd_per_gpu_hour,
+        "Mean running requests / replica": o.batch_size,
+        "Requests/s / replica": o.requests_per_s_per_replica,
+        "Replica capacity (req/s, offline)": o.capacity_requests_per_s,
+        "GPU compute used": o.delivered_flops_frac,
+        "HBM bandwidth used": o.delivered_bandwidth_frac,
+        "Needs its last replica for": o.limited_by,
+        "One replica limited by": o.replica_limited_by,
+    }
+
+
+def options_table(options: list[QuotedOption], percentile: float = 99.0) -> Table:
+    """Options that meet every objective, cheapest first: decisive columns, then the details."""
+    frame = pd.DataFrame([_option_row(q) for q in options], columns=OPTION_COLUMNS)
+    name = f"p{percentile:g}"
+    return Table(
+        _percentile_columns(frame, percentile),
+        _kinds(percentile),
+        [c.replace("p99", name) for c in KEY_COLUMNS],
+    )
+
+
+def misses_table(options: list[QuotedOption], percentile: float = 99.0) -> Table:
+    """Options that miss an objective, nearest miss first: what each misses and by how much (no price)."""
+    rows = [
+        {
+            "Option": q.label,
+            "Misses": "; ".join(m.describe() for m in q.option.misses),
+            "Worst shortfall": max((m.shortfall_frac for m in q.option.misses), default=None),
+            "p99 TTFT": q.option.ttft_s,
+            "p99 TPOT": q.option.tpot_s,
+            "GPUs tried": q.option.gpus,
+        }
+        for q in options
+    ]
+    frame = pd.DataFrame(rows, columns=["Option", "Misses", "Worst shortfall", "p99 TTFT", "p99 TPOT", "GPUs tried"])
+    return Table(_percentile_columns(frame, percentile), {**_kinds(percentile), "GPUs tried": "int"})
 
 
 def quotes_table(quotes: list[FleetQuote]) -> pd.DataFrame:
+    """Every option of every quote, full precision (the CLI's and JSON's view)."""
     rows = []
     for q in quotes:
         for option in (q.without_speculation, q.with_speculation):
@@ -21,58 +128,162 @@ def quotes_table(quotes: list[FleetQuote]) -> pd.DataFrame:
                     "TP": q.tp,
                     "speculation": "yes" if option.speculation else "no",
                     "K": option.k,
-                    "mean batch / replica": option.batch_size,
-                    "TPOT at percentile (ms)": option.tpot_s * 1e3,
-                    "TTFT at percentile (ms)": option.ttft_s * 1e3,
-                    "req/s / replica": option.requests_per_s_per_replica,
-                    "replicas": option.replicas,
-                    "nodes": option.nodes,
                     "GPUs": option.gpus,
-                    "$/GPU-hour": q.usd_per_gpu_hour,
-                    "$/hour": option.usd_per_hour,
                     "$/month": option.usd_per_month,
                     "$/1M output tokens": option.usd_per_million_output_tokens,
                     "meets objectives": option.meets_slo,
-                    "chosen": option.speculation == q.speculation_chosen,
-                    "binding constraint": option.limited_by,
-                    "replica limited by": option.replica_limited_by,
+                    "misses": "; ".join(m.describe() for m in option.misses),
                 }
             )
     return pd.DataFrame(rows)
 
 
+def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summary:
+    t = plan.traffic
+    load = (
+        f"{t.requests_per_s:,.4g} requests per second of {t.prompt_tokens:,} prompt + {t.output_tokens:,} output tokens"
+    )
+    assumption = (
+        f"Main assumptions: the draft {draft} accepts α = {t.alpha:.2f} of its tokens (measure it on your traffic; "
+        "a lower α needs more GPUs), prices are on-demand list prices, and each replica is simulated under "
+        "Poisson arrivals."
+        if draft
+        else "Main assumptions: prices are on-demand list prices, and each replica is simulated under Poisson arrivals."
+    )
+    best = plan.recommended
+    if best is not None:
+        o = best.option
+        how = f"with speculative decoding (draft {draft}, K = {o.k})" if o.speculation else "without speculation"
+        text = (
+            f"Buy {o.nodes:,} x {best.node}: {o.gpus:,} GPUs at tensor parallel {best.tp}, {how}, for "
+            f"{fmt_usd_per_month(o.usd_per_month)} ({fmt_usd(o.usd_per_million_output_tokens, 2)} per million "
+            f"output tokens). This is the cheapest option that meets every objective ({t.objectives()}) for {load} "
+            f"of {target}: {fmt_ms(o.ttft_s)} TTFT and {fmt_ms(o.tpot_s)} TPOT at p{t.percentile:g}."
+        )
+        if plan.saving is not None:
+            text += f" Against the cheapest option without it, {plan.saving.describe()}."
+        elif plan.speculation_note:
+            text += f" {plan.speculation_note}."
+        if plan.missing:
+            text += f" {len(plan.missing)} other option(s) miss an objective and are shown apart."
+    else:
+        near = plan.nearest_miss
+        text = f"No option meets every objective ({t.objectives()}) for {load} of {target}."
+        if near is not None:
+            text += (
+                f" The nearest miss is {near.label}: " + "; ".join(m.describe() for m in near.option.misses) + "."
+                " Relax that objective, shorten the requests, or add a node type with faster GPUs."
+            )
+    rows = [("Recommended", best)] if best else []
+    plain = next((q for q in plan.meeting if not q.option.speculation), None)
+    if best is not None and best.option.speculation and plain is not None:
+        rows.append(("Cheapest without speculation", plain))
+    if plan.nearest_miss is not None:
+        rows.append(("Nearest miss", plan.nearest_miss))
+    table = pd.DataFrame(
+        [
+            {
+                "": role,
+                "Option": q.label,
+                "GPUs": q.option.gpus if q.option.meets_slo else None,
+                "Cost / month": q.option.usd_per_month if q.option.meets_slo else None,
+                "p99 TPOT": q.option.tpot_s,
+                "Meets every objective": "yes" if q.option.meets_slo else "no",
+            }
+            for role, q in rows
+        ],
+        columns=["", "Option", "GPUs", "Cost / month", "p99 TPOT", "Meets every objective"],
+    )
+    return Summary(
+        text=f"{text} {assumption}", table=Table(_percentile_columns(table, t.percentile), _kinds(t.percentile))
+    )
+
+
+def _price_sources(quotes: list[FleetQuote]) -> list[tuple[str, str]]:
+    sources = []
+    for gpu in sorted({q.gpu for q in quotes}):
+        price = get_price(gpu)
+        for obs in price.observations if price else []:
+            for src in [obs.source] if isinstance(obs.source, str) else obs.source:
+                sources.append((f"{gpu} price ${obs.usd_per_gpu_hour:,.2f}/GPU-hour, {obs.provider}, {obs.date}", src))
+    return sources
+
+
 def quote_report(
-    target: str, draft: str | None, traffic: Traffic, quotes: list[FleetQuote], unusable: list[str]
+    target: str,
+    draft: str | None,
+    plan: FleetRecommendation,
+    *,
+    customer: str = "",
+    prepared_by: str = "",
+    scenario_link: str = "",
 ) -> Report:
-    notes = [f"{q.node}: price {q.price_source}" for q in quotes]
+    """The quote document for ``plan`` (:func:`planner.decisions.plan_fleet`)."""
+    t, quotes, pct = plan.traffic, plan.quotes, plan.traffic.percentile
+    sections = [
+        Section(
+            title="Options that meet every objective",
+            text="Cheapest first. Each node type is quoted at its cheapest tensor-parallel layout, with and without "
+            "the draft; the first row is the recommendation."
+            if plan.meeting
+            else "None: see the options that miss below.",
+            table=options_table(plan.meeting, pct) if plan.meeting else None,
+            figure=cost_by_node(quotes) if quotes else None,
+            notes=[f"{q.node}: price {q.price_source}" for q in quotes],
+        )
+    ]
+    if plan.missing:
+        sections.append(
+            Section(
+                title="Options that miss an objective",
+                text="Shown apart and not priced: none of these meets every objective at any fleet size searched. "
+                "Each lists the percentile it reaches against the objective and how far over it is.",
+                table=misses_table(plan.missing, pct),
+            )
+        )
+    if plan.unusable:
+        sections.append(Section(title="Node types that cannot serve the model", notes=plan.unusable))
+    notes = list(dict.fromkeys(n for q in quotes for n in q.notes))
     return Report(
         title=f"Serving quote: {target}" + (f" with draft {draft}" if draft else ""),
+        subtitle=f"{t.requests_per_s:,.4g} requests/s of {t.prompt_tokens:,} + {t.output_tokens:,} tokens; "
+        f"objectives {t.objectives()}",
+        customer=customer,
+        prepared_by=prepared_by,
+        scenario_link=scenario_link,
+        summary=_summary(target, draft, plan),
         inputs={
-            "target": target,
-            "draft": draft or "none",
-            "requests per second": traffic.requests_per_s,
-            "prompt tokens": traffic.prompt_tokens,
-            "output tokens": traffic.output_tokens,
-            "TTFT objective (ms)": traffic.ttft_slo_s * 1e3 if traffic.ttft_slo_s else "none",
-            "TPOT objective (ms)": traffic.tpot_slo_s * 1e3 if traffic.tpot_slo_s else "none",
-            "objective percentile": traffic.percentile,
-            "assumed acceptance α": traffic.alpha,
+            "Target": target,
+            "Draft": draft or "none",
+            "Requests per second": f"{t.requests_per_s:,.4g}",
+            "Prompt tokens": f"{t.prompt_tokens:,}",
+            "Output tokens": f"{t.output_tokens:,}",
+            "TTFT objective": fmt_ms(t.ttft_slo_s, 0) if t.ttft_slo_s else "none",
+            "TPOT objective": fmt_ms(t.tpot_slo_s, 0) if t.tpot_slo_s else "none",
+            "Objectives hold at": f"p{pct:g}",
+            "Assumed acceptance α": f"{t.alpha:.2f}",
+            "Price": f"{fmt_usd(t.usd_per_gpu_hour, 2)} / GPU-hour (entered)" if t.usd_per_gpu_hour else "catalog",
         },
-        sections=[
-            Section(
-                title="Nodes and cost by node type",
-                table=quotes_table(quotes),
-                figure=cost_by_node(quotes),
-                notes=notes,
-            ),
-            *([Section(title="Node types that cannot serve the model", notes=unusable)] if unusable else []),
-        ],
+        sections=sections,
         assumptions=[
             f"a month is {HOURS_PER_MONTH} hours of on-demand time; prices are dated and editable (data/prices.json)",
             "replicas: the fewest at which a simulated replica (continuous batching, chunked prefill, the memory "
-            "plan's KV cache, the engine's request caps) meets the objectives at its share of the traffic",
-            *(quotes[0].notes if quotes else []),
-            "memory: engine budget model calibrated on real start-up logs (make bench-accuracy); speed: roofline model "
-            "calibrated on published measurements (make bench-speed-accuracy)",
+            "plan's KV cache, the engine's request caps) meets the objectives at its share of the traffic; "
+            "throughput is met by sizing (replicas x capacity covers the offered rate)",
+            "tensor parallelism is chosen per option (every degree the model admits on the node is tried) and K is "
+            "the one that pays most at the load a replica runs",
+            *notes,
+            f"objective presets: MLPerf Inference Server (TTFT {SLO_PRESETS['server'][0]:g} s, TPOT "
+            f"{fmt_ms(SLO_PRESETS['server'][1], 0)}) and Interactive (TTFT {SLO_PRESETS['interactive'][0]:g} s, "
+            f"TPOT {fmt_ms(SLO_PRESETS['interactive'][1], 0)}) at p99",
+            f"GPU share of peak at the quoted load: compute and HBM bandwidth used are at most "
+            f"{fmt_pct(max((o.option.delivered_flops_frac for o in plan.meeting), default=None))} and "
+            f"{fmt_pct(max((o.option.delivered_bandwidth_frac for o in plan.meeting), default=None))} of the peaks",
         ],
+        sources=[
+            ("Latency objectives (MLPerf Inference loadgen)", OBJECTIVES_SOURCE),
+            *model_sources(),
+            *_price_sources(quotes),
+        ],
+        accuracy=accuracy_figures(),
     )

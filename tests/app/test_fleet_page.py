@@ -1,18 +1,52 @@
-"""Fleet & Quote page: a quote per node type, the cheapest first, and report exports."""
+"""Fleet & Quote page: the cheapest option that meets every objective, misses apart, exports on demand."""
 
 from __future__ import annotations
 
 from tests.app.conftest import page
 
 
-def test_quote_renders_and_exports():
+def _table(at, column: str):
+    """The first table on the page with ``column`` (the options that meet: "Cost / month"; that miss: "Misses")."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_quote_names_the_cheapest_option_that_meets_every_objective():
     at = page("fleet.py").run()
     assert not at.exception
-    assert "Cheapest" in at.success[0].value
-    assert any(i.value.startswith("Binding constraint") for i in at.info)
-    table = at.dataframe[0].value
-    assert {"yes", "no"} == set(table["speculation"])
-    assert len(at.get("download_button")) == 4  # xlsx, html, json, md (PDF on demand)
+    assert at.success[0].value.startswith("Cheapest option that meets every objective")
+    meeting = _table(at, "Cost / month")
+    assert list(meeting.columns)[:3] == ["Option", "Nodes", "GPUs"]
+    assert meeting["Cost / month"].str.match(r"^\$[\d,]+ / month$").all()  # formatted for people
+    assert not meeting.isin(["nan", "None"]).any().any()
+    # the recommended option is the first row, named in the headline
+    assert meeting["Option"].iloc[0].split(",")[0] in at.success[0].value
+
+
+def test_the_page_says_which_sidebar_fields_it_uses():
+    at = page("fleet.py").run()
+    text = " ".join(c.value for c in at.caption)
+    assert "Tensor parallelism is chosen per option" in text and "not used here" in text
+
+
+def test_a_tight_tpot_objective_sets_misses_apart_with_their_shortfall():
+    at = page("fleet.py").run()
+    at.number_input(key="fleet_slo").set_value(15.0).run()
+    assert not at.exception
+    misses = _table(at, "Misses")
+    assert misses["Misses"].str.contains(r"TPOT .* ms against an objective of 15\.0 ms \(\d+% over\)").all()
+    if at.success:
+        assert at.success[0].value.startswith("Cheapest option that meets every objective")
+        meeting = _table(at, "Cost / month")
+        assert not set(meeting["Option"]) & set(misses["Option"])
+    else:
+        assert at.error[0].value.startswith("No option meets every objective")
+
+
+def test_exports_are_buttons_built_on_demand_pdf_first():
+    at = page("fleet.py").run()
+    buttons = at.get("download_button")
+    assert [b.proto.label for b in buttons] == ["PDF", "HTML", "XLSX", "Markdown", "JSON"]
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in buttons)  # built when clicked, not per rerun
 
 
 def test_no_node_selected_is_a_message():
@@ -20,3 +54,11 @@ def test_no_node_selected_is_a_message():
     at.multiselect(key="fleet_nodes").set_value([]).run()
     assert not at.exception
     assert "Pick at least one node type" in at.info[0].value
+
+
+def test_a_prompt_longer_than_the_context_is_an_error_naming_the_field():
+    at = page("fleet.py").run()
+    at.number_input(key="fleet_prompt").set_value(1_000_000).run()
+    assert not at.exception
+    assert any("prompt_tokens" in e.value and "131,072" in e.value for e in at.error)
+    assert not at.success

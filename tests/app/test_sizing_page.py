@@ -66,3 +66,10 @@ def test_the_first_screen_loads_a_worked_example_in_one_click():
     assert at.sidebar.selectbox(key="scenario_node").value == "8x-h100-sxm-80gb"
     assert at.query_params["d"] in ("meta-llama/Llama-3.2-3B", ["meta-llama/Llama-3.2-3B"])
     assert "Fits" in at.success[0].value
+
+
+def test_sizing_exports_every_format_on_demand():
+    at = page("sizing.py").run()
+    buttons = at.get("download_button")
+    assert [b.proto.label for b in buttons] == ["PDF", "HTML", "XLSX", "Markdown", "JSON"]
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in buttons)  # built when clicked, not per rerun

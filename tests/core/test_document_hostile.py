@@ -58,7 +58,9 @@ def test_xlsx_cells_never_start_a_formula():
                 if isinstance(cell.value, str):
                     assert not cell.value.startswith(("=", "+", "-", "@")), (sheet.title, cell.value)
     names = [sheet.title for sheet in book.worksheets]
-    assert len(names) == 4  # summary + three sections, whatever their titles hold
+    assert len(names) == 5  # summary + three sections + assumptions, whatever their titles hold
+    assert names[0] == "Summary" and names[-1] == "Assumptions"
+    assert not any("\n" in name for name in names)
 
 
 def test_html_carries_a_policy_that_loads_nothing():

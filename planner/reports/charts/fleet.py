@@ -5,28 +5,52 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from planner.decisions.fleet import FleetQuote
+from planner.units import fmt_usd
 
 
 def cost_by_node(quotes: list[FleetQuote]) -> go.Figure:
-    """Monthly cost (or GPUs, without prices) on each node type, with and without speculation."""
+    """Monthly cost (or GPUs, without prices) on each node type, with and without speculation.
+
+    Only options that meet every objective get a bar; an option that misses one is marked "misses an
+    objective" at the axis (its fleet is not a quote).
+    """
     priced = all(q.usd_per_gpu_hour for q in quotes)
     labels = [f"{q.node} (TP {q.tp})" for q in quotes]
 
     def value(option):
-        if option is None:
+        if option is None or not option.meets_slo:
             return None
         return option.usd_per_month if priced else option.gpus
 
+    def text(option):
+        if option is None:
+            return "no draft"
+        if not option.meets_slo:
+            return "misses an objective"
+        return fmt_usd(option.usd_per_month) if priced else f"{option.gpus:,} GPUs"
+
     fig = go.Figure()
-    fig.add_bar(
-        name="without speculation", x=labels, y=[value(q.without_speculation) for q in quotes], marker_color="#a0aec0"
-    )
-    fig.add_bar(name="with the draft", x=labels, y=[value(q.with_speculation) for q in quotes], marker_color="#2b6cb0")
+    for name, pick, color in (
+        ("without speculation", lambda q: q.without_speculation, "#a0aec0"),
+        ("with the draft", lambda q: q.with_speculation, "#2b6cb0"),
+    ):
+        options = [pick(q) for q in quotes]
+        fig.add_bar(
+            name=name,
+            x=labels,
+            y=[value(o) if value(o) is not None else 0 for o in options],
+            text=[text(o) for o in options],
+            textposition="outside",
+            cliponaxis=False,
+            marker_color=color,
+        )
     fig.update_layout(
         barmode="group",
+        title={"text": "Options that meet every objective", "font": {"size": 14}},
         yaxis_title="USD per month (730 h)" if priced else "GPUs",
-        height=380,
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        legend={"orientation": "h", "y": -0.3},
+        height=400,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "y": -0.25},
+        uniformtext={"minsize": 9, "mode": "show"},
     )
     return fig
