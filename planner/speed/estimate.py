@@ -13,9 +13,7 @@ levels only warn (``planner.speed.policy``). Serving under load (queues, prefill
 KV limits) is :mod:`planner.speed.simulate`.
 
 >>> from planner.catalog.lookup import get_model, get_node
->>> from planner.catalog.speculators import mtp_layer_count
-from planner.catalog.speculators import mtp_layer_count
-from planner.deployment import Deployment
+>>> from planner.deployment import Deployment
 >>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8,
 ...                          draft=get_model("Llama-3.2-1B"))
 >>> est = estimate_speed(dep, SpeedWorkload.build(alpha=0.8, k=5))
