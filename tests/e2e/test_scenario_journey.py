@@ -29,7 +29,7 @@ def _metric(page, label: str) -> str:
 
 
 def _sidebar_value(page, label: str) -> str:
-    return page.locator("[data-testid=stSidebar]").get_by_label(label).input_value()
+    return page.locator("[data-testid=stSidebar]").get_by_label(label, exact=True).input_value()
 
 
 def _settled(page) -> None:
@@ -62,7 +62,7 @@ def test_worked_example_survives_pages_reload_and_a_new_browser(browser, page, a
     for title in PAGES:
         _go(page, title)
         assert page.locator("[data-testid=stException]").count() == 0, title
-        assert _sidebar_value(page, "Draft model") == "meta-llama/Llama-3.2-3B", title
+        assert _sidebar_value(page, "Draft model, head or method") == "meta-llama/Llama-3.2-3B", title
         assert _sidebar_value(page, "Max model length (tokens)") == "32768", title
         assert "len=32768" in page.url, title
         _shot(page, f"2_{title.split()[0].lower()}")
@@ -83,7 +83,7 @@ def test_worked_example_survives_pages_reload_and_a_new_browser(browser, page, a
         shared.get_by_role("heading", name="Sizing", exact=True).wait_for()
         _settled(shared)
         assert _metric(shared, "KV cache tokens") == kv_tokens
-        assert _sidebar_value(shared, "Draft model") == "meta-llama/Llama-3.2-3B"
+        assert _sidebar_value(shared, "Draft model, head or method") == "meta-llama/Llama-3.2-3B"
         _shot(shared, "4_shared_link")
     finally:
         other.close()
