@@ -49,16 +49,19 @@ price = st.number_input(
 
 
 @st.cache_data(show_spinner="Sizing fleets...", max_entries=32)
-def _plan(target_id, draft_id, traffic, node_list, engine, kv_dtype):
+def _plan(target_id, speculator, traffic, node_list, engine, kv_dtype):
+    """``speculator``: (draft id or None, draft-free method or None)."""
+    draft_id, method = speculator
     target = lookup_model(target_id)
     draft = lookup_model(draft_id) if draft_id else None
-    return plan_fleet(target, [get_node(n) for n in node_list], traffic, draft=draft, engine=engine, kv_dtype=kv_dtype)
+    nodes = [get_node(n) for n in node_list]
+    return plan_fleet(target, nodes, traffic, draft=draft, method=method, engine=engine, kv_dtype=kv_dtype)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _views(target_id, draft_id, traffic, node_list, engine, kv_dtype):
+def _views(target_id, speculator, traffic, node_list, engine, kv_dtype):
     """The page's tables and chart of one plan, built once (read-only; reruns reuse them)."""
-    plan = _plan(target_id, draft_id, traffic, node_list, engine, kv_dtype)
+    plan = _plan(target_id, speculator, traffic, node_list, engine, kv_dtype)
     pct = traffic.percentile
     meeting = options_table(plan.meeting, pct) if plan.meeting else None
     return (
@@ -81,11 +84,13 @@ traffic = guarded(
         usd_per_gpu_hour=price or None,
     )
 )
-draft_id = scenario.draft if scenario else None
+method = scenario.method if scenario else None
+draft_id = scenario.draft if scenario and not method else None
+speculator_label = draft_id or {"ngram": "n-gram lookup", "mtp": "MTP module"}.get(method or "")
 key = (
     (
         scenario.target,
-        draft_id,
+        (draft_id, method),
         traffic,
         tuple(chosen),
         scenario.engine if scenario.engine != "hf" else "vllm",
@@ -134,7 +139,7 @@ if plan is not None:
     link = scenario_link(scenario.to_query())
 
     def build_report():
-        return quote_report(scenario.target, draft_id, plan, scenario_link=link)
+        return quote_report(scenario.target, speculator_label, plan, scenario_link=link)
 
     export_buttons(build_report, "quote", "fleet")
     with st.expander("Assumptions"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from planner import Deployment
 from planner.catalog import get_node, resolve_model
 from planner.cli.common import (
     add_json_flag,
@@ -19,6 +20,7 @@ from planner.cli.common import (
 from planner.decisions import SLO_PRESETS, Traffic, compare_nodes, recommend_fleet
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.reports import quote_report
+from planner.speed import deployment_acceptance
 
 
 def _percentile(text: str) -> float:
@@ -31,6 +33,16 @@ def _percentile(text: str) -> float:
     return value
 
 
+def _alpha(args: argparse.Namespace, target, node, speculation: dict) -> tuple[float, str]:
+    """α as entered, else the speculator's measured, published or prior α (the default when nothing speculates)."""
+    if args.alpha is not None:
+        return args.alpha, "entered"
+    if speculation["draft"] is None and speculation["method"] is None:
+        return ACCEPTANCE_ALPHA, "unused: no speculation"
+    estimate = deployment_acceptance(Deployment.on_node(target, node, tp=1, **speculation))
+    return estimate.alpha, estimate.source
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser("quote", help="nodes and cost to serve a traffic level, with and without a draft")
     target = parser.add_mutually_exclusive_group(required=True)
@@ -39,6 +51,11 @@ def register(subparsers) -> None:
     draft = parser.add_mutually_exclusive_group()
     draft.add_argument("--draft", metavar="ID", type=catalog_name)
     draft.add_argument("--draft-config", metavar="PATH", type=path_arg)
+    draft.add_argument(
+        "--method",
+        choices=("ngram", "mtp"),
+        help="speculate without a draft model: n-gram lookup, or the target's own MTP layers",
+    )
     parser.add_argument(
         "--node", action="append", type=catalog_name, required=True, help="node type; repeat to compare several"
     )
@@ -59,8 +76,7 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--alpha",
         type=fraction,
-        default=ACCEPTANCE_ALPHA,
-        help=f"assumed acceptance of the draft (default {ACCEPTANCE_ALPHA})",
+        help="assumed acceptance α (default: the pair's measured, published or prior α, printed with its source)",
     )
     parser.add_argument("--price-usd-per-gpu-hour", type=positive_float, help="override the catalog price")
     parser.add_argument("--engine", default="vllm", choices=["vllm", "vllm-v0", "sglang", "trtllm"])
@@ -75,6 +91,9 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     target = resolve_model(args.target, args.target_config, field="target")
     draft = resolve_model(args.draft, args.draft_config, field="draft") if (args.draft or args.draft_config) else None
+    nodes = [get_node(n) for n in args.node]
+    speculation = {"draft": draft, "method": args.method}
+    alpha, alpha_source = _alpha(args, target, nodes[0], speculation)
     traffic = Traffic.build(
         requests_per_s=args.requests_per_s,
         prompt_tokens=args.prompt_tokens,
@@ -82,17 +101,19 @@ def run(args: argparse.Namespace) -> int:
         ttft_slo_s=args.ttft_slo_ms / 1e3 if args.ttft_slo_ms else SLO_PRESETS[args.slo_preset][0],
         tpot_slo_s=args.tpot_slo_ms / 1e3 if args.tpot_slo_ms else SLO_PRESETS[args.slo_preset][1],
         percentile=args.percentile,
-        alpha=args.alpha,
+        alpha=alpha,
         usd_per_gpu_hour=args.price_usd_per_gpu_hour,
     )
-    nodes = [get_node(n) for n in args.node]
-    quotes, unusable = compare_nodes(target, nodes, traffic, draft=draft, engine=args.engine, kv_dtype=args.kv_dtype)
+    quotes, unusable = compare_nodes(target, nodes, traffic, **speculation, engine=args.engine, kv_dtype=args.kv_dtype)
     plan = recommend_fleet(traffic, quotes, unusable)
-    report = quote_report(target.id, draft.id if draft else None, plan)
+    speculator = draft.id if draft else {"ngram": "n-gram lookup", "mtp": "MTP module"}.get(args.method or "")
+    report = quote_report(target.id, speculator, plan)
     if args.export:
         write_report(report, args.export)
-    lines = [f"Serving {traffic.requests_per_s:g} req/s of {target.id}" + (f" (+ draft {draft.id})" if draft else "")]
+    lines = [f"Serving {traffic.requests_per_s:g} req/s of {target.id}" + (f" (+ {speculator})" if speculator else "")]
     lines.append(f"  objectives: {traffic.objectives()}")
+    if speculator:
+        lines.append(f"  acceptance α {alpha:.3f} ({alpha_source})")
     lines.append(f"  {plan.headline}")
     if plan.saving is not None:
         lines.append(f"  {plan.saving.describe()}")
@@ -104,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
                 cost = f"${o.usd_per_month:,.0f}/month" if o.usd_per_month else "no price"
                 if not o.meets_slo:
                     cost = "misses: " + "; ".join(m.describe() for m in o.misses)
-                mark = " <- chosen" if (o.speculation == q.speculation_chosen and q.with_speculation) else ""
+                mark = " <- recommended" if plan.recommended is not None and o is plan.recommended.option else ""
                 lines.append(
                     f"  {q.node:<20} TP {q.tp} {'spec ' if o.speculation else 'plain'}: {o.replicas} replica(s), "
                     f"{o.nodes} node(s), {o.gpus} GPUs, {cost}, p{traffic.percentile:g} TTFT {o.ttft_s * 1e3:,.0f} ms, "
@@ -118,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
             "quotes": [q.model_dump() for q in quotes],
             "unusable": unusable,
             "verdict": plan.headline,
+            "alpha": alpha,
+            "alpha_source": alpha_source,
             "recommended": recommended.model_dump() if recommended else None,
             "saving": plan.saving.model_dump() if plan.saving else None,
             "report": report.to_json(),

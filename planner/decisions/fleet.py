@@ -326,7 +326,7 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
     except PlannerError as exc:
         raise PlannerError(f"the target does not fit {dep.node_id or dep.gpu.id}: {exc}", field="node") from exc
     with_spec, savings, notes, chosen = None, None, [], False
-    if dep.draft is not None:
+    if dep.is_speculative:
         try:
             k = _best_k(sized, traffic, without.batch_size)
             with_spec = _option(sized, traffic, price, k)
@@ -348,9 +348,9 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
                     f"{without.gpus} without the draft)"
                 )
     notes.append(
-        f"α = {traffic.alpha:.2f} assumed for the draft; requests of {traffic.prompt_tokens} + "
-        f"{traffic.output_tokens} tokens; objectives {traffic.objectives()}; each replica simulated with "
-        f"{QUOTE_REQUESTS} Poisson requests (prefill and decode share its GPUs)"
+        f"α = {traffic.alpha:.2f} assumed for {dep.speculator_name or 'the draft'}; requests of "
+        f"{traffic.prompt_tokens} + {traffic.output_tokens} tokens; objectives {traffic.objectives()}; "
+        f"each replica simulated with {QUOTE_REQUESTS} Poisson requests (prefill and decode share its GPUs)"
     )
     return FleetQuote(
         node=dep.node_id or f"{dep.gpu_count}x {dep.gpu.id}",
@@ -377,6 +377,7 @@ def _cost_key(quote: FleetQuote) -> tuple:
 
 
 def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, **fields) -> FleetQuote:
+    # ``fields`` may carry ``method`` (n-gram lookup, the target's MTP) for speculation without a draft model
     """The cheapest tensor-parallel layout of ``target`` (+ ``draft``) on ``node`` for ``traffic``.
 
     Every TP degree the model admits up to the node's GPU count is tried; layouts that do not fit are
@@ -528,14 +529,24 @@ def recommend_fleet(traffic: Traffic, quotes: list[FleetQuote], unusable: list[s
             if saving.gpus_frac is None and saving.usd_per_month is None:
                 saving = None
         elif not best.option.speculation and spec is not None:
-            extra = (
-                f"${spec.option.usd_per_month - best.option.usd_per_month:,.0f} per month more"
+            usd = (
+                spec.option.usd_per_month - best.option.usd_per_month
                 if spec.option.usd_per_month is not None and best.option.usd_per_month is not None
-                else f"{spec.option.gpus:,} GPUs against {best.option.gpus:,}"
+                else None
             )
+            if spec.option.gpus == best.option.gpus and not usd:
+                extra = (
+                    f"the same {best.option.gpus:,} GPUs (p{traffic.percentile:g} TPOT "
+                    f"{spec.option.tpot_s * 1e3:.1f} ms against {best.option.tpot_s * 1e3:.1f} ms): it buys latency, "
+                    "not capacity"
+                )
+            elif usd is not None:
+                extra = f"${usd:,.0f} per month more"
+            else:
+                extra = f"{spec.option.gpus:,} GPUs against {best.option.gpus:,}"
             note = (
-                f"Speculation does not pay at this load: the cheapest option with the draft ({spec.label}) "
-                f"costs {extra}"
+                f"Speculation does not pay at this load: the cheapest option with speculation ({spec.label}) "
+                f"needs {extra}"
             )
         elif not best.option.speculation and any(o.option.speculation for o in missing):
             note = "With the draft, no option meets every objective"

@@ -32,3 +32,21 @@ def test_a_request_longer_than_the_models_context_is_refused_not_quoted():
     )  # fmt: skip
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "prompt_tokens" in proc.stderr and "131,072" in proc.stderr
+
+
+def test_quote_for_ngram_uses_the_methods_alpha_and_marks_the_recommended_option():
+    out = json.loads(
+        run_cli(
+            "quote", "--target", "Llama-3.1-8B", "--method", "ngram", "--node", "1x-h100-sxm-80gb",
+            "--requests-per-s", "2", "--json", check=True,
+        ).stdout
+    )  # fmt: skip
+    assert out["alpha_source"] == "prior" and out["alpha"] < 0.5  # open-ended prompts: little of the output is copied
+    assert any(q["with_speculation"] for q in out["quotes"])
+    entered = json.loads(
+        run_cli(
+            "quote", "--target", "Llama-3.1-8B", "--method", "ngram", "--node", "1x-h100-sxm-80gb",
+            "--requests-per-s", "2", "--alpha", "0.7", "--json", check=True,
+        ).stdout
+    )  # fmt: skip
+    assert (entered["alpha"], entered["alpha_source"]) == (0.7, "entered")
