@@ -41,7 +41,7 @@ from planner.memory import plan_memory
 from planner.scenario import Scenario, field_label
 from planner.speed import SpeedWorkload, estimate_speed
 from planner.units import bytes_to_gib
-from planner.validation.store import StoreError, _absent, connect
+from planner.validation.store import StoreError, _absent, connect, parse_rows
 
 __all__ = [
     "MAX_NAME_CHARS",
@@ -166,13 +166,7 @@ def list_scenarios(*, path: str | Path | None = None) -> SavedScenarioList:
         return SavedScenarioList(scenarios=[], problems=[])
     with connect(path) as conn:
         rows = conn.execute("SELECT name, notes, created_at, json FROM scenarios ORDER BY name").fetchall()
-    scenarios, problems = [], []
-    for row in rows:
-        try:
-            scenarios.append(_row(*row))
-        except (ValueError, ValidationError) as exc:
-            why = str(exc).splitlines()[0][:160]
-            problems.append(f"saved scenario {str(row[0])[:80]!r} skipped: it no longer reads as a scenario ({why})")
+    scenarios, problems = parse_rows(rows, _row, "scenario", (ValueError, ValidationError))
     return SavedScenarioList(scenarios=scenarios, problems=problems)
 
 

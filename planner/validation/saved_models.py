@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from planner.catalog import ModelSpec, config_fingerprint, import_name, load_config, model_from_config
 from planner.errors import PlannerError
-from planner.validation.store import StoreError, _absent, connect
+from planner.validation.store import StoreError, _absent, connect, parse_rows
 
 __all__ = [
     "SavedModel",
@@ -145,12 +145,7 @@ def list_custom_models(*, path: str | Path | None = None) -> SavedModelList:
         return SavedModelList(models=[], problems=[])
     with connect(path) as conn:
         rows = conn.execute("SELECT name, created_at, config_sha256, json FROM custom_models ORDER BY name").fetchall()
-    models, problems = [], []
-    for row in rows:
-        try:
-            models.append(_row(*row))
-        except (ValueError, TypeError) as exc:
-            problems.append(f"saved model {str(row[0])[:80]!r} skipped: {str(exc).splitlines()[0][:160]}")
+    models, problems = parse_rows(rows, _row, "model", (ValueError, TypeError))
     return SavedModelList(models=models, problems=problems)
 
 

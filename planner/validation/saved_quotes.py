@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from planner.errors import InputError
 from planner.scenario import Scenario
 from planner.validation.saved import _checked_name, _checked_notes, _now
-from planner.validation.store import StoreError, _absent, connect
+from planner.validation.store import StoreError, _absent, connect, parse_rows
 
 __all__ = [
     "MAX_QUOTE_JSON_CHARS",
@@ -138,12 +138,7 @@ def list_quotes(*, path: str | Path | None = None) -> SavedQuoteList:
         return SavedQuoteList(quotes=[], problems=[])
     with connect(path) as conn:
         rows = conn.execute(f"SELECT {_COLUMNS} FROM quotes ORDER BY name").fetchall()
-    quotes, problems = [], []
-    for row in rows:
-        try:
-            quotes.append(_row(*row))
-        except (ValueError, ValidationError) as exc:
-            problems.append(f"saved quote {str(row[0])[:80]!r} skipped: {str(exc).splitlines()[0][:160]}")
+    quotes, problems = parse_rows(rows, _row, "quote", (ValueError, ValidationError))
     return SavedQuoteList(quotes=quotes, problems=problems)
 
 

@@ -27,15 +27,17 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from planner.errors import PlannerError
 from planner.user_files import planner_home
+
+T = TypeVar("T")
 
 STORE_ENV = "PLANNER_STORE_PATH"
 STORE_FILE = "store.sqlite3"
@@ -183,6 +185,25 @@ def save_measurement(
         )
 
 
+def parse_rows(
+    rows: list[tuple], parse: Callable[..., T], what: str, errors: tuple[type[Exception], ...] = (ValueError,)
+) -> tuple[list[T], list[str]]:
+    """Rows read back with ``parse(*row)``; a row that no longer parses (``errors``) is skipped and reported by its
+    first column, never raised, so one damaged row never hides the others.
+
+    >>> parse_rows([("a", "1"), ("b", "x")], lambda name, text: int(text), "count")
+    ([1], ["saved count 'b' skipped: invalid literal for int() with base 10: 'x'"])
+    """
+    items: list[T] = []
+    problems: list[str] = []
+    for row in rows:
+        try:
+            items.append(parse(*row))
+        except errors as exc:
+            problems.append(f"saved {what} {str(row[0])[:80]!r} skipped: {str(exc).splitlines()[0][:160]}")
+    return items, problems
+
+
 def _absent(path: str | Path | None) -> bool:
     """Reading never creates a store: no file means nothing saved yet."""
     return not (Path(path) if path is not None else store_path()).exists()
@@ -238,13 +259,7 @@ def read_measurement_rows(*, path: str | Path | None = None) -> tuple[list[dict[
         return [], []
     with connect(path) as conn:
         rows = conn.execute("SELECT id, json FROM measurements ORDER BY created_at DESC, id").fetchall()
-    values, problems = [], []
-    for record_id, text in rows:
-        try:
-            values.append(_row_value(record_id, text))
-        except ValueError as exc:
-            problems.append(f"store row {str(record_id)[:80]!r} skipped: {str(exc).splitlines()[0][:160]}")
-    return values, problems
+    return parse_rows(rows, _row_value, "measurement")
 
 
 def load_all_measurements(*, path: str | Path | None = None) -> list[dict[str, Any]]:
