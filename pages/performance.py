@@ -7,7 +7,7 @@ from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
 from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
 from planner.reports import speed_assumptions_table, step_times_table
-from planner.speed import SpeedWorkload, calibration_summary
+from planner.speed import SpeedWorkload, calibration_summary, deployment_acceptance
 
 ensure_app_frame()
 st.title("Performance")
@@ -20,9 +20,15 @@ dep = scenario_deployment()
 fields = workload_fields()
 report = None
 if dep is not None:
-    if dep.draft is None:
-        st.info("No draft selected: pick a draft model in the sidebar to estimate speculative decoding.")
+    if not dep.is_speculative:
+        st.info("No draft selected: pick a draft model, a head or a method in the sidebar to estimate speculation.")
     else:
+        assumed = guarded(lambda: deployment_acceptance(dep))
+        if assumed is not None:
+            st.caption(
+                f"This speculator's own α: {assumed.alpha:.2f} ({assumed.source}; {assumed.detail}). "
+                "The estimate below uses the acceptance set on this page."
+            )
         workload = guarded(lambda: SpeedWorkload.build(**fields))
         report = guarded(lambda: cached_speed_report(dep, workload)) if workload else None
 

@@ -268,7 +268,7 @@ else:
                     "Name": q.name,
                     "Notes": q.notes.splitlines()[0] if q.notes else "",
                     "Target": q.scenario.target,
-                    "Draft": q.scenario.draft or "none",
+                    "Draft": q.scenario.method or q.scenario.draft or "none",
                     "Saved (UTC)": q.created_at.replace("T", " ").rstrip("Z"),
                 }
                 for q in quotes.quotes

@@ -80,13 +80,19 @@ if plan is not None:
     left, right = st.columns(2)
     with left:
         st.subheader("The draft's cost")
-        if dep.draft is not None:
+        if dep.speculator is not None:
             st.plotly_chart(cached_chart("draft_cost_bars", key, plan), key="sizing_draft_cost")
             lost = whole_requests(plan.max_concurrency_without_draft or 0) - whole_requests(plan.max_concurrency)
             st.caption(
                 f"The draft costs {lost:,} concurrent requests "
                 f"({plan.draft_kv_bytes_per_token_per_gpu:,} of {plan.kv_bytes_per_token_per_gpu:,} "
                 f"KV bytes per token, {plan.lookahead_slots_per_seq} lookahead slots per request)."
+            )
+        elif dep.is_speculative:  # n-gram lookup
+            lost = whole_requests(plan.max_concurrency_without_draft or 0) - whole_requests(plan.max_concurrency)
+            st.info(
+                f"n-gram lookup holds no weights and no KV cache of its own; its {plan.lookahead_slots_per_seq} "
+                f"lookahead slots per request and larger CUDA graphs cost {lost:,} concurrent requests."
             )
         else:
             st.info("No draft selected: pick one in the sidebar to see what it costs.")
