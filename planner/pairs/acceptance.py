@@ -290,19 +290,46 @@ def acceptance_prior(
     )
 
 
+def head_prior_alphas(kind: str) -> list[float]:
+    """α of every published measurement of a head of ``kind`` (the evidence the head prior rests on)."""
+    alphas = []
+    for row in load_pair_evidence():
+        draft = get_model(row.draft)
+        if row.alpha is not None and draft.speculator is not None and draft.speculator.kind == kind:
+            alphas.append(row.alpha)
+    return alphas
+
+
 def _head_assumption(target: ModelSpec, head: ModelSpec, ratio: float, relation: Relation) -> AcceptanceEstimate:
-    """A head without a published α: the documented default, stated as an assumption.
+    """A head without a published α of its own: the median α published for heads of its kind, else the default.
 
     The draft-model prior is fitted on separate draft models by parameter ratio and lineage; neither describes a
-    head (one layer reading the target's own hidden states), so it is not applied here.
+    head (one layer reading the target's own hidden states), so heads have their own: the median of the published
+    measurements of other heads of the same kind (``data/pair_evidence.json``), stated as an assumption.
     """
+    kind = head.speculator.kind
+    alphas = head_prior_alphas(kind)
+    if alphas:
+        alpha = statistics.median(alphas)
+        return AcceptanceEstimate(
+            alpha=alpha,
+            source="prior",
+            detail=(
+                f"assumed α = {alpha:.2f}: no published acceptance of {head.short_name} with {target.short_name}, "
+                f"so the median of {len(alphas)} published measurement(s) of {kind} heads (data/pair_evidence.json); "
+                "measure the pair to replace it"
+            ),
+            relation=relation,
+            parameter_ratio=ratio,
+            basis="fit",
+        )
     return AcceptanceEstimate(
         alpha=ACCEPTANCE_ALPHA,
         source="prior",
         detail=(
-            f"assumed α = {ACCEPTANCE_ALPHA:.2f} (the planner's default): no published acceptance of {head.short_name} "
-            f"with {target.short_name} in data/pair_evidence.json, and the draft-model prior (fitted on separate "
-            "draft models by parameter ratio) does not apply to heads; measure the pair to replace it"
+            f"assumed α = {ACCEPTANCE_ALPHA:.2f} (the planner's default): no published acceptance of a {kind} head "
+            "in data/pair_evidence.json, and the draft-model prior (fitted on separate draft models by parameter "
+            "ratio) does not apply to heads; measure the pair to replace it"
         ),
         relation=relation,
         parameter_ratio=ratio,

@@ -15,6 +15,7 @@ from planner.catalog.lookup import get_model
 from planner.errors import CatalogError, InputError
 from planner.pairs.acceptance import (
     acceptance_prior,
+    head_prior_alphas,
     load_acceptance_priors,
     load_pair_evidence,
     prior_alpha,
@@ -112,3 +113,15 @@ def test_a_typed_alpha_is_the_users_value_never_measured():
     assert (typed.source, typed.alpha) == ("entered", 0.61) and "your value" in typed.detail
     measured = acceptance_prior(get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B"), measured_alpha=0.61)
     assert measured.source == "measured" and "your value" not in measured.detail
+
+
+def test_a_head_without_its_own_measurement_takes_the_median_of_its_kind():
+    head = get_model("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    unmeasured = head.model_copy(
+        update={"id": "test/unmeasured-eagle3", "speculator": head.speculator.model_copy(update={"copy_of": None})}
+    )
+    est = acceptance_prior(get_model("Llama-3.1-8B"), unmeasured)
+    assert (est.source, est.basis) == ("prior", "fit") and "eagle3 heads" in est.detail
+    assert est.alpha == pytest.approx(statistics.median(head_prior_alphas("eagle3")))
+    eagle1 = acceptance_prior(get_model("Meta-Llama-3-8B"), get_model("lmzheng/sglang-EAGLE-LLaMA3-Instruct-8B"))
+    assert head_prior_alphas("eagle") == [] and eagle1.basis == "assumption"  # no published EAGLE-1 row yet
