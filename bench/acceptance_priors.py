@@ -12,7 +12,15 @@ from __future__ import annotations
 import statistics
 import sys
 
-from planner.pairs.acceptance import fit_points, load_acceptance_priors, load_pair_evidence, prior_alpha, refit_priors
+from planner.catalog.lookup import get_model
+from planner.pairs.acceptance import (
+    fit_points,
+    head_prior_alphas,
+    load_acceptance_priors,
+    load_pair_evidence,
+    prior_alpha,
+    refit_priors,
+)
 
 
 def main() -> int:
@@ -43,11 +51,24 @@ def main() -> int:
     every = [e for errs in errors.values() for e in errs]
     out(f"  {'all':<16} n={len(every):<3} median {statistics.median(every):.3f}  worst {max(every):.3f}\n")
 
+    out("\nspeculator heads: their own prior, the median published alpha of heads of the same kind\n")
+    heads = [row for row in load_pair_evidence() if get_model(row.draft).speculator is not None]
+    for kind in sorted({get_model(row.draft).speculator.kind for row in heads}):
+        alphas = head_prior_alphas(kind)
+        if not alphas:
+            continue
+        prior = statistics.median(alphas)
+        errs = [abs(a - prior) for a in alphas]
+        out(f"  {kind:<8} n={len(alphas):<3} prior {prior:.3f}  |alpha - prior| median {statistics.median(errs):.3f}")
+        out(f"  worst {max(errs):.3f} (in-sample; {len({r.draft for r in heads})} head(s) measured)\n")
+
     used = {label for label, *_ in fit_points()}
     skipped = [
         row
         for row in load_pair_evidence()
-        if row.acceptance and f"{row.target_measured} + {row.draft_measured}, {row.task}" not in used
+        if row.acceptance
+        and row.alpha is None
+        and f"{row.target_measured} + {row.draft_measured}, {row.task}" not in used
     ]
     if skipped:
         out("\npublished acceptance that does not convert to alpha (K unknown):\n")
