@@ -37,7 +37,7 @@ chromium:
 test: $(VENV)/.dev-installed chromium
 	$(PY) -m pytest -n 2 --dist loadfile
 
-## test-fast: the pure core in under 30 s (no torch runs, subprocesses, app or browser; see the markers in pyproject.toml)
+## test-fast: the pure core in about 30 s (no torch runs, subprocesses, app or browser; see the markers in pyproject.toml)
 test-fast: $(VENV)/.dev-installed
 	$(PY) -m pytest tests/core -m "not slow and not torch" -q
 
