@@ -15,6 +15,7 @@ planner.errors.InputError: gpu_memory_gib = 'nan' is not allowed: expected a fin
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
@@ -60,3 +61,22 @@ def parse_input(kind: Any, text: str | int | float, field: str, *, low: float | 
     if (low is not None and value < low) or (high is not None and value > high):
         raise InputError(field, value, f"a value from {low:g} to {high:g}")
     return value
+
+
+def checked_name(name: object, field: str, max_chars: int) -> str:
+    """A name a person gives (a saved scenario, quote or model): trimmed and NFC-normalised; refused when empty,
+    longer than ``max_chars`` or holding control characters.
+
+    >>> checked_name("  Q3 renewal ", "name", 120)
+    'Q3 renewal'
+    >>> checked_name("a\\x00b", "name", 120)
+    Traceback (most recent call last):
+    ...
+    planner.errors.InputError: name = 'a\\x00b' is not allowed: expected 1 to 120 printable characters
+    """
+    if not isinstance(name, str):
+        raise InputError(field, name, "a text name")
+    text = unicodedata.normalize("NFC", name).strip()
+    if not text or len(text) > max_chars or any(unicodedata.category(c).startswith("C") for c in text):
+        raise InputError(field, name[:40], f"1 to {max_chars} printable characters")
+    return text

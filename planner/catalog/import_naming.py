@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
 from typing import Any
 
 from planner.catalog.lookup import list_models
 from planner.errors import InputError
+from planner.input_types import checked_name
 
 #: The longest model name kept (a Hugging Face id is at most 96 characters; local paths can be longer).
 MAX_MODEL_NAME_CHARS = 200
@@ -39,11 +39,7 @@ def config_fingerprint(config: dict[str, Any]) -> str:
 
 def checked_model_name(name: object, field: str = "model_name") -> str:
     """``name`` trimmed (NFC); refused when empty, too long, holding control characters, or a catalog model's."""
-    if not isinstance(name, str):
-        raise InputError(field, name, "a text name")
-    text = unicodedata.normalize("NFC", name).strip()
-    if not text or len(text) > MAX_MODEL_NAME_CHARS or any(unicodedata.category(c).startswith("C") for c in text):
-        raise InputError(field, name[:40], f"1 to {MAX_MODEL_NAME_CHARS} printable characters")
+    text = checked_name(name, field, MAX_MODEL_NAME_CHARS)
     key = text.lower()
     clash = next((m.id for m in list_models() if key in (m.id.lower(), m.short_name.lower())), None)
     if clash is not None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.errors import InputError, PlannerError
+from planner.input_types import checked_name
 from planner.memory import plan_memory
 from planner.scenario import Scenario, field_label
 from planner.speed import SpeedWorkload, estimate_speed
@@ -107,12 +107,7 @@ class ScenarioComparison(BaseModel):
 
 
 def _checked_name(name: object, field: str = "name") -> str:
-    if not isinstance(name, str):
-        raise InputError(field, name, "a text name")
-    text = unicodedata.normalize("NFC", name).strip()
-    if not text or len(text) > MAX_NAME_CHARS or any(unicodedata.category(c).startswith("C") for c in text):
-        raise InputError(field, name[:40], f"1 to {MAX_NAME_CHARS} printable characters")
-    return text
+    return checked_name(name, field, MAX_NAME_CHARS)
 
 
 def _checked_notes(notes: object) -> str:
