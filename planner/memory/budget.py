@@ -261,6 +261,11 @@ def _assumptions(
         "activation peak, non-torch and CUDA-graph memory are calibrated on real start-up logs "
         "(error: `make bench-accuracy`)",
     ]
+    if budget_rule(profile).POOLED:
+        notes.append(
+            "nothing else takes or frees memory on these GPUs while the engine starts: it sizes its KV cache from the "
+            "device's used memory (vLLM mem_utils.memory_profiling), so another process in that window moves the cache"
+        )
     if dep.gpu_memory_bytes:
         notes.append("device total overridden by the user")
     elif device.estimated:

@@ -279,3 +279,14 @@ def test_sharding_over_more_gpus_never_lowers_the_nodes_kv_capacity(spec):
     for tp, tokens in capacity.items():
         if 2 * tp in capacity and all(arch.num_kv_heads % (2 * tp) == 0 for arch in models):
             assert capacity[2 * tp] >= tokens, capacity
+
+
+@pytest.mark.parametrize("engine", ["vllm", "vllm-v0", "sglang", "trtllm"])
+def test_pooled_engines_state_that_start_up_assumes_an_otherwise_idle_gpu(engine):
+    plan = plan_memory(dep("Llama-3.2-1B", node=get_node("1x-l4-24gb"), engine=engine, max_model_len=4096))
+    assert any("while the engine starts" in note for note in plan.assumptions)
+
+
+def test_hf_holds_no_pool_so_states_no_start_up_assumption():
+    plan = plan_memory(dep("Llama-3.2-1B", node=get_node("1x-l4-24gb"), engine="hf", max_model_len=4096))
+    assert not any("while the engine starts" in note for note in plan.assumptions)
