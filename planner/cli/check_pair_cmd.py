@@ -1,6 +1,8 @@
 """``python -m planner check-pair``: is a draft compatible with a target? The verdict and each check.
 
-Every verdict, ``incompatible`` included, is a result (exit 0); bad input exits 2 with one line.
+Every verdict, ``incompatible`` included, is a result (exit 0); bad input exits 2 with one line. A pair whose
+tokenizers differ gets no acceptance rate (``"acceptance": null``): a prior for such a pair would be a number
+the engine never sees.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from planner.errors import InputError
 from planner.pairs import acceptance_prior, check_pair, load_tokenizer_vocab
 
 MARKS = {"pass": "ok  ", "warn": "WARN", "fail": "FAIL"}
+NO_ALPHA = "none: the two tokenizers map ids to different tokens, so the target rejects almost every draft token"
 
 
 def register(subparsers) -> None:
@@ -61,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         target_tokenizer=target_vocab,
         draft_tokenizer=draft_vocab,
     )
-    alpha = acceptance_prior(target, draft)
+    tokens_differ = any(c.name == "tokenizer" and c.status == "fail" for c in verdict.checks)
+    alpha = None if tokens_differ else acceptance_prior(target, draft)
     payload = {
         "verdict": verdict.verdict,
         "parameter_ratio": verdict.parameter_ratio,
@@ -72,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         "draft_tp": verdict.draft_tp,
         "lineage_relation": verdict.lineage_relation,
         "checks": [check.model_dump() for check in verdict.checks],
-        "acceptance": alpha.model_dump(include={"alpha", "source", "detail", "basis"}),
+        "acceptance": alpha.model_dump(include={"alpha", "source", "detail", "basis"}) if alpha else None,
     }
     if verdict.vocab_comparison is not None:
         payload["vocab_comparison"] = verdict.vocab_comparison.model_dump()
@@ -81,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         f"draft TP {verdict.draft_tp}): {verdict.verdict.replace('_', ' ')}",
         f"  parameter ratio {verdict.parameter_ratio:.1f}x, lineage {verdict.lineage_relation.replace('_', ' ')}",
         *(f"  [{MARKS[c.status]}] {c.name}: {c.detail}" for c in verdict.checks),
-        f"  α {alpha.alpha:.2f} ({alpha.source}): {alpha.detail}",
+        f"  α {alpha.alpha:.2f} ({alpha.source}): {alpha.detail}" if alpha else f"  α: {NO_ALPHA}",
     ]
     emit(args, payload, lines)
     return 0

@@ -40,6 +40,14 @@ def test_incompatible_is_a_result_with_exit_code_zero():
     assert next(c for c in out["checks"] if c["name"] == "tokenizer")["status"] == "fail"
     text = run_cli("check-pair", "--target", "Llama-3.1-70B", "--draft", "Qwen2.5-0.5B", check=True).stdout
     assert "incompatible" in text and "[FAIL] tokenizer" in text
+    assert out["acceptance"] is None  # no prior for a pair whose token ids mean other tokens
+    assert "α: none" in text and "(prior)" not in text
+
+
+def test_a_pair_refused_only_by_the_engine_keeps_its_acceptance():
+    out = check_pair_json("--target", "Llama-3.1-70B", "--draft", "Llama-3.2-1B", "--tp", "8", "--draft-tp", "1")
+    assert out["verdict"] == "incompatible"
+    assert out["acceptance"]["alpha"] > 0  # the models still agree; only this engine setting is refused
 
 
 def test_tp_options_reach_the_engine_check():
