@@ -1,7 +1,10 @@
 """What would make a deployment fit and start, ranked: re-planned variants of the same deployment (higher TP, fp8
 KV, quantized weights, no draft, a GPU with more memory, a shorter max length) and, for what stops the engine from
 starting, the fix of each reason (a draft padded to the target's vocabulary, a TP both models split over, a
-release that runs the method); variants that start and fit first, then by the concurrency they leave.
+release that runs the method), alone and together, with the memory change that makes the combination fit where
+it would not. Variants that start and fit come first, then those that leave fewer reasons to refuse, then by the
+concurrency they leave. When the deployment fits but the engine would refuse it, a change that removes none of the
+engine's reasons is no fix and is left out.
 """
 
 from __future__ import annotations
@@ -53,28 +56,30 @@ def _candidates(dep: Deployment) -> list[tuple[str, Deployment]]:
             label = f" on {where['node_id']}" if where else ""
             out.append((f"raise tensor parallelism to {tp}{label}", variant))
             raised += 1
-    if dep.kv.id != "fp8":
-        variant = _variant(dep, kv_dtype="fp8")
-        if variant:
-            out.append(("store the KV cache in fp8", variant))
-    for fmt in ("fp8", "int4-awq"):
-        if dep.target_format.id not in (fmt, "int4-awq", "int4-gptq", "nvfp4", "mxfp4"):
-            variant = _variant(dep, dtype=fmt)
-            if variant:
-                out.append((f"quantize the target's weights to {fmt}", variant))
+    out += [(label, variant) for label, changes in _memory_changes(dep) if (variant := _variant(dep, **changes))]
     if dep.is_speculative:
         if dep.speculator is not None:
             out += _start_fixes(dep)
         variant = _variant(dep, draft=None, draft_tp=None, draft_dtype=None, method=None)
         if variant:
             out.append(("serve without the draft" if dep.draft is not None else "serve without speculation", variant))
+    return out
+
+
+def _memory_changes(dep: Deployment) -> list[tuple[str, dict]]:
+    """Changes that free memory without touching the pair: fp8 KV, quantized target weights, a larger GPU."""
+    out: list[tuple[str, dict]] = []
+    if dep.kv.id != "fp8":
+        out.append(("store the KV cache in fp8", {"kv_dtype": "fp8"}))
+    for fmt in ("fp8", "int4-awq"):
+        if dep.target_format.id not in (fmt, "int4-awq", "int4-gptq", "nvfp4", "mxfp4"):
+            out.append((f"quantize the target's weights to {fmt}", {"dtype": fmt}))
     if dep.gpu_memory_bytes is None:
         for gpu_id, node in _nodes_by_gpu(dep.tp * dep.pp).items():
             gpu = get_gpu(gpu_id)
             if gpu.marketed_memory_gb > dep.gpu.marketed_memory_gb:
-                variant = _variant(dep, gpu=gpu, gpu_count=node.gpu_count, node_id=node.id)
-                if variant:
-                    out.append((f"use a GPU with more memory: {node.id}", variant))
+                changes = {"gpu": gpu, "gpu_count": node.gpu_count, "node_id": node.id}
+                out.append((f"use a GPU with more memory: {node.id}", changes))
     return out
 
 
@@ -117,7 +122,21 @@ def _start_fixes(dep: Deployment) -> list[tuple[str, Deployment]]:
             break
     if len(labels) > 1 and combined is not dep:
         out.append(("; ".join(labels), combined))
+    if labels and combined is not dep and not _fits(combined):
+        # the pair starts only at a layout that no longer fits: add the memory change that makes it fit
+        for label, changes in _memory_changes(combined):
+            stacked = _variant(combined, **changes)
+            if stacked is not None and _fits(stacked):
+                out.append(("; ".join([*labels, label]), stacked))
+                break
     return out
+
+
+def _fits(dep: Deployment) -> bool:
+    try:
+        return plan_budget(dep).fits
+    except PlannerError:
+        return False
 
 
 def suggestions_for(dep: Deployment, plan: MemoryPlan) -> list[Suggestion]:
@@ -134,6 +153,7 @@ def suggestions_for(dep: Deployment, plan: MemoryPlan) -> list[Suggestion]:
                 change=change,
                 fits=alt.fits,
                 starts=alt.starts,
+                remaining_start_problems=len(alt.start_problems),
                 kv_cache_tokens=alt.kv_cache_tokens,
                 max_concurrency=alt.max_concurrency,
                 detail=f"{alt.kv_cache_tokens:,} KV tokens, {alt.max_concurrency:g} concurrent requests at "
@@ -151,10 +171,13 @@ def suggestions_for(dep: Deployment, plan: MemoryPlan) -> list[Suggestion]:
                     change=f"shorten max_model_len to {shorter.max_model_len:,}",
                     fits=alt.fits,
                     starts=alt.starts,
+                    remaining_start_problems=len(alt.start_problems),
                     kv_cache_tokens=alt.kv_cache_tokens,
                     max_concurrency=alt.max_concurrency,
                     detail=f"{alt.kv_cache_tokens:,} KV tokens, {alt.max_concurrency:g} concurrent requests",
                 )
             )
-    found.sort(key=lambda s: (not (s.fits and s.starts), not s.fits, -s.max_concurrency))
+    if plan.fits and not plan.starts:  # memory is fine: a change that removes none of the engine's reasons is no fix
+        found = [s for s in found if s.remaining_start_problems < len(plan.start_problems)]
+    found.sort(key=lambda s: (not (s.fits and s.starts), s.remaining_start_problems, not s.fits, -s.max_concurrency))
     return found

@@ -61,6 +61,7 @@ class Suggestion(BaseModel):
     change: str
     fits: bool
     starts: bool = True
+    remaining_start_problems: int = 0
     kv_cache_tokens: int
     max_concurrency: float
     detail: str

@@ -113,3 +113,19 @@ def test_vllm_releases_before_draft_model_support_do_not_start():
 def test_a_plan_that_does_not_fit_does_not_start():
     plan = plan_memory(Deployment.build(target=get_model("Llama-3.1-70B"), gpu=get_gpu("h100-sxm-80gb")))
     assert not plan.fits and not plan.starts and plan.start_problems
+
+
+def test_on_h100_the_qwen_pair_fix_stacks_the_memory_change_the_start_fix_needs():
+    """TP 8 refuses the 0.5B draft (14 heads) and its padded vocabulary; TP 2 for both no longer fits 72B in bf16 on
+    80 GB, so the fix that starts adds fp8 weights; changes that remove no reason to refuse are left out."""
+    plan = plan_memory(
+        Deployment.on_node(
+            get_model("Qwen2.5-72B"), get_node("8x-h100-sxm-80gb"), draft=get_model("Qwen2.5-0.5B"), tp=8
+        )
+    )
+    assert plan.fits and not plan.starts
+    stacked = next(s for s in plan.suggestions if "pad the draft's vocabulary; TP 2 for both models;" in s.change)
+    assert stacked.fits and stacked.starts and "fp8" in stacked.change
+    assert all(s.remaining_start_problems < len(plan.start_problems) for s in plan.suggestions)
+    assert not any(s.change.startswith("use a GPU with more memory") for s in plan.suggestions)
+    assert plan.suggestions[0].starts and plan.suggestions[0].fits
