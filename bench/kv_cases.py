@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from planner.catalog.hardware import device_total_bytes, nearest_gpu_by_total
-from planner.catalog.lookup import list_gpus
+from planner.catalog.lookup import get_model, list_gpus
 from planner.catalog.name_matching import match_gpu, match_model
 from planner.deployment import Deployment
 from planner.engines.profiles import engine_profile
@@ -99,6 +99,38 @@ def _head_method(row: dict) -> str | None:
     return None
 
 
+#: The head a row names: the speculative config's ``model='…'``, else ``head: <id>`` in its notes (a log that
+#: elides the model, ``SpeculativeConfig(method='eagle3', ..., num_spec_tokens=3)``, is completed from its source).
+_HEAD_ID = re.compile(r"(?:\bmodel=['\"]?|\bhead:\s*)([A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+)")
+_SPEC_TOKENS = re.compile(r"num_spec(?:ulative)?_tokens['\"]?\s*[=:]\s*(\d+)")
+
+
+def _speculator_fields(row: dict, method: str, other: str) -> tuple[dict, str | None]:
+    """The Deployment fields of the speculator a row runs on a shared block pool (vLLM V1 and V0), or a reason.
+
+    An EAGLE / EAGLE-3 head must be a catalog head (data/speculators.json): its layers join the target's pool
+    and its weights count against the budget, so the plan needs its geometry. MTP runs the target's own layers.
+    """
+    spec_text = row.get("speculative_config") or ""
+    fields: dict = {}
+    tokens = _SPEC_TOKENS.search(spec_text) or _SPEC_TOKENS.search(f"{row.get('model', '')} {other}")
+    if tokens:
+        fields["num_speculative_tokens"] = int(tokens.group(1))
+    if method == "mtp":
+        return {**fields, "method": "mtp"}, None
+    named = _HEAD_ID.search(spec_text) or _HEAD_ID.search(other)
+    if named is None:
+        return fields, f"the log names no {method} head (its speculative config's model)"
+    head_id = named.group(1).rstrip(".,;")
+    try:
+        head = get_model(head_id)
+    except PlannerError:
+        return fields, f"{method} head {head_id!r} is not in the catalog (data/speculators.json)"
+    if head.speculator is None or head.speculator.kind != method:
+        return fields, f"{head_id!r} is not an {method} head in the catalog"
+    return {**fields, "draft": head}, None
+
+
 def case_from_row(row: dict, source_file: str) -> Case:
     case_id = row.get("case_id", "?")
     logged = Logged(
@@ -137,11 +169,14 @@ def case_from_row(row: dict, source_file: str) -> Case:
         return skip("2023 vLLM builds (before the profiling fix of PR #2031) are outside the V0 profile")
     head_method = _head_method(row)
     separate_pool = False
+    speculator: dict = {}
     if head_method is not None:
         profile = engine_profile(engine, version if version and re.match(r"\d", version) else None)
         separate_pool = profile.draft_kv == "separate_pool_with_headroom" and hasattr(profile, "default_fraction")
-        if not separate_pool:
-            return skip("EAGLE/EAGLE-3 draft heads are not catalog models (their layers share the target's pool)")
+        if not separate_pool:  # the head's layers share the target's block pool: the plan loads the head itself
+            speculator, reason = _speculator_fields(row, head_method, other)
+            if reason is not None:
+                return skip(reason)
     names = [row.get("model", ""), row.get("model_config_ref", "")]
     if any(tag in n.lower() for n in names for tag in ("vision", "-vl-", "vl-")):
         return skip("multimodal encoder profiling is not modelled")
@@ -184,6 +219,7 @@ def case_from_row(row: dict, source_file: str) -> Case:
         or _flag(other, "max_num_batched_tokens"),
         max_num_seqs=_first_int(row.get("max_num_seqs")) or _flag(other, "max-num-seqs"),
         enforce_eager=(row.get("enforce_eager") or "").strip().lower() == "true",
+        **speculator,
     )
     try:
         dep = Deployment.build(**fields)

@@ -201,14 +201,30 @@ class Deployment(BaseModel):
 
     @property
     def draft_format(self) -> WeightFormat | None:
-        """The speculator's weight format: as given, else the target's ``dtype``, else the checkpoint's own."""
+        """The speculator's weight format: as given, else as the engine loads it.
+
+        The target's own MTP layers ship in its checkpoint, quantized as the target is. A head's ``ModelConfig`` is
+        built with the target's dtype but ``quantization=SpeculativeConfig.quantization``, None unless given ("we
+        assume the model weights are not quantized"; vLLM ``vllm/config/speculative.py``): an AWQ or FP8 target's
+        head loads unquantized in the dtype the target computes in, whatever ``torch_dtype`` its config names.
+        A separate draft model loads in its own checkpoint's format unless ``dtype`` says otherwise.
+
+        >>> from planner.catalog.lookup import get_model, get_gpu
+        >>> dep = Deployment.build(target=get_model("Llama-3.1-8B"), gpu=get_gpu("h100-sxm-80gb"), dtype="fp8",
+        ...                        draft=get_model("EAGLE3-LLaMA3.1-Instruct-8B"))
+        >>> dep.target_format.id, dep.draft_format.id
+        ('fp8', 'bf16')
+        """
         spec = self.speculator
         if spec is None:
             return None
-        if self.draft is None or spec.is_head:  # MTP layers ship in the target's checkpoint; vLLM builds a head's
-            # ModelConfig in the target's dtype (SpeculativeConfig), whatever torch_dtype its config.json names
-            return self.target_format if self.draft_dtype is None else _format(self.draft_dtype, "draft_dtype")
-        return _format(self.draft_dtype or self.dtype or default_weight_format(spec), "draft_dtype")
+        if self.draft_dtype is not None:
+            return _format(self.draft_dtype, "draft_dtype")
+        if self.draft is None:
+            return self.target_format
+        if spec.is_head:
+            return _format(self.target_format.activation_dtype, "draft_dtype")
+        return _format(self.dtype or default_weight_format(spec), "draft_dtype")
 
     @property
     def kv(self) -> KvDtype:

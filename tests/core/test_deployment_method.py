@@ -48,6 +48,16 @@ def test_mtp_uses_the_targets_own_layers_in_its_format():
     assert mtp.draft_format == mtp.target_format
 
 
+@pytest.mark.parametrize(("dtype", "head_format"), [("fp8", "bf16"), ("int4-awq", "fp16"), ("bf16", "bf16")])
+def test_a_head_loads_unquantized_in_the_dtype_its_quantized_target_computes_in(dtype, head_format):
+    # vLLM builds the head's ModelConfig with quantization=SpeculativeConfig.quantization (None by default):
+    # an FP8 or AWQ target's EAGLE-3 head is not quantized; the target's own MTP layers are (previous test).
+    head = get_model("EAGLE3-LLaMA3.1-Instruct-8B")
+    dep = _base(dtype=dtype, draft=head)
+    assert dep.draft_format.id == head_format
+    assert _base(dtype=dtype, draft=head, draft_dtype="fp8").draft_format.id == "fp8"  # stated: as given
+
+
 @pytest.mark.parametrize(
     ("fields", "field", "words"),
     [
