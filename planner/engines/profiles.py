@@ -243,6 +243,9 @@ class EngineProfile(_Strict):
     sliding_window_savings: bool
     #: The KV budget subtracts the CUDA-graph estimate (vLLM from v0.21).
     cudagraph_subtracted: bool
+    #: The model is compiled (torch.compile) inside the memory profile, so on a first start the compiler's
+    #: temporary memory counts as activation peak (vLLM V1; vLLM issues #54122 and #54383).
+    compiles_in_profile: bool = False
     #: The plan shows vLLM's CUDA-graph estimate as a component.
     cudagraph_estimated: bool
     #: The activation peak is the largest of the profile run's peaks (forward, sampler, warm-ups) or their sum.

@@ -261,6 +261,12 @@ def _assumptions(
         "activation peak, non-torch and CUDA-graph memory are calibrated on real start-up logs "
         "(error: `make bench-accuracy`)",
     ]
+    if profile.compiles_in_profile and not dep.enforce_eager:
+        notes.append(
+            "sized for a first start: the engine compiles the model inside its memory profile and counts the "
+            "compiler's temporary memory as activation peak; a restart that finds its compile cache has logged "
+            "0.5 to 1.2 GiB more KV cache per GPU (vLLM issues #54122, #54383)"
+        )
     if budget_rule(profile).POOLED:
         notes.append(
             "nothing else takes or frees memory on these GPUs while the engine starts: it sizes its KV cache from the "

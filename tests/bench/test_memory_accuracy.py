@@ -1,9 +1,11 @@
 """`make bench-accuracy` (bench/memory_accuracy.py): the memory plan against real start-up logs keeps its goal on
-logs with a known engine release (median |KV-token error| <= 1%, worst <= 5%), prints every case, and keeps logs
-whose own source says the figure depended on start order apart from the goal, with their error printed."""
+logs with a known engine, release and flags at a first start (median |KV-token error| <= 1%, worst <= 5%), prints
+every case, and keeps logs taken under a condition the plan does not describe (data/calibration/log_conditions.json)
+apart from the goal, with their error printed."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from bench import memory_accuracy
@@ -15,26 +17,38 @@ def _run(capsys) -> str:
     return capsys.readouterr().out
 
 
-def test_start_order_logs_are_real_cases_whose_figure_is_one_of_those_the_source_gives():
+def test_every_listed_log_is_a_real_case_under_a_defined_condition_with_evidence():
+    data = json.loads(memory_accuracy.CONDITIONS_FILE.read_text(encoding="utf-8"))
     cases = {c.case_id: c for c in load_cases()}
-    listed = memory_accuracy.start_order_dependent()
-    assert listed, "the file lists at least the log it was written for"
-    for case_id, entry in listed.items():
-        case = cases[case_id]
-        logged_gib = case.logged.kv_cache_bytes / 2**30
-        assert min(abs(logged_gib - g) for g in entry["same_flags_logged_gib"]) < 0.01
-        assert entry["source_words"] and entry["translation"]
+    assert data["logs"]
+    for entry in data["logs"]:
+        assert entry["case_id"] in cases
+        assert entry["condition"] in data["conditions"]
+        assert len(entry["evidence"]) > 80 and entry["source"]
+    warm = data["conditions"]["warm_compile_cache"]
+    assert all(url.startswith("https://github.com/vllm-project/vllm/") for url in warm["sources"])
 
 
-def test_goal_statistics_hold_and_leave_start_order_logs_apart(capsys):
+def test_a_warm_start_log_states_the_figures_its_source_gave_for_the_same_flags():
+    cases = {c.case_id: c for c in load_cases()}
+    for case_id, entry in memory_accuracy.log_conditions().items():
+        if entry["condition"] == "warm_compile_cache":
+            logged_gib = cases[case_id].logged.kv_cache_bytes / 2**30
+            assert min(abs(logged_gib - g) for g in entry["same_flags_logged_gib"]) < 0.01
+
+
+def test_goal_statistics_hold_and_leave_conditioned_logs_apart(capsys):
     out = _run(capsys)
-    goal = re.search(r"KV tokens, known engine and release.*median\s+([\d.]+)%\s+worst\s+([\d.]+)%\s+n=(\d+)", out)
+    goal = re.search(
+        r"KV tokens, known engine, release and flags.*median\s+([\d.]+)%\s+worst\s+([\d.]+)%\s+n=(\d+)", out
+    )
     median, worst, n = float(goal[1]), float(goal[2]), int(goal[3])
     assert median <= 1.0 and worst <= 5.0
-    assert n >= 22
-    apart = re.search(r"logs that depend on start order \(apart\).*n=(\d+)", out)
-    assert int(apart[1]) == len(memory_accuracy.start_order_dependent())
-    for case_id in memory_accuracy.start_order_dependent():
+    assert n >= 24
+    conditioned = memory_accuracy.log_conditions()
+    apart = sum(int(m) for m in re.findall(r"KV tokens, logs with .* \(apart\).*n=(\d+)", out))
+    assert apart == len(conditioned)
+    for case_id in conditioned:
         row = next(line for line in out.splitlines() if line.startswith(case_id))
         assert re.search(r"-?\d+\.\d", row)  # its error is printed
 

@@ -290,3 +290,12 @@ def test_pooled_engines_state_that_start_up_assumes_an_otherwise_idle_gpu(engine
 def test_hf_holds_no_pool_so_states_no_start_up_assumption():
     plan = plan_memory(dep("Llama-3.2-1B", node=get_node("1x-l4-24gb"), engine="hf", max_model_len=4096))
     assert not any("while the engine starts" in note for note in plan.assumptions)
+
+
+def test_vllm_v1_plans_say_they_size_a_first_start_unless_eager():
+    node = get_node("1x-l4-24gb")
+    compiled = plan_memory(dep("Llama-3.2-1B", node=node, max_model_len=4096))
+    assert any("sized for a first start" in note for note in compiled.assumptions)
+    eager = plan_memory(dep("Llama-3.2-1B", node=node, max_model_len=4096, enforce_eager=True))
+    v0 = plan_memory(dep("Llama-3.2-1B", node=node, max_model_len=4096, engine="vllm-v0"))
+    assert not any("sized for a first start" in note for plan in (eager, v0) for note in plan.assumptions)
