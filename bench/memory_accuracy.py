@@ -12,6 +12,8 @@ with their error on lines of their own and kept out of the goal statistics.
 
 from __future__ import annotations
 
+import argparse
+import datetime
 import json
 import statistics
 import sys
@@ -65,7 +67,41 @@ def evaluate(case: Case) -> dict | None:
     }
 
 
-def main() -> int:
+ENGINES_FILE = REPO_ROOT / "data" / "engines.json"
+
+
+def accuracy_record(known: list[float], v0: list[float], gib: list[float], today: str) -> dict:
+    """The figures the app and reports quote (``calibration.accuracy`` of data/engines.json)."""
+
+    def figure(errors: list[float]) -> str:
+        return f"median |error| {statistics.median(errors):.2f}%, worst {max(errors):.2f}% over {len(errors)} logs"
+
+    return {
+        "command": "make bench-accuracy",
+        "date": today,
+        "kv_tokens_known_engine": "KV-cache tokens against real start-up logs of a known engine, release and flags "
+        f"at a first start: {figure(known)}",
+        "kv_tokens_v0": f"KV-cache tokens (else GiB) against vLLM V0 start-up logs: {figure(v0)}",
+        "kv_gib_all": f"KV-cache GiB against the start-up logs that state it: {figure(gib)}",
+        "source": "printed by bench/memory_accuracy.py (make bench-accuracy) over the start-up logs in "
+        "data/calibration/vllm-kv-cases.csv and vllm_v0190_llmd_logs.csv, each row with its public source URL; "
+        "logs under a condition the plan does not describe (data/calibration/log_conditions.json) are printed apart",
+    }
+
+
+def record_accuracy(record: dict) -> None:
+    """Write ``record`` into data/engines.json whole (a temporary file, then an atomic replace)."""
+    data = json.loads(ENGINES_FILE.read_text(encoding="utf-8"))
+    data["calibration"]["accuracy"] = record
+    tmp = ENGINES_FILE.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(ENGINES_FILE)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--record", action="store_true", help="write the goal figures into data/engines.json")
+    args = parser.parse_args(argv)
     cases = load_cases()
     results, skipped = [], []
     for case in cases:
@@ -163,6 +199,11 @@ def main() -> int:
     print(f"\nCases the planner cannot express ({len(skipped)}):")
     for case in skipped:
         print(f"  {case.case_id:<44} {case.reason}")
+    if args.record:
+        record_accuracy(
+            accuracy_record(token_errors_known, token_errors_v0, gib_errors, datetime.date.today().isoformat())
+        )
+        print(f"\nrecorded in {ENGINES_FILE.relative_to(REPO_ROOT)} (calibration.accuracy)")
     return 0
 
 

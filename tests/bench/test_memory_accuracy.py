@@ -13,7 +13,7 @@ from bench.kv_cases import load_cases
 
 
 def _run(capsys) -> str:
-    assert memory_accuracy.main() == 0
+    assert memory_accuracy.main([]) == 0
     return capsys.readouterr().out
 
 
@@ -57,3 +57,19 @@ def test_every_case_is_printed_or_has_a_reason(capsys):
     out = _run(capsys)
     for case in load_cases():
         assert case.case_id[:44] in out
+
+
+def test_the_figures_the_app_quotes_are_the_benchmark_s_current_ones(capsys):
+    """data/engines.json ``calibration.accuracy`` (shown in the app and reports) equals what the benchmark prints now:
+    rerun ``python -m bench.memory_accuracy --record`` after a change that moves it."""
+    out = _run(capsys)
+    recorded = json.loads(memory_accuracy.ENGINES_FILE.read_text(encoding="utf-8"))["calibration"]["accuracy"]
+    lines = {
+        "kv_tokens_known_engine": r"KV tokens, known engine, release and flags",
+        "kv_tokens_v0": r"KV tokens \(else GiB\), vLLM V0 cases",
+        "kv_gib_all": r"KV GiB, all cases with logged GiB",
+    }
+    for key, label in lines.items():
+        printed = re.search(label + r".*median\s+([\d.]+)%\s+worst\s+([\d.]+)%\s+n=(\d+)", out)
+        quoted = re.search(r"median \|error\| ([\d.]+)%, worst ([\d.]+)% over (\d+) logs", recorded[key])
+        assert printed.groups() == quoted.groups(), key
