@@ -60,7 +60,7 @@ def _speculator_weights_bytes(dep: Deployment) -> int:
         arch,
         dep.draft_format,
         tp=dep.resolved_draft_tp,
-        config=spec.config if arch.formula_family is None else None,
+        config=spec.config,
         tensors=head_tensors(spec),
     )
 
@@ -72,9 +72,7 @@ def _stage_inputs(
     fmt = dep.target_format
     elem = element_bytes(fmt.activation_dtype)
     tokens = limits.max_num_batched_tokens
-    target_w = stage_weight_bytes(
-        target, fmt, tp=dep.tp, pp=dep.pp, config=dep.target.config if target.formula_family is None else None
-    )[stage]
+    target_w = stage_weight_bytes(target, fmt, tp=dep.tp, pp=dep.pp, config=dep.target.config)[stage]
     if profile.rope_cache_in_weights:  # a draft with the same rope reuses it (vLLM's get_rope is process-wide)
         target_w += rope_cache_bytes(target, dep.target.config, elem)
     peaks = [forward_activation_bytes(target, tokens, dep.tp, elem, profile)]

@@ -102,6 +102,7 @@ def transformers_config(cfg: dict[str, Any]):
         with _quiet():
             config = AutoConfig.for_model(model_type, **kwargs)
             _force_eager(config)
+            _tie_as_the_text_model(config, cfg)
             return config
     except ValueError as exc:
         if "Unrecognized" in str(exc) or "model_type" in str(exc) or "not" in str(exc):
@@ -113,6 +114,16 @@ def transformers_config(cfg: dict[str, Any]):
         raise ConfigError(f"config.json is not valid for {model_type!r}: {exc}") from exc
     except (TypeError, KeyError, AttributeError, IndexError, ZeroDivisionError, OverflowError) as exc:
         raise ConfigError(f"config.json is not valid for {model_type!r}: {_first_line(exc)}") from exc
+
+
+def _tie_as_the_text_model(config, cfg: dict[str, Any]) -> None:
+    """A multimodal wrapper whose config.json does not state ``tie_word_embeddings`` ties the LM head as its language
+    model's config does: vLLM builds the language model from ``text_config`` (``init_vllm_registered_model`` in
+    https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/models/mistral3.py), whereas transformers 5's
+    ``Mistral3Config`` defaults the wrapper to a tied head. Mistral-Small-3.1's checkpoint has its own ``lm_head``."""
+    if has_vision_encoder(cfg) and "tie_word_embeddings" not in cfg and hasattr(config, "get_text_config"):
+        with contextlib.suppress(AttributeError, TypeError, ValueError):
+            config.tie_word_embeddings = bool(config.get_text_config().tie_word_embeddings)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -135,13 +146,21 @@ def _force_eager(config) -> None:
 
 
 def _shipped_causal_lm_class(config):
-    """The causal-LM class transformers ships for this config (never a registered or remote one)."""
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+    """The causal-LM class transformers ships for this config (never a registered or remote one).
 
-    try:
-        model_class = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
-    except KeyError:
-        model_class = None
+    A multimodal checkpoint without a causal-LM entry (``mistral3``) takes its image-text-to-text class, the one that
+    holds the vision tower and projector a serving engine loads with the language model.
+    """
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING,
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING,
+    )
+
+    model_class = None
+    for mapping in (MODEL_FOR_CAUSAL_LM_MAPPING, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING):
+        with contextlib.suppress(KeyError):
+            model_class = mapping[type(config)]
+            break
     if isinstance(model_class, list | tuple):
         model_class = model_class[0]
     if model_class is None or not model_class.__module__.startswith("transformers.models."):
@@ -203,9 +222,26 @@ def count_on_meta_device(cfg: dict[str, Any]) -> MetaCount:
     )
 
 
+#: Module-name fragments of a multimodal checkpoint's encoder side: the vision tower and the projector that maps its
+#: features into the language model (transformers' ``vision_tower``, ``vision_model``, ``visual`` and
+#: ``multi_modal_projector`` modules).
+_ENCODER_MARKERS = ("vision_tower.", "vision_model.", "visual.", "multi_modal_projector.")
+
+
+def has_vision_encoder(cfg: dict[str, Any]) -> bool:
+    """Whether ``cfg`` is a multimodal wrapper: a ``vision_config`` beside the language model's ``text_config``.
+
+    >>> has_vision_encoder({"model_type": "mistral3", "text_config": {}, "vision_config": {}})
+    True
+    """
+    return isinstance(cfg.get("vision_config"), dict) and isinstance(cfg.get("text_config"), dict)
+
+
 def _module_bucket(name: str) -> str:
-    """Map a parameter name to a coarse component (embedding, attention, mlp, norm, lm_head...)."""
+    """Map a parameter name to a coarse component (vision, embedding, attention, mlp, norm, lm_head...)."""
     lowered = name.lower()
+    if any(marker in "." + lowered for marker in _ENCODER_MARKERS):
+        return "vision"
     if "lm_head" in lowered or lowered.startswith("embed_out"):
         return "lm_head"
     if "embed" in lowered or "wte" in lowered or "wpe" in lowered:
@@ -233,8 +269,13 @@ def meta_weight_tensors(cfg: dict[str, Any]) -> list[WeightTensor]:
     return list(_meta_weight_tensors_cached(json.dumps(cfg, sort_keys=True, default=str)))
 
 
+#: Bumped whenever the way a layout is read from the model changes (components, TP styles), so older cached
+#: layouts are not reused.
+_LAYOUT_VERSION = 3
+
+
 def _disk_cache_path(cfg_json: str, kind: str = "meta-layouts"):
-    """Where a layout is kept between processes: keyed by the config and the transformers release."""
+    """Where a layout is kept between processes: keyed by the config, the layout rules and the transformers release."""
     try:
         release = version("transformers")
     except PackageNotFoundError:  # pragma: no cover - transformers is a runtime requirement
@@ -243,7 +284,7 @@ def _disk_cache_path(cfg_json: str, kind: str = "meta-layouts"):
         os.environ.get("PLANNER_CACHE_DIR")
         or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sd-capacity-planner"
     )
-    digest = hashlib.sha256(f"{release}\n{cfg_json}".encode()).hexdigest()[:24]
+    digest = hashlib.sha256(f"{release}\n{_LAYOUT_VERSION}\n{cfg_json}".encode()).hexdigest()[:24]
     return root / kind / f"{digest}.json"
 
 
@@ -293,8 +334,10 @@ def _build_meta_layout(cfg_json: str) -> tuple:
 
 
 def _as_weight_tensor(cls, name: str, shape: tuple[int, ...], *, buffer: bool):
-    component = "buffers" if buffer else _module_bucket(name)
-    match = _LAYER_INDEX.search("." + name)
+    bucket = _module_bucket(name)
+    encoder = bucket == "vision"
+    component = "vision" if encoder else ("buffers" if buffer else bucket)
+    match = None if encoder else _LAYER_INDEX.search("." + name)  # encoder layers are not decoder layers
     layers = (int(match.group(1)),) if match else ()
     rows = shape[-2] if len(shape) >= 2 else (shape[0] if shape else 1)
     cols = shape[-1] if len(shape) >= 2 else 1
@@ -307,9 +350,26 @@ def _as_weight_tensor(cls, name: str, shape: tuple[int, ...], *, buffer: bool):
         kind, style = component, "vocab"
     elif len(shape) <= 1:
         kind, style = ("bias" if name.endswith("bias") else "norm"), "replicated"
+    elif encoder and len(shape) > 2:
+        kind, style = "linear", "replicated"  # an encoder's patch convolution: a plain nn.Conv2d in vLLM
     else:
         kind, style = "linear", "column"
     return cls(component, kind, rows, cols, per_layer, layers, style)
+
+
+def encoder_weight_tensors(cfg: dict[str, Any]) -> list[WeightTensor]:
+    """The vision tower and projector of a multimodal checkpoint (``vision_config`` beside ``text_config``).
+
+    Built on the meta device with a one-layer language model: the encoder's tensors do not depend on the decoder's
+    depth, only on its width (the projector's output). Every 2-D weight is treated as a tensor-parallel linear layer
+    (vLLM's SigLIP and Pixtral encoders shard attention and MLP as the decoder does); vectors and the patch
+    convolution are replicated.
+    """
+    if not has_vision_encoder(cfg):
+        return []
+    text = {k: v for k, v in cfg["text_config"].items() if k not in ("layer_types", "mlp_only_layers")}
+    reduced = {**cfg, "text_config": {**text, "num_hidden_layers": 1}}
+    return [t for t in meta_weight_tensors(reduced) if t.component == "vision"]
 
 
 def architecture_via_transformers(cfg: dict[str, Any]) -> Architecture:

@@ -11,7 +11,8 @@ modelling files of each family (``modeling_llama.py``, ``modeling_qwen2.py``, ``
   + r_kv·h·(d_nope+d_v) + h·d_v·H``;
 * embeddings ``V·H``, an untied LM head another ``V·H``, ``norms_per_layer·H`` per layer + ``H``.
 
-Architectures outside the formula families are counted on the meta device with transformers.
+Architectures outside the formula families are counted on the meta device with transformers, and so is the
+vision encoder of a multimodal checkpoint (component ``vision``).
 
 >>> from planner.model.architecture import architecture_from_config
 >>> arch = architecture_from_config({"model_type": "llama", "num_hidden_layers": 80,
@@ -28,7 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from planner.model.geometry import Architecture
-from planner.model.meta_device import meta_weight_tensors
+from planner.model.meta_device import encoder_weight_tensors, has_vision_encoder, meta_weight_tensors
 from planner.model.tensors import COMPONENTS, TpStyle, WeightTensor
 
 
@@ -134,8 +135,15 @@ def weight_tensors(arch: Architecture) -> list[WeightTensor]:
 
 
 def layout_tensors(arch: Architecture, config: dict[str, Any] | None = None) -> list[WeightTensor]:
-    """The tensor layout: closed form for formula families, the meta-device model otherwise."""
+    """The tensor layout: closed form for formula families, the meta-device model otherwise.
+
+    A multimodal checkpoint whose language model is a formula family (Mistral-Small-3.1's ``mistral3`` wraps a
+    ``mistral`` text config) adds its vision tower and projector from the meta device, since serving engines load
+    them with the language model (:func:`planner.model.meta_device.encoder_weight_tensors`).
+    """
     if arch.formula_family is not None:
+        if config is not None and has_vision_encoder(config):
+            return weight_tensors(arch) + encoder_weight_tensors(config)
         return weight_tensors(arch)
     if config is None:
         raise ValueError(f"{arch.model_type!r} is counted on the meta device and needs its raw config")

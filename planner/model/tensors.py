@@ -22,6 +22,7 @@ COMPONENTS = (
     "norms",
     "fc",
     "vocab_map",
+    "vision",
 )
 
 

@@ -9,8 +9,11 @@ Formula, per linear layer of ``rows`` outputs and ``cols`` inputs in a quantized
     g_idx          cols·g_idx_bytes                              (GPTQ act-order index)
     tensor scales  tensor_scale_bytes                            (NVFP4 global scales)
 
-Embeddings, the LM head, norms, biases and MoE routers stay in the format's ``unquantized_dtype``;
-persistent buffers (DeepSeek-V3's router score bias) are stored in fp32.
+Embeddings, the LM head, norms, biases and MoE routers stay in the format's ``unquantized_dtype``, and so does a
+multimodal checkpoint's vision encoder and projector: quantized checkpoints quantize the linear layers of the language
+model's transformer blocks only (e.g. the RedHatAI w8a8 model cards, "Only weights and activations of the linear
+operators within transformers blocks are quantized", https://huggingface.co/RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8).
+Persistent buffers (DeepSeek-V3's router score bias) are stored in fp32.
 
 >>> from planner.catalog.lookup import get_model, get_weight_format
 >>> plan = weight_bytes(get_model("Llama-3.1-70B").architecture, get_weight_format("bf16"))
@@ -32,6 +35,8 @@ from planner.model.param_count import layout_tensors
 from planner.model.tensors import WeightTensor
 
 UNQUANTIZED_KINDS = ("embedding", "lm_head", "norm", "bias", "router")
+#: Components a quantized checkpoint leaves in 16 bits whatever their kind: the vision encoder and projector.
+UNQUANTIZED_COMPONENTS = ("vision",)
 BUFFER_BYTES = 4
 #: int64 index buffers (EAGLE-3 ``d2t``).
 INDEX_BYTES = 8
@@ -45,6 +50,11 @@ class WeightBytes(BaseModel):
     components: dict[str, int]
     unquantized: list[str]
     bits_per_quantized_weight: float | None
+
+
+def _is_quantized(tensor: WeightTensor, fmt: WeightFormat) -> bool:
+    """Whether ``fmt`` packs ``tensor``: a language-model linear layer of a quantized format."""
+    return fmt.quantized and tensor.kind == "linear" and tensor.component not in UNQUANTIZED_COMPONENTS
 
 
 def _quantized_linear_bytes(rows: int, cols: int, fmt: WeightFormat) -> int:
@@ -71,7 +81,7 @@ def tensor_bytes(
         return rows * cols * count * BUFFER_BYTES
     if tensor.kind == "index":
         return rows * cols * count * INDEX_BYTES
-    if fmt.quantized and tensor.kind == "linear":
+    if _is_quantized(tensor, fmt):
         return _quantized_linear_bytes(rows, cols, fmt) * count
     return rows * cols * count * element_bytes(fmt.activation_dtype)
 
@@ -89,14 +99,16 @@ def weight_bytes(
     for tensor in layout_tensors(arch, config) if tensors is None else tensors:
         n_bytes = tensor_bytes(tensor, fmt)
         components[tensor.component] = components.get(tensor.component, 0) + n_bytes
-        if fmt.quantized and tensor.kind == "linear":
+        if _is_quantized(tensor, fmt):
             quantized_weights += tensor.numel
             quantized_bytes += n_bytes
+    unquantized = ["embeddings", "lm_head", "norms", "biases", "router"]
+    unquantized += ["vision"] if "vision" in components else []
     return WeightBytes(
         format=fmt.id,
         total_bytes=sum(components.values()),
         components=components,
-        unquantized=["embeddings", "lm_head", "norms", "biases", "router"] if fmt.quantized else [],
+        unquantized=unquantized if fmt.quantized else [],
         bits_per_quantized_weight=8 * quantized_bytes / quantized_weights if quantized_weights else None,
     )
 
@@ -151,9 +163,12 @@ def stage_weight_bytes(
                     totals[s] += tensor_bytes(tensor, fmt, rows, cols, tensor.per_layer * held)
         else:
             # Outside the stack: embeddings on the first stage, LM head and final norm on the last;
-            # a tied embedding is needed on both ends.
+            # a tied embedding is needed on both ends. vLLM's multimodal models build the vision encoder
+            # unconditionally, so every pipeline rank holds it (e.g. vllm/model_executor/models/mistral3.py).
             first_only = tensor.kind == "embedding" and not (arch.tie_word_embeddings and pp > 1)
             holders = [0] if first_only else ([0, pp - 1] if tensor.kind == "embedding" else [pp - 1])
+            if tensor.component == "vision":
+                holders = list(range(pp))
             for s in set(holders):
                 totals[s] += tensor_bytes(tensor, fmt, rows, cols)
     return totals

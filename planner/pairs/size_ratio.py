@@ -25,12 +25,12 @@ from planner.model.param_count import ParamCount, count_parameters
 def _count_config(config_json: str) -> ParamCount:
     config = json.loads(config_json)
     arch = architecture_from_config(config)
-    return count_parameters(arch, config if arch.formula_family is None else None)
+    return count_parameters(arch, config)
 
 
 def param_count(spec: ModelSpec) -> ParamCount:
-    """Exact counts of ``spec`` (the raw config goes to the meta device only when no formula fits); a speculator
-    head counts what the engine holds for it (:func:`planner.catalog.speculators.speculator_params`)."""
+    """Exact counts of ``spec`` (the meta device counts what no formula covers: other families, a vision encoder);
+    a speculator head counts what the engine holds for it (:func:`planner.catalog.speculators.speculator_params`)."""
     if spec.is_head:
         return speculator_params(spec)
     return _count_config(json.dumps(spec.config, sort_keys=True, default=str))

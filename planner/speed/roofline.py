@@ -1,14 +1,14 @@
 """What one forward pass of a deployed model costs per GPU before the batch is known, and the peaks.
 
 :class:`ModelCost` holds, per GPU after tensor-parallel sharding and per pipeline stage, the weight
-bytes a pass streams (an untied embedding table is only looked up; routed experts are read in the
-share a batch touches), the matmul parameters (``2 · params`` FLOPs per token, Kaplan et al. 2020,
-"Scaling laws", §2.1), the LM head and the KV element size. :func:`peak_flops` is the dense peak of
-the weight format's GEMM: fp8 uses ``fp8_dense_tflops`` where the GPU has it, fp4 formats
-``fp4_dense_tflops``, else bf16 (fp16 where bf16 is missing, e.g. T4); weight-only int4/int8 formats
-compute in their unquantized dtype. Link bandwidth is one direction of
-``GpuSpec.scale_up_bandwidth_gb_s`` (listed bidirectional). The time of a pass over a batch is
-:class:`planner.speed.step_model.StepModel` (docs/speed-model.md).
+bytes a pass streams (an untied embedding table is only looked up; a multimodal checkpoint's vision
+encoder is not run on text; routed experts are read in the share a batch touches), the matmul parameters
+(``2 · params`` FLOPs per token, Kaplan et al. 2020, "Scaling laws", §2.1), the LM head and the KV
+element size. :func:`peak_flops` is the dense peak of the weight format's GEMM: fp8 uses
+``fp8_dense_tflops`` where the GPU has it, fp4 formats ``fp4_dense_tflops``, else bf16 (fp16 where bf16
+is missing, e.g. T4); weight-only int4/int8 formats compute in their unquantized dtype. Link bandwidth
+is one direction of ``GpuSpec.scale_up_bandwidth_gb_s`` (listed bidirectional). The time of a pass over
+a batch is :class:`planner.speed.step_model.StepModel` (docs/speed-model.md).
 
 >>> from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_weight_format
 >>> h100 = get_gpu("h100-sxm-80gb")
@@ -52,7 +52,7 @@ class ModelCost(BaseModel):
     stage_layers: tuple[tuple[int, ...], ...]
     #: Bytes of weights one GPU of each stage reads in a pass (a head's own, plus the target's LM head it shares).
     stage_weight_bytes: tuple[int, ...]
-    #: Of which an embedding table only looked up (not streamed) in a forward pass.
+    #: Of which bytes a text forward pass does not stream: an embedding table only looked up, a vision encoder.
     stage_lookup_bytes: tuple[int, ...]
     #: Of which routed-expert weights (read in the share a batch touches).
     stage_expert_bytes: tuple[int, ...]
@@ -114,7 +114,8 @@ def model_cost(
         per_stage[-1] += weight_bytes_per_gpu(arch, fmt, tp=tp, tensors=[shared_head])
     embedding_per_gpu = ceil(whole.components.get("embedding", 0) / tp)
     looked_up_only = not arch.tie_word_embeddings or pp > 1
-    lookup = [embedding_per_gpu if (s == 0 and looked_up_only) else 0 for s in range(pp)]
+    vision_per_gpu = ceil(whole.components.get("vision", 0) / tp)  # on every stage, idle while decoding text
+    lookup = [(embedding_per_gpu if (s == 0 and looked_up_only) else 0) + vision_per_gpu for s in range(pp)]
     moe_layers = set(arch.moe.moe_layers) if arch.moe else set()
     experts_per_gpu = whole.components.get("experts", 0) / tp
     expert = [
@@ -125,7 +126,7 @@ def model_cost(
     lm_head_params = head_vocab * arch.hidden_size
     untied_head = params.components.get("lm_head", 0)
     matmul = params.active_params - params.components.get("embedding", 0) - untied_head
-    matmul -= params.components.get("norms", 0)
+    matmul -= params.components.get("norms", 0) + params.components.get("vision", 0)
     dtype = compute_dtype(gpu, fmt)
     activation = element_bytes(fmt.activation_dtype)
     return ModelCost(

@@ -58,10 +58,10 @@ def test_padding_only_adds_memory(full, sliding, blocks):
     assert layout.tokens(blocks, 16) <= blocks * 16
 
 
-def _gemma3(max_model_len: int) -> Deployment:
+def _gemma3(max_model_len: int, model_id: str = "google/gemma-3-27b-it") -> Deployment:
     """The logged vLLM 0.19.0 run: one H100 (79.19 GiB), gpu_memory_utilization 0.95."""
     return Deployment.build(
-        target=get_model("google/gemma-3-27b-it"),
+        target=get_model(model_id),
         gpu=get_gpu("h100-sxm-80gb"),
         gpu_memory_bytes=round(79.19 * GIB),
         memory_fraction=0.95,
@@ -98,3 +98,20 @@ def test_multimodal_checkpoint_counts_the_vision_tower():
     plan = plan_memory(_gemma3(8192), with_suggestions=False)
     # logged 'weights memory: 51.45GiB'; the text-only model alone would be ~50.3 GiB
     assert plan.per_gpu.target_weights_bytes / GIB == pytest.approx(51.45, rel=0.005)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "tokens", "weights_gib", "bytes_per_token"),
+    [
+        # llmd019-gemma-3-4b-it-tp1: 'Add 1 padding layers', 7 groups of 5 layers of 4 KV heads x 256
+        ("google/gemma-3-4b-it", 468_144, 8.58, 35 * 4 * 256 * 2 * 2),
+        # llmd019-gemma-3-12b-it-tp1: no padding, 6 groups of 8 layers of 8 KV heads x 256
+        ("google/gemma-3-12b-it", 130_304, 23.31, 48 * 8 * 256 * 2 * 2),
+    ],
+)
+def test_smaller_gemma3_checkpoints_match_their_logs_within_one_percent(model_id, tokens, weights_gib, bytes_per_token):
+    # data/calibration/vllm_v0190_llmd_logs.csv: 'weights memory' (vision tower included) and the KV cache tokens
+    plan = plan_memory(_gemma3(8192, model_id), with_suggestions=False)
+    assert plan.per_gpu.target_weights_bytes / GIB == pytest.approx(weights_gib, rel=0.005)
+    assert plan.kv_bytes_per_token_per_gpu == bytes_per_token
+    assert plan.kv_cache_tokens == pytest.approx(tokens, rel=0.01)

@@ -15,6 +15,13 @@ from planner.catalog.name_matching import match_gpu, match_model
         ("RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic", "meta-llama/Llama-3.3-70B-Instruct", "fp8"),
         ("RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8", "Qwen/Qwen2.5-7B", "int8"),
         ("google/gemma-2-9b-it", "google/gemma-2-9b", None),
+        ("google/gemma-3-4b-it", "google/gemma-3-4b-it", None),
+        ("google/gemma-3-12b-it", "google/gemma-3-12b-it", None),
+        (
+            "RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8",
+            "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+            "int8",
+        ),
     ],
 )
 def test_models(name, model, fmt):

@@ -178,3 +178,39 @@ def test_meta_device_layouts_are_cached_on_disk_and_rebuilt_when_damaged(tmp_pat
     meta_count._meta_weight_tensors_cached.cache_clear()
     assert meta_count.meta_weight_tensors(cfg) == first  # rebuilt
     assert json.loads(files[0].read_text())
+
+
+@pytest.mark.torch
+def test_a_multimodal_wrapper_of_a_formula_family_adds_its_vision_encoder():
+    # Mistral-Small-3.1 (mistral3 around a mistral text config): the text model in closed form plus the Pixtral
+    # encoder and projector from the meta device; the LM head stays separate as vLLM loads it from text_config,
+    # although transformers 5's Mistral3Config would tie it when config.json is silent.
+    spec = get_model("mistralai/Mistral-Small-3.1-24B-Instruct-2503")
+    counts = count_parameters(spec.architecture, spec.config)
+    assert counts.method == "formula"
+    assert counts.total_params == 24_011_361_280 == count_on_meta_device(spec.config).total_params
+    assert counts.components["lm_head"] == counts.components["embedding"] == 131_072 * 5120
+    assert counts.components["vision"] == 438_958_080
+    assert count_parameters(spec.architecture).total_params == 24_011_361_280 - 438_958_080  # no config: text only
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(
+    ("model_id", "total", "vision"),
+    [
+        ("google/gemma-3-4b-it", 4_300_079_472, 419_816_304),
+        ("google/gemma-3-12b-it", 12_187_325_040, 421_290_864),
+        ("google/gemma-3-27b-it", 27_432_406_640, 423_060_336),
+    ],
+)
+def test_gemma3_counts_its_siglip_tower_as_one_vision_component(model_id, total, vision):
+    spec = get_model(model_id)
+    counts = count_parameters(spec.architecture, spec.config)
+    assert counts.total_params == total and counts.components["vision"] == vision
+    encoder = [t for t in meta_count.meta_weight_tensors(spec.config) if t.component == "vision"]
+    assert encoder and all(not t.layers for t in encoder)  # encoder layers are not decoder layers
+
+
+def test_a_text_only_config_has_no_encoder():
+    assert not meta_count.has_vision_encoder(get_model("Llama-3.1-8B").config)
+    assert meta_count.encoder_weight_tensors(get_model("Llama-3.1-8B").config) == []

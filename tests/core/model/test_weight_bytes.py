@@ -97,3 +97,40 @@ def test_pipeline_stages_follow_vllm_split():
     tied = get_model("Llama-3.2-1B").architecture
     tied_stages = stage_weight_bytes(tied, bf16, pp=2)
     assert sum(tied_stages) > weight_bytes(tied, bf16).total_bytes  # tied embedding on both ends
+
+
+def _vision_bytes(model_id, fmt, **kw):
+    spec = get_model(model_id)
+    return weight_bytes(spec.architecture, get_weight_format(fmt), spec.config, **kw)
+
+
+def test_a_quantized_multimodal_checkpoint_keeps_its_vision_encoder_in_16_bits():
+    # RedHatAI's w8a8 card: "Only weights and activations of the linear operators within transformers blocks are
+    # quantized", so the Pixtral encoder and projector stay bf16 while the decoder's linears become int8.
+    spec = get_model("mistralai/Mistral-Small-3.1-24B-Instruct-2503")
+    vision_params = count_parameters(spec.architecture, spec.config).components["vision"]
+    int8 = _vision_bytes(spec.id, "int8")
+    assert int8.components["vision"] == 2 * vision_params == _vision_bytes(spec.id, "bf16").components["vision"]
+    assert "vision" in int8.unquantized
+    assert int8.components["mlp"] < _vision_bytes(spec.id, "bf16").components["mlp"] * 0.51
+
+
+def test_w8a8_mistral_small_matches_the_vllm_logs():
+    # llmd019-mistral-small-3.1-24b-w8a8-tp1/-tp2 (data/calibration/vllm_v0190_llmd_logs.csv): vLLM 0.19.0 logged
+    # 'weights memory: 24.07GiB' at TP 1 and 12.11 GiB per rank at TP 2; the text model alone is ~0.8 GiB short.
+    spec = get_model("mistralai/Mistral-Small-3.1-24B-Instruct-2503")
+    int8 = get_weight_format("int8")
+    tp1 = weight_bytes_per_gpu(spec.architecture, int8, config=spec.config)
+    tp2 = weight_bytes_per_gpu(spec.architecture, int8, tp=2, config=spec.config)
+    assert tp1 / GIB == pytest.approx(24.07, rel=0.005)
+    assert tp2 / GIB == pytest.approx(12.11, rel=0.01)
+    assert weight_bytes_per_gpu(spec.architecture, int8) / GIB < 23.3  # without the config: the text model only
+
+
+def test_every_pipeline_stage_holds_the_vision_encoder():
+    # vLLM's multimodal model classes build the encoder unconditionally (vllm/model_executor/models/mistral3.py).
+    spec = get_model("mistralai/Mistral-Small-3.1-24B-Instruct-2503")
+    bf16 = get_weight_format("bf16")
+    vision = _vision_bytes(spec.id, "bf16").components["vision"]
+    stages = stage_weight_bytes(spec.architecture, bf16, pp=2, config=spec.config)
+    assert sum(stages) == _vision_bytes(spec.id, "bf16").total_bytes + vision  # one more copy than stages - 1

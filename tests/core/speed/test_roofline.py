@@ -36,6 +36,18 @@ def test_decode_reads_every_weight_but_the_embedding_table():
     assert total - step.weight_read_bytes == pytest.approx(128256 * 8192 * 2 / 8, rel=1e-6)
 
 
+def test_decoding_text_does_not_stream_the_vision_encoder():
+    # Mistral-Small-3.1 holds its Pixtral encoder (438,958,080 bf16 parameters) in memory, but a text step never
+    # runs it: the step reads the text model's weights and does none of the encoder's matmuls.
+    model = "mistralai/Mistral-Small-3.1-24B-Instruct-2503"
+    spec = get_model(model)
+    cost = _cost(model, fmt="int8")
+    text_only = weight_bytes_per_gpu(spec.architecture, get_weight_format("int8"))
+    assert sum(cost.stage_weight_bytes) == text_only + 2 * 438_958_080
+    assert _step(cost).weight_read_bytes == pytest.approx(text_only - 2 * 131_072 * 5120, rel=1e-6)
+    assert cost.matmul_params_per_gpu == 40 * (2 * 5120 * 4096 + 2 * 5120 * 1024 + 3 * 5120 * 32768)
+
+
 def test_small_batch_decode_is_memory_bound_and_large_prefill_compute_bound():
     cost = _cost(tp=8)
     assert _step(cost).bound == "memory"
