@@ -9,7 +9,8 @@ Formula, per linear layer of ``rows`` outputs and ``cols`` inputs in a quantized
     g_idx          cols·g_idx_bytes                              (GPTQ act-order index)
     tensor scales  tensor_scale_bytes                            (NVFP4 global scales)
 
-Embeddings, the LM head, norms, biases and MoE routers stay in the format's ``unquantized_dtype``;
+Embeddings, the LM head, norms, biases and MoE routers stay in the format's ``unquantized_dtype``, and so
+does every linear layer outside a format's ``quantized_components`` (vLLM runs MXFP4 for MoE experts only);
 persistent buffers (DeepSeek-V3's router score bias) are stored in fp32.
 
 >>> from planner.catalog.lookup import get_model, get_weight_format
@@ -71,7 +72,7 @@ def tensor_bytes(
         return rows * cols * count * BUFFER_BYTES
     if tensor.kind == "index":
         return rows * cols * count * INDEX_BYTES
-    if fmt.quantized and tensor.kind == "linear":
+    if fmt.quantizes(tensor.component, tensor.kind):
         return _quantized_linear_bytes(rows, cols, fmt) * count
     return rows * cols * count * element_bytes(fmt.activation_dtype)
 
@@ -89,16 +90,26 @@ def weight_bytes(
     for tensor in layout_tensors(arch, config) if tensors is None else tensors:
         n_bytes = tensor_bytes(tensor, fmt)
         components[tensor.component] = components.get(tensor.component, 0) + n_bytes
-        if fmt.quantized and tensor.kind == "linear":
+        if fmt.quantizes(tensor.component, tensor.kind):
             quantized_weights += tensor.numel
             quantized_bytes += n_bytes
     return WeightBytes(
         format=fmt.id,
         total_bytes=sum(components.values()),
         components=components,
-        unquantized=["embeddings", "lm_head", "norms", "biases", "router"] if fmt.quantized else [],
+        unquantized=_unquantized(fmt),
         bits_per_quantized_weight=8 * quantized_bytes / quantized_weights if quantized_weights else None,
     )
+
+
+def _unquantized(fmt: WeightFormat) -> list[str]:
+    """What a quantized format leaves in its ``unquantized_dtype``."""
+    if not fmt.quantized:
+        return []
+    kept = ["embeddings", "lm_head", "norms", "biases", "router"]
+    if fmt.quantized_components is not None:
+        kept += [f"every linear layer outside {', '.join(fmt.quantized_components)}"]
+    return kept
 
 
 def pp_stage_layers(num_layers: int, pp: int) -> list[range]:
