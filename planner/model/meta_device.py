@@ -36,7 +36,7 @@ from pydantic import BaseModel
 
 from planner.errors import ConfigError
 from planner.model.config_bounds import validate_config_fields
-from planner.model.geometry import Architecture, MoeGeometry
+from planner.model.geometry import Architecture, MoeGeometry, rope_type_of
 from planner.model.tensors import WeightTensor
 
 #: Keys never handed to transformers: names, code references, kernel / attention / quantization back-ends and
@@ -242,8 +242,9 @@ def _module_bucket(name: str) -> str:
     return "other"
 
 
-#: Bumped whenever the classification of meta-device tensors changes, so disk-cached layouts are rebuilt.
-_LAYOUT_VERSION = 3
+#: The code that classifies meta-device tensors, part of the disk cache's key: a layout cached by another version of
+#: this module (an older release, another checkout sharing the cache folder) is never read back.
+_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 _LAYER_INDEX = re.compile(r"\.(?:layers|h|blocks|layer|decoder_layers)\.(\d+)\.")
 
@@ -267,7 +268,7 @@ def _disk_cache_path(cfg_json: str, kind: str = "meta-layouts"):
         os.environ.get("PLANNER_CACHE_DIR")
         or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sd-capacity-planner"
     )
-    digest = hashlib.sha256(f"{release}\n{_LAYOUT_VERSION}\n{cfg_json}".encode()).hexdigest()[:24]
+    digest = hashlib.sha256(f"{release}\n{_CODE_DIGEST}\n{cfg_json}".encode()).hexdigest()[:24]
     return root / kind / f"{digest}.json"
 
 
@@ -405,6 +406,7 @@ def _architecture_from_transformers(cfg: dict[str, Any]) -> Architecture:
         sliding_window=window,
         attention_chunk_size=chunk if "chunked_attention" in kinds else None,
         moe=_moe_via_transformers(config, layers),
+        rope_type=rope_type_of(cfg),
         torch_dtype=str(cfg.get("torch_dtype") or "bfloat16").removeprefix("torch."),
     )
 
