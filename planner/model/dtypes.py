@@ -39,6 +39,9 @@ class WeightFormat(SourcedFact):
     zero_point_bits: int = Field(default=0, ge=0)
     g_idx_bytes: int = Field(default=0, ge=0)
     tensor_scale_bytes: int = Field(default=0, ge=0)
+    #: Copies of the group scales the engine keeps after loading (vLLM's Triton MXFP4 MoE path swizzles the scales
+    #: into a new tensor and leaves the loaded ones registered: 2).
+    scale_copies: int = Field(default=1, ge=1)
     #: The weight components (``planner.model.tensors.COMPONENTS``) the format quantizes; None: every linear
     #: layer. vLLM runs MXFP4 for fused-MoE experts only (its linear layers fall back to unquantized).
     quantized_components: tuple[str, ...] | None = None

@@ -4,7 +4,7 @@ Formula, per linear layer of ``rows`` outputs and ``cols`` inputs in a quantized
 (layouts as vLLM's ``awq.py`` / ``gptq.py`` / ``fp8.py`` ``create_weights`` allocate them)::
 
     packed values  rows·cols·bits/8
-    scales         rows·ceil(cols/group)·scale_bytes           (group = cols when per-channel)
+    scales         rows·ceil(cols/group)·scale_bytes·copies    (group = cols when per-channel)
     zero points    ceil(cols/group)·ceil(rows·zp_bits/32)·4     (packed into int32)
     g_idx          cols·g_idx_bytes                              (GPTQ act-order index)
     tensor scales  tensor_scale_bytes                            (NVFP4 global scales)
@@ -52,7 +52,7 @@ def _quantized_linear_bytes(rows: int, cols: int, fmt: WeightFormat) -> int:
     group = fmt.group_size or cols
     groups = ceil(cols / group)
     packed = ceil(rows * cols * fmt.weight_bits / 8)
-    scales = rows * groups * fmt.scale_bytes
+    scales = rows * groups * fmt.scale_bytes * fmt.scale_copies
     zeros = groups * ceil(rows * fmt.zero_point_bits / 32) * 4 if fmt.zero_point_bits else 0
     return packed + scales + zeros + cols * fmt.g_idx_bytes + fmt.tensor_scale_bytes
 

@@ -108,16 +108,18 @@ def test_mxfp4_quantizes_the_moe_experts_and_leaves_the_rest_in_bf16():
     spec = get_model("openai/gpt-oss-20b")
     arch, mxfp4 = spec.architecture, get_weight_format("mxfp4")
     plan = weight_bytes(arch, mxfp4, spec.config)
-    assert plan.bits_per_quantized_weight == pytest.approx(4.25)
+    # 4-bit values plus the E8M0 scales held twice (loaded and swizzled copies in vLLM's Triton MoE path)
+    assert plan.bits_per_quantized_weight == pytest.approx(4 + 2 * 8 / 32)
     counts = count_parameters(arch, spec.config).components
     expert_matrices = 24 * 32 * (2880 * 5760 + 2880 * 2880)  # gate_up and down projections of 32 experts
     expert_biases = counts["experts"] - expert_matrices
-    assert plan.components["experts"] == expert_matrices * 17 // 32 + expert_biases * 2
+    assert plan.components["experts"] == expert_matrices // 2 + 2 * expert_matrices // 32 + expert_biases * 2
     assert plan.components["attention"] == counts["attention"] * 2
     assert plan.components["embedding"] == plan.components["lm_head"] == 201088 * 2880 * 2
-    # vLLM logged 12.92 GiB after load_weights at TP1 and 6.76 GiB at TP2 (llm-d-planner v0.19.0 logs)
-    assert weight_bytes_per_gpu(arch, mxfp4, config=spec.config) / GIB == pytest.approx(12.92, rel=0.01)
-    assert weight_bytes_per_gpu(arch, mxfp4, tp=2, config=spec.config) / GIB == pytest.approx(6.76, rel=0.06)
+    # vLLM 0.19.0 logged 'Model loading took 13.64 GiB' at TP1 and 7.01 GiB at TP2 (llm-d-planner logs); the TP2
+    # gap is mostly vLLM's padding of the per-rank expert width to a multiple of 64 (1,440 -> 1,472), not modelled
+    assert weight_bytes_per_gpu(arch, mxfp4, config=spec.config) / GIB == pytest.approx(13.64, rel=0.025)
+    assert weight_bytes_per_gpu(arch, mxfp4, tp=2, config=spec.config) / GIB == pytest.approx(7.01, rel=0.05)
 
 
 @pytest.mark.torch
