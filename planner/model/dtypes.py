@@ -42,6 +42,8 @@ class WeightFormat(SourcedFact):
     #: Copies of the group scales the engine keeps after loading (vLLM's Triton MXFP4 MoE path swizzles the scales
     #: into a new tensor and leaves the loaded ones registered: 2).
     scale_copies: int = Field(default=1, ge=1)
+    #: The engine pads each rank's MoE expert width to a multiple of this (vLLM's Mxfp4MoEMethod: 64), else None.
+    moe_intermediate_align: int | None = Field(default=None, ge=1)
     #: The weight components (``planner.model.tensors.COMPONENTS``) the format quantizes; None: every linear
     #: layer. vLLM runs MXFP4 for fused-MoE experts only (its linear layers fall back to unquantized).
     quantized_components: tuple[str, ...] | None = None

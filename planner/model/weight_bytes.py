@@ -141,6 +141,25 @@ def _shard(tensor: WeightTensor, tp: int, kv_heads: int, head_dim: int) -> tuple
     return ceil(tensor.rows / tp), tensor.cols  # column and vocab
 
 
+def _expert_padding(arch: Architecture, fmt: WeightFormat, tp: int) -> float:
+    """How much a format's engine pads the MoE experts on one rank: each rank's expert width rounded up to
+    ``moe_intermediate_align`` (vLLM ``Mxfp4MoEMethod.create_weights``: ``round_up(intermediate_size_per_partition,
+    64)``; gpt-oss-20b at TP 2: 1,440 -> 1,472), as a factor on the experts' matrices.
+
+    >>> from planner.catalog.lookup import get_weight_format
+    >>> arch = Architecture(model_type="m", formula_family=None, num_layers=1, hidden_size=8, intermediate_size=2880,
+    ...     num_attention_heads=1, num_kv_heads=1, head_dim=8, vocab_size=8, layer_types=("full_attention",),
+    ...     moe={"num_experts": 2, "experts_per_token": 1, "expert_intermediate_size": 2880, "moe_layers": (0,)})
+    >>> _expert_padding(arch, get_weight_format("mxfp4"), 2), _expert_padding(arch, get_weight_format("mxfp4"), 1)
+    (1.0222222222222221, 1.0)
+    """
+    align = fmt.moe_intermediate_align
+    if arch.moe is None or not align or not fmt.quantizes("experts", "linear"):
+        return 1.0
+    width = arch.moe.expert_intermediate_size / tp
+    return ceil(width / align) * align / width
+
+
 def stage_weight_bytes(
     arch: Architecture,
     fmt: WeightFormat,
@@ -153,13 +172,17 @@ def stage_weight_bytes(
     """Bytes of weights on one GPU of each pipeline stage (all ranks of a stage hold the same)."""
     stages = pp_stage_layers(arch.num_layers, pp)
     totals = [0] * pp
+    pad = _expert_padding(arch, fmt, tp)
     for tensor in layout_tensors(arch, config) if tensors is None else tensors:
         rows, cols = _shard(tensor, tp, arch.num_kv_heads, arch.head_dim)
         if tensor.layers:
             for s, stage in enumerate(stages):
                 held = sum(1 for layer in tensor.layers if layer in stage)
                 if held:
-                    totals[s] += tensor_bytes(tensor, fmt, rows, cols, tensor.per_layer * held)
+                    n_bytes = tensor_bytes(tensor, fmt, rows, cols, tensor.per_layer * held)
+                    if tensor.component == "experts" and tensor.kind == "linear":
+                        n_bytes = round(n_bytes * pad)
+                    totals[s] += n_bytes
         else:
             # Outside the stack: embeddings on the first stage, LM head and final norm on the last;
             # a tied embedding is needed on both ends.
