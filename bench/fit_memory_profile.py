@@ -70,7 +70,7 @@ def _activation_rows(engine: str = "vllm"):
                 "logged": activation,
                 "forward_unit": limits.max_num_batched_tokens * width * elem,
                 "sampler_unit": profile.profile_run_seqs(limits, dep.resolved_max_model_len) * arch.vocab_size,
-                "workspace": moe_workspace_bytes(arch, limits.max_num_batched_tokens, dep.tp, elem),
+                "workspace": moe_workspace_bytes(arch, limits.max_num_batched_tokens, dep.tp, elem, fmt),
             }
         )
     return rows

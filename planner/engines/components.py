@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.engines.profiles import EngineProfile, engines_file
 from planner.facts import data_cache
+from planner.model.dtypes import WeightFormat
 from planner.model.geometry import Architecture
 from planner.units import GIB, MIB
 
@@ -84,9 +85,14 @@ def forward_activation_bytes(
     return round(factor * tokens * max(widths) * element_bytes)
 
 
-def moe_workspace_bytes(arch: Architecture, tokens: int, tp: int, element_bytes: int) -> int:
-    """Fused-MoE workspaces (vLLM keeps them between calls): ``N · top_k · (max(2I/tp, H) + I/tp)``."""
+def moe_workspace_bytes(
+    arch: Architecture, tokens: int, tp: int, element_bytes: int, fmt: WeightFormat | None = None
+) -> int:
+    """Fused-MoE workspaces (vLLM keeps them between calls): ``N · top_k · (max(2I/tp, H) + I/tp)``; none where
+    the weight format ``fmt`` runs its experts through kernels without them (``fused_moe_workspace``: MXFP4)."""
     if arch.moe is None or not arch.moe.moe_layers:
+        return 0
+    if fmt is not None and not fmt.fused_moe_workspace and fmt.quantizes("experts", "linear"):
         return 0
     width = arch.moe.expert_intermediate_size / tp
     per_token = arch.moe.experts_per_token * (max(2 * width, arch.hidden_size) + width)

@@ -204,9 +204,15 @@ class CudagraphCapture(_Strict):
     per_seq_without_speculation: int = Field(ge=1)
     max_size: int = Field(ge=1)
     max_size_by_gpu: dict[str, int] = {}
+    #: Model classes whose vLLM config hook sets the largest size outright (gpt-oss: 1,024).
+    size_by_architecture: dict[str, int] = {}
     source: str
 
     def largest(self, dep: Deployment, seqs: int) -> int:
+        architectures = dep.target.config.get("architectures") or []
+        for name in architectures if isinstance(architectures, list) else []:
+            if name in self.size_by_architecture:
+                return self.size_by_architecture[name]
         per_seq = 1 + dep.num_speculative_tokens if dep.is_speculative else self.per_seq_without_speculation
         return min(seqs * per_seq, self.max_size_by_gpu.get(dep.gpu.id, self.max_size))
 

@@ -76,7 +76,7 @@ def _stage_inputs(
     if profile.rope_cache_in_weights:  # a draft with the same rope reuses it (vLLM's get_rope is process-wide)
         target_w += rope_cache_bytes(target, dep.target.config, elem)
     peaks = [forward_activation_bytes(target, tokens, dep.tp, elem, profile)]
-    workspace = moe_workspace_bytes(target, tokens, dep.tp, elem)
+    workspace = moe_workspace_bytes(target, tokens, dep.tp, elem, fmt)
     draft_w = 0
     draft_layers = 0
     if _draft_on_stage(dep, stage):
@@ -86,7 +86,7 @@ def _stage_inputs(
         draft_layers = draft.num_layers
         if profile.draft_weights_budgeted:  # V0 profiles the scorer (target) only
             peaks.append(forward_activation_bytes(draft, tokens, draft_tp, elem, profile))
-            workspace = max(workspace, moe_workspace_bytes(draft, tokens, draft_tp, elem))
+            workspace = max(workspace, moe_workspace_bytes(draft, tokens, draft_tp, elem, dep.draft_format))
     if stage == dep.pp - 1:  # V0 samples on the driver rank only: the rank that binds the pool
         seqs = profile.profile_run_seqs(limits, dep.resolved_max_model_len)
         peaks.append(sampler_bytes(profile, target.vocab_size, seqs))

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from planner.errors import ConfigError, first_pydantic_error
 from planner.model.config_bounds import validate_config_fields
-from planner.model.geometry import FORMULA_FAMILIES, Architecture, MlaGeometry, MoeGeometry
+from planner.model.geometry import FORMULA_FAMILIES, Architecture, MlaGeometry, MoeGeometry, rope_type_of
 from planner.model.meta_device import architecture_via_transformers
 
 
@@ -43,13 +43,6 @@ def _optional_int(cfg: dict[str, Any], key: str) -> int | None:
 def _dtype(cfg: dict[str, Any]) -> str:
     value = cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"
     return str(value).removeprefix("torch.")
-
-
-def _rope_type(cfg: dict[str, Any]) -> str:
-    scaling = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
-    if isinstance(scaling, dict):
-        return str(scaling.get("rope_type") or scaling.get("type") or "default")
-    return "default"
 
 
 def _head_dim(cfg: dict[str, Any], hidden: int, heads: int) -> int:
@@ -214,7 +207,7 @@ def architecture_from_config(cfg: dict[str, Any]) -> Architecture:
             sliding_window=window,
             moe=_moe(model_type, cfg, layers),
             mla=mla,
-            rope_type=_rope_type(cfg),
+            rope_type=rope_type_of(cfg),
             torch_dtype=_dtype(cfg),
         )
     except ValidationError as exc:

@@ -39,12 +39,34 @@ class WeightFormat(SourcedFact):
     zero_point_bits: int = Field(default=0, ge=0)
     g_idx_bytes: int = Field(default=0, ge=0)
     tensor_scale_bytes: int = Field(default=0, ge=0)
+    #: Copies of the group scales the engine keeps after loading (vLLM's Triton MXFP4 MoE path swizzles the scales
+    #: into a new tensor and leaves the loaded ones registered: 2).
+    scale_copies: int = Field(default=1, ge=1)
+    #: The engine pads each rank's MoE expert width to a multiple of this (vLLM's Mxfp4MoEMethod: 64), else None.
+    moe_intermediate_align: int | None = Field(default=None, ge=1)
+    #: The weight components (``planner.model.tensors.COMPONENTS``) the format quantizes; None: every linear
+    #: layer. vLLM runs MXFP4 for fused-MoE experts only (its linear layers fall back to unquantized).
+    quantized_components: tuple[str, ...] | None = None
+    #: False: vLLM runs this format's experts through kernels that keep no fused-MoE workspace between calls
+    #: (MXFP4 through triton_kernels' ``matmul_ogs``), so the profile run's peak has no MoE workspace term.
+    fused_moe_workspace: bool = True
 
     @property
     def activation_dtype(self) -> str:
         """The dtype the model computes (and caches with ``kv_dtype auto``) in: quantized formats dequantize
         to their ``unquantized_dtype``."""
         return self.unquantized_dtype if self.quantized else self.id
+
+    def quantizes(self, component: str, kind: str) -> bool:
+        """Whether a tensor of ``component`` and ``kind`` is stored in the quantized form.
+
+        >>> WeightFormat(id="q", name="q", weight_bits=4, quantized=True, unquantized_dtype="bf16",
+        ...              quantized_components=("experts",), source="s").quantizes("attention", "linear")
+        False
+        """
+        if not self.quantized or kind != "linear":
+            return False
+        return self.quantized_components is None or component in self.quantized_components
 
 
 class KvDtype(SourcedFact):

@@ -6,7 +6,7 @@ forms) or :func:`planner.model.meta_device.architecture_via_transformers` (other
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +17,18 @@ LayerKind = Literal["full_attention", "sliding_attention", "chunked_attention"]
 FORMULA_FAMILIES = frozenset(
     {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "phi3", "deepseek_v3"}
 )
+
+
+def rope_type_of(cfg: dict[str, Any]) -> str:
+    """The RoPE scaling type a config names (``rope_scaling`` or ``rope_parameters``), else ``default``.
+
+    >>> rope_type_of({"rope_scaling": {"rope_type": "yarn", "factor": 32.0}}), rope_type_of({})
+    ('yarn', 'default')
+    """
+    scaling = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    if isinstance(scaling, dict):
+        return str(scaling.get("rope_type") or scaling.get("type") or "default")
+    return "default"
 
 
 class MoeGeometry(BaseModel):

@@ -36,7 +36,7 @@ from pydantic import BaseModel
 
 from planner.errors import ConfigError
 from planner.model.config_bounds import validate_config_fields
-from planner.model.geometry import Architecture
+from planner.model.geometry import Architecture, MoeGeometry, rope_type_of
 from planner.model.tensors import WeightTensor
 
 #: Keys never handed to transformers: names, code references, kernel / attention / quantization back-ends and
@@ -114,6 +114,10 @@ def transformers_config(cfg: dict[str, Any]):
         raise ConfigError(f"config.json is not valid for {model_type!r}: {exc}") from exc
     except (TypeError, KeyError, AttributeError, IndexError, ZeroDivisionError, OverflowError) as exc:
         raise ConfigError(f"config.json is not valid for {model_type!r}: {_first_line(exc)}") from exc
+    except Exception as exc:  # transformers' typed configs raise huggingface_hub's StrictDataclassError
+        if type(exc).__name__.startswith("StrictDataclass"):
+            raise ConfigError(f"config.json is not valid for {model_type!r}: {_first_line(exc)}") from exc
+        raise
 
 
 def _tie_as_the_text_model(config, cfg: dict[str, Any]) -> None:
@@ -148,8 +152,9 @@ def _force_eager(config) -> None:
 def _shipped_causal_lm_class(config):
     """The causal-LM class transformers ships for this config (never a registered or remote one).
 
-    A multimodal checkpoint without a causal-LM entry (``mistral3``) takes its image-text-to-text class, the one that
-    holds the vision tower and projector a serving engine loads with the language model.
+    A checkpoint with a ``vision_config`` is built as its image-text-to-text class (Gemma-3's, Llama-4's and
+    Mistral-3's ``...ForConditionalGeneration``): serving engines load the vision tower and projector with the language
+    model.
     """
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING,
@@ -157,10 +162,15 @@ def _shipped_causal_lm_class(config):
     )
 
     model_class = None
-    for mapping in (MODEL_FOR_CAUSAL_LM_MAPPING, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING):
-        with contextlib.suppress(KeyError):
+    mappings = [MODEL_FOR_CAUSAL_LM_MAPPING]
+    if getattr(config, "vision_config", None) is not None:
+        mappings.insert(0, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING)
+    for mapping in mappings:
+        try:
             model_class = mapping[type(config)]
             break
+        except KeyError:
+            continue
     if isinstance(model_class, list | tuple):
         model_class = model_class[0]
     if model_class is None or not model_class.__module__.startswith("transformers.models."):
@@ -248,6 +258,10 @@ def _module_bucket(name: str) -> str:
         return "embedding"
     if "norm" in lowered or "ln_" in lowered or "layernorm" in lowered:
         return "norms"
+    if ".router." in lowered:  # gpt-oss ``mlp.router``, Llama-4 ``feed_forward.router``
+        return "router"
+    if "shared_expert" in lowered:
+        return "shared_experts"
     if "expert" in lowered:
         return "experts"
     if any(key in lowered for key in ("attn", "attention", "q_proj", "k_proj", "v_proj", "qkv")):
@@ -256,6 +270,10 @@ def _module_bucket(name: str) -> str:
         return "mlp"
     return "other"
 
+
+#: The code that classifies meta-device tensors, part of the disk cache's key: a layout cached by another version of
+#: this module (an older release, another checkout sharing the cache folder) is never read back.
+_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 _LAYER_INDEX = re.compile(r"\.(?:layers|h|blocks|layer|decoder_layers)\.(\d+)\.")
 
@@ -284,7 +302,7 @@ def _disk_cache_path(cfg_json: str, kind: str = "meta-layouts"):
         os.environ.get("PLANNER_CACHE_DIR")
         or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sd-capacity-planner"
     )
-    digest = hashlib.sha256(f"{release}\n{_LAYOUT_VERSION}\n{cfg_json}".encode()).hexdigest()[:24]
+    digest = hashlib.sha256(f"{release}\n{_LAYOUT_VERSION}\n{_CODE_DIGEST}\n{cfg_json}".encode()).hexdigest()[:24]
     return root / kind / f"{digest}.json"
 
 
@@ -348,10 +366,14 @@ def _as_weight_tensor(cls, name: str, shape: tuple[int, ...], *, buffer: bool):
         kind, style = "buffer", "replicated"
     elif component in ("embedding", "lm_head"):
         kind, style = component, "vocab"
+    elif component == "router":
+        kind, style = "router", "replicated"
     elif len(shape) <= 1:
         kind, style = ("bias" if name.endswith("bias") else "norm"), "replicated"
     elif encoder and len(shape) > 2:
         kind, style = "linear", "replicated"  # an encoder's patch convolution: a plain nn.Conv2d in vLLM
+    elif name.endswith("bias"):  # a stacked per-expert bias (gpt-oss ``gate_up_proj_bias``): sharded, never quantized
+        kind, style = "bias", "column"
     else:
         kind, style = "linear", "column"
     return cls(component, kind, rows, cols, per_layer, layers, style)
@@ -417,7 +439,9 @@ def _architecture_from_transformers(cfg: dict[str, Any]) -> Architecture:
     kv_heads = kv_heads or heads
     head_dim = attr("head_dim") or hidden // heads
     kinds = tuple(getattr(config, "layer_types", None) or ("full_attention",) * layers)
-    kinds = tuple(k if k in ("full_attention", "sliding_attention") else "full_attention" for k in kinds)
+    chunk = attr("attention_chunk_size")
+    known = ("full_attention", "sliding_attention") + (("chunked_attention",) if chunk else ())
+    kinds = tuple(k if k in known else "full_attention" for k in kinds)
     window = getattr(config, "sliding_window", None) if "sliding_attention" in kinds else None
     return Architecture(
         model_type=cfg["model_type"],
@@ -433,5 +457,32 @@ def _architecture_from_transformers(cfg: dict[str, Any]) -> Architecture:
         max_position_embeddings=attr("max_position_embeddings", "n_positions"),
         layer_types=kinds,
         sliding_window=window,
+        attention_chunk_size=chunk if "chunked_attention" in kinds else None,
+        moe=_moe_via_transformers(config, layers),
+        rope_type=rope_type_of(cfg),
         torch_dtype=str(cfg.get("torch_dtype") or "bfloat16").removeprefix("torch."),
+    )
+
+
+def _moe_via_transformers(config, layers: int) -> MoeGeometry | None:
+    """The routed-expert layout of a transformers config that names ``num_local_experts`` (gpt-oss, Llama-4).
+
+    Experts are ``intermediate_size`` wide (``GptOssExperts``, ``Llama4TextExperts``); the layers that route are
+    ``moe_layers`` where the config lists them (Llama-4), else every layer; Llama-4 adds an always-on shared
+    expert of the same width (``Llama4TextMoe.shared_expert``).
+    """
+    experts = getattr(config, "num_local_experts", None)
+    top_k = getattr(config, "num_experts_per_tok", None) or getattr(config, "experts_per_token", None)
+    width = getattr(config, "intermediate_size", None)
+    if not experts or not top_k or not width:
+        return None
+    moe_layers = getattr(config, "moe_layers", None)
+    moe_layers = tuple(range(layers)) if moe_layers is None else tuple(int(i) for i in moe_layers if 0 <= i < layers)
+    shared = width if getattr(config, "model_type", "") == "llama4_text" else 0
+    return MoeGeometry(
+        num_experts=experts,
+        experts_per_token=top_k,
+        expert_intermediate_size=width,
+        shared_intermediate_size=shared,
+        moe_layers=moe_layers,
     )

@@ -4,16 +4,16 @@ Formula, per linear layer of ``rows`` outputs and ``cols`` inputs in a quantized
 (layouts as vLLM's ``awq.py`` / ``gptq.py`` / ``fp8.py`` ``create_weights`` allocate them)::
 
     packed values  rows·cols·bits/8
-    scales         rows·ceil(cols/group)·scale_bytes           (group = cols when per-channel)
+    scales         rows·ceil(cols/group)·scale_bytes·copies    (group = cols when per-channel)
     zero points    ceil(cols/group)·ceil(rows·zp_bits/32)·4     (packed into int32)
     g_idx          cols·g_idx_bytes                              (GPTQ act-order index)
     tensor scales  tensor_scale_bytes                            (NVFP4 global scales)
 
-Embeddings, the LM head, norms, biases and MoE routers stay in the format's ``unquantized_dtype``, and so does a
+Embeddings, the LM head, norms, biases and MoE routers stay in the format's ``unquantized_dtype``, and so does
+every linear layer outside a format's ``quantized_components`` (vLLM runs MXFP4 for MoE experts only) and a
 multimodal checkpoint's vision encoder and projector: quantized checkpoints quantize the linear layers of the language
 model's transformer blocks only (e.g. the RedHatAI w8a8 model cards, "Only weights and activations of the linear
 operators within transformers blocks are quantized", https://huggingface.co/RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8).
-Persistent buffers (DeepSeek-V3's router score bias) are stored in fp32.
 
 >>> from planner.catalog.lookup import get_model, get_weight_format
 >>> plan = weight_bytes(get_model("Llama-3.1-70B").architecture, get_weight_format("bf16"))
@@ -53,15 +53,15 @@ class WeightBytes(BaseModel):
 
 
 def _is_quantized(tensor: WeightTensor, fmt: WeightFormat) -> bool:
-    """Whether ``fmt`` packs ``tensor``: a language-model linear layer of a quantized format."""
-    return fmt.quantized and tensor.kind == "linear" and tensor.component not in UNQUANTIZED_COMPONENTS
+    """Whether ``fmt`` packs ``tensor``: a language-model linear layer the format quantizes."""
+    return fmt.quantizes(tensor.component, tensor.kind) and tensor.component not in UNQUANTIZED_COMPONENTS
 
 
 def _quantized_linear_bytes(rows: int, cols: int, fmt: WeightFormat) -> int:
     group = fmt.group_size or cols
     groups = ceil(cols / group)
     packed = ceil(rows * cols * fmt.weight_bits / 8)
-    scales = rows * groups * fmt.scale_bytes
+    scales = rows * groups * fmt.scale_bytes * fmt.scale_copies
     zeros = groups * ceil(rows * fmt.zero_point_bits / 32) * 4 if fmt.zero_point_bits else 0
     return packed + scales + zeros + cols * fmt.g_idx_bytes + fmt.tensor_scale_bytes
 
@@ -102,15 +102,23 @@ def weight_bytes(
         if _is_quantized(tensor, fmt):
             quantized_weights += tensor.numel
             quantized_bytes += n_bytes
-    unquantized = ["embeddings", "lm_head", "norms", "biases", "router"]
-    unquantized += ["vision"] if "vision" in components else []
     return WeightBytes(
         format=fmt.id,
         total_bytes=sum(components.values()),
         components=components,
-        unquantized=unquantized if fmt.quantized else [],
+        unquantized=_unquantized(fmt, "vision" in components),
         bits_per_quantized_weight=8 * quantized_bytes / quantized_weights if quantized_weights else None,
     )
+
+
+def _unquantized(fmt: WeightFormat, vision: bool = False) -> list[str]:
+    """What a quantized format leaves in its ``unquantized_dtype``."""
+    if not fmt.quantized:
+        return []
+    kept = ["embeddings", "lm_head", "norms", "biases", "router"] + (["vision"] if vision else [])
+    if fmt.quantized_components is not None:
+        kept += [f"every linear layer outside {', '.join(fmt.quantized_components)}"]
+    return kept
 
 
 def pp_stage_layers(num_layers: int, pp: int) -> list[range]:
@@ -142,6 +150,25 @@ def _shard(tensor: WeightTensor, tp: int, kv_heads: int, head_dim: int) -> tuple
     return ceil(tensor.rows / tp), tensor.cols  # column and vocab
 
 
+def _expert_padding(arch: Architecture, fmt: WeightFormat, tp: int) -> float:
+    """How much a format's engine pads the MoE experts on one rank: each rank's expert width rounded up to
+    ``moe_intermediate_align`` (vLLM ``Mxfp4MoEMethod.create_weights``: ``round_up(intermediate_size_per_partition,
+    64)``; gpt-oss-20b at TP 2: 1,440 -> 1,472), as a factor on the experts' matrices.
+
+    >>> from planner.catalog.lookup import get_weight_format
+    >>> arch = Architecture(model_type="m", formula_family=None, num_layers=1, hidden_size=8, intermediate_size=2880,
+    ...     num_attention_heads=1, num_kv_heads=1, head_dim=8, vocab_size=8, layer_types=("full_attention",),
+    ...     moe={"num_experts": 2, "experts_per_token": 1, "expert_intermediate_size": 2880, "moe_layers": (0,)})
+    >>> _expert_padding(arch, get_weight_format("mxfp4"), 2), _expert_padding(arch, get_weight_format("mxfp4"), 1)
+    (1.0222222222222221, 1.0)
+    """
+    align = fmt.moe_intermediate_align
+    if arch.moe is None or not align or not fmt.quantizes("experts", "linear"):
+        return 1.0
+    width = arch.moe.expert_intermediate_size / tp
+    return ceil(width / align) * align / width
+
+
 def stage_weight_bytes(
     arch: Architecture,
     fmt: WeightFormat,
@@ -154,13 +181,17 @@ def stage_weight_bytes(
     """Bytes of weights on one GPU of each pipeline stage (all ranks of a stage hold the same)."""
     stages = pp_stage_layers(arch.num_layers, pp)
     totals = [0] * pp
+    pad = _expert_padding(arch, fmt, tp)
     for tensor in layout_tensors(arch, config) if tensors is None else tensors:
         rows, cols = _shard(tensor, tp, arch.num_kv_heads, arch.head_dim)
         if tensor.layers:
             for s, stage in enumerate(stages):
                 held = sum(1 for layer in tensor.layers if layer in stage)
                 if held:
-                    totals[s] += tensor_bytes(tensor, fmt, rows, cols, tensor.per_layer * held)
+                    n_bytes = tensor_bytes(tensor, fmt, rows, cols, tensor.per_layer * held)
+                    if tensor.component == "experts" and tensor.kind == "linear":
+                        n_bytes = round(n_bytes * pad)
+                    totals[s] += n_bytes
         else:
             # Outside the stack: embeddings on the first stage, LM head and final norm on the last;
             # a tied embedding is needed on both ends. vLLM's multimodal models build the vision encoder

@@ -6,10 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.catalog.lookup import get_gpu, get_model
+from planner.catalog.lookup import get_gpu, get_model, get_weight_format
 from planner.deployment import Deployment
+from planner.engines.components import moe_workspace_bytes
+from planner.engines.profiles import engine_profile, resolve_limits
 from planner.memory import plan_memory
-from planner.memory.kv_groups import FULL, SLIDING, LayerKv, hybrid_layout, request_bytes
+from planner.memory.kv_groups import CHUNKED, FULL, SLIDING, LayerKv, hybrid_layout, request_bytes
 from planner.units import GIB
 
 SW = LayerKv(SLIDING, 1024, 8192)
@@ -115,3 +117,65 @@ def test_smaller_gemma3_checkpoints_match_their_logs_within_one_percent(model_id
     assert plan.per_gpu.target_weights_bytes / GIB == pytest.approx(weights_gib, rel=0.005)
     assert plan.kv_bytes_per_token_per_gpu == bytes_per_token
     assert plan.kv_cache_tokens == pytest.approx(tokens, rel=0.01)
+
+
+CH = LayerKv(CHUNKED, 8192, 1024)
+
+
+def test_logged_llama4_scout_and_gpt_oss_layouts():
+    # Llama-4-Scout at TP4: 36 chunked-local + 12 global layers -> 3 + 1 groups of 12; 91,495 blocks, 365,968 tokens
+    scout = hybrid_layout(([CH] * 3 + [LayerKv(FULL, None, 1024)]) * 12, ratio=1.5)
+    assert (scout.num_groups, scout.layers_per_group, scout.padding_layers) == (4, 12, 0)
+    assert scout.tokens(91_495, 16) == 365_968
+    # gpt-oss-20b at TP2: 12 sliding (128) + 12 full layers -> 2 groups of 12; 323,972 blocks, 2,591,776 tokens
+    oss = hybrid_layout([LayerKv(SLIDING, 128, 1024), LayerKv(FULL, None, 1024)] * 12, ratio=1.5)
+    assert (oss.num_groups, oss.layers_per_group, oss.padding_layers) == (2, 12, 0)
+    assert oss.tokens(323_972, 16) == 2_591_776
+
+
+def _logged(model: str, tp: int, fraction: float) -> Deployment:
+    """The vLLM 0.19.0 runs of the llm-d-planner campaign: H100s (79.19 GiB), 8,192-token context."""
+    return Deployment.build(
+        target=get_model(model),
+        gpu=get_gpu("h100-sxm-80gb"),
+        gpu_count=tp,
+        tp=tp,
+        gpu_memory_bytes=round(79.19 * GIB),
+        memory_fraction=fraction,
+        max_model_len=8192,
+        engine="vllm",
+        engine_version="0.19.0",
+    )
+
+
+@pytest.mark.torch
+def test_llama4_scout_tp4_matches_the_log():
+    plan = plan_memory(_logged("meta-llama/Llama-4-Scout-17B-16E-Instruct", 4, 0.95), with_suggestions=False)
+    assert plan.kv_cache_tokens == pytest.approx(365_968, rel=0.015)
+    assert plan.per_gpu.target_weights_bytes / GIB == pytest.approx(53.12, rel=0.005)
+    assert plan.kv_bytes_per_token_per_gpu == 48 * 2 * 2 * 128 * 2  # 2 KV heads per GPU, 48 layers, no padding
+    assert any("4 groups of 12 layers" in note for note in plan.assumptions)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(
+    ("tp", "fraction", "tokens"), [(2, 0.90, 2_591_776), (2, 0.95, 2_764_768), (1, 0.95, 1_277_184)]
+)
+def test_gpt_oss_20b_matches_the_logs(tp, fraction, tokens):
+    plan = plan_memory(_logged("openai/gpt-oss-20b", tp, fraction), with_suggestions=False)  # mxfp4 by default
+    assert plan.kv_cache_tokens == pytest.approx(tokens, rel=0.015)
+    assert plan.kv_bytes_per_token_per_gpu == 24 * 2 * (8 // tp) * 64 * 2
+
+
+@pytest.mark.torch
+def test_gpt_oss_captures_graphs_up_to_1024_and_has_no_fused_moe_workspace():
+    # 'Overriding max cuda graph capture size to 1024 for performance' (83 sizes) and a profile peak of 2.87 GiB at
+    # TP1 and TP2 (the sampler over 1,024 x 201,088 logits; MXFP4 experts keep no fused-MoE workspace)
+    dep = _logged("openai/gpt-oss-20b", 2, 0.90)
+    assert resolve_limits(dep, engine_profile("vllm", "0.19.0")).cudagraph_capture_sizes == 83
+    assert resolve_limits(_gemma3(8192), engine_profile("vllm", "0.19.0")).cudagraph_capture_sizes == 51
+    arch = dep.target.architecture
+    assert moe_workspace_bytes(arch, 8192, 2, 2, dep.target_format) == 0
+    assert moe_workspace_bytes(arch, 8192, 2, 2, get_weight_format("bf16")) > 0
+    plan = plan_memory(dep, with_suggestions=False)
+    assert plan.per_gpu.torch_peak_increase_bytes / GIB == pytest.approx(2.87, rel=0.06)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from planner.catalog.config_import import load_config, model_from_config
-from planner.catalog.lookup import list_models
+from planner.catalog.lookup import get_model, list_models
 from planner.errors import ConfigError, PlannerError
 from planner.model.architecture import architecture_from_config
 from planner.model.meta_device import transformers_config
@@ -103,4 +103,34 @@ def test_remote_code_is_never_used(tmp_path):
     cfg = {**GOOD, "model_type": "my_custom_arch", "auto_map": {"AutoModelForCausalLM": "modeling.MyModel"}}
     (tmp_path / "modeling.py").write_text("raise SystemExit('remote code ran')\n")
     with pytest.raises(ConfigError, match="model_type"):
+        architecture_from_config(cfg)
+
+
+@pytest.mark.torch
+def test_gpt_oss_alternates_sliding_and_full_layers_and_routes_to_experts():
+    arch = get_model("openai/gpt-oss-20b").architecture
+    assert arch.layer_types == ("sliding_attention", "full_attention") * 12
+    assert arch.sliding_window == 128 and arch.attention_chunk_size is None
+    assert (arch.moe.num_experts, arch.moe.experts_per_token, arch.moe.expert_intermediate_size) == (32, 4, 2880)
+    assert arch.moe.moe_layers == tuple(range(24)) and arch.moe.shared_intermediate_size == 0
+
+
+@pytest.mark.torch
+def test_llama4_chunked_local_layers_and_nope_globals_come_from_no_rope_layers():
+    arch = get_model("meta-llama/Llama-4-Scout-17B-16E-Instruct").architecture
+    # no_rope_layers [1, 1, 1, 0] x 12: RoPE layers attend within 8,192-token chunks, every fourth is global NoPE
+    assert arch.layer_types[:4] == ("chunked_attention", "chunked_attention", "chunked_attention", "full_attention")
+    assert arch.layer_types.count("chunked_attention") == 36 and arch.layer_types[3::4] == ("full_attention",) * 12
+    assert arch.attention_chunk_size == 8192 and arch.sliding_window is None
+    assert arch.moe.num_experts == 16 and arch.moe.experts_per_token == 1
+    assert arch.moe.shared_intermediate_size == arch.moe.expert_intermediate_size == 8192  # Llama4TextMoe.shared_expert
+
+
+@pytest.mark.torch
+def test_a_field_of_the_wrong_type_for_transformers_is_a_config_error():
+    # transformers' typed configs refuse e.g. a number where a flag is declared; the planner names the config
+    cfg = {"model_type": "llama4_text", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 64, "vocab_size": 128,
+           "num_local_experts": 2, "attn_temperature_tuning": "often"}  # fmt: skip
+    with pytest.raises(ConfigError, match="not valid for 'llama4_text'"):
         architecture_from_config(cfg)

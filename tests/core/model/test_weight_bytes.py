@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from planner.catalog.lookup import get_model, get_weight_format, list_weight_formats
+from planner.engines.components import rope_cache_bytes
 from planner.errors import InputError
 from planner.model.architecture import architecture_from_config
 from planner.model.param_count import count_parameters
@@ -51,7 +52,8 @@ def test_quantized_linear_layouts_match_vllm_tensor_shapes():
     assert bits == pytest.approx(4 + 16 / 128 + 4 / 128 + 32 / 4096)  # ~4.16 bits (vLLM gptq.py create_weights)
     nvfp4 = weight_bytes(arch, get_weight_format("nvfp4")).bits_per_quantized_weight
     assert nvfp4 == pytest.approx(4.5, abs=0.001)
-    assert weight_bytes(arch, get_weight_format("mxfp4")).bits_per_quantized_weight == pytest.approx(4.25)
+    # vLLM runs MXFP4 for MoE experts only: a dense model's linear layers stay 16-bit
+    assert weight_bytes(arch, get_weight_format("mxfp4")).bits_per_quantized_weight is None
     fp8 = weight_bytes(arch, get_weight_format("fp8"))
     assert fp8.total_bytes == linears + 7 * 4096 * 4 + (2 * 8 * 4096 + 3 * 4096) * 2
     assert "lm_head" in fp8.unquantized and "embeddings" in fp8.unquantized
@@ -134,3 +136,42 @@ def test_every_pipeline_stage_holds_the_vision_encoder():
     vision = _vision_bytes(spec.id, "bf16").components["vision"]
     stages = stage_weight_bytes(spec.architecture, bf16, pp=2, config=spec.config)
     assert sum(stages) == _vision_bytes(spec.id, "bf16").total_bytes + vision  # one more copy than stages - 1
+
+
+@pytest.mark.torch
+def test_mxfp4_quantizes_the_moe_experts_and_leaves_the_rest_in_bf16():
+    # gpt-oss-20b: experts in MXFP4 (4-bit E2M1 values + one E8M0 scale per 32 = 4.25 bits), attention, router,
+    # embeddings and LM head in bf16 (the checkpoint's modules_to_not_convert; vLLM's Mxfp4Config).
+    spec = get_model("openai/gpt-oss-20b")
+    arch, mxfp4 = spec.architecture, get_weight_format("mxfp4")
+    plan = weight_bytes(arch, mxfp4, spec.config)
+    # 4-bit values plus the E8M0 scales held twice (loaded and swizzled copies in vLLM's Triton MoE path)
+    assert plan.bits_per_quantized_weight == pytest.approx(4 + 2 * 8 / 32)
+    counts = count_parameters(arch, spec.config).components
+    expert_matrices = 24 * 32 * (2880 * 5760 + 2880 * 2880)  # gate_up and down projections of 32 experts
+    expert_biases = counts["experts"] - expert_matrices
+    assert plan.components["experts"] == expert_matrices // 2 + 2 * expert_matrices // 32 + expert_biases * 2
+    assert plan.components["attention"] == counts["attention"] * 2
+    assert plan.components["embedding"] == plan.components["lm_head"] == 201088 * 2880 * 2
+    # vLLM 0.19.0 logged 'Model loading took 13.64 GiB' at TP1 and 7.01 GiB at TP2 (llm-d-planner logs); at TP2 each
+    # rank's expert width is padded from 1,440 to 1,472 (round_up(., 64) in vLLM's Mxfp4MoEMethod.create_weights)
+    tp1 = weight_bytes_per_gpu(arch, mxfp4, config=spec.config)
+    tp2 = weight_bytes_per_gpu(arch, mxfp4, tp=2, config=spec.config)
+    assert tp1 / GIB == pytest.approx(13.64, rel=0.025)
+    assert tp2 / GIB == pytest.approx(7.01, rel=0.035)
+    expert_bytes_tp2 = (expert_matrices // 2 + 2 * expert_matrices // 32) / 2
+    assert tp2 - weight_bytes_per_gpu(arch, get_weight_format("bf16"), tp=2, config=spec.config) == pytest.approx(
+        expert_bytes_tp2 * 1472 / 1440 - expert_matrices, rel=1e-4
+    )
+
+
+@pytest.mark.torch
+def test_llama4_scout_weights_match_the_vllm_log_with_vision_tower_and_rope_cache():
+    # llmd019-llama-4-scout-tp4: 'weights memory: 53.12GiB' per GPU at TP4: the language model, the vision tower
+    # and projector (Llama4ForConditionalGeneration) split over 4 ranks, plus vLLM's 10M-position rotary cache.
+    spec = get_model("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+    bf16 = get_weight_format("bf16")
+    per_gpu = weight_bytes_per_gpu(spec.architecture, bf16, tp=4, config=spec.config)
+    rope = rope_cache_bytes(spec.architecture, spec.config, 2)
+    assert rope == 10_485_760 * 128 * 2
+    assert (per_gpu + rope) / GIB == pytest.approx(53.12, rel=0.005)
