@@ -192,10 +192,18 @@ def main(argv: list[str] | None = None) -> int:
         logged = [r["tokens"][1] for r in same]
         spread = 100 * (max(logged) - min(logged)) / min(logged)
         names = ", ".join(r["case"].case_id for r in same)
-        print(
-            f"note: identical inputs logged {min(logged):,} to {max(logged):,} tokens ({spread:.1f}% apart): {names}; "
-            "no single prediction can be closer to both than half that spread"
+        conditioned = [
+            f"{r['case'].case_id} is a {conditions[r['case'].case_id]['condition'].replace('_', ' ')}"
+            for r in same
+            if r["case"].case_id in conditions
+        ]
+        why = (
+            "; ".join(conditioned)
+            if conditioned
+            else "no single prediction can be closer to both than half that spread"
         )
+        span = f"{min(logged):,} to {max(logged):,} tokens ({spread:.1f}% apart)"
+        print(f"note: the same flags logged {span}: {names}; {why}")
     print(f"\nCases the planner cannot express ({len(skipped)}):")
     for case in skipped:
         print(f"  {case.case_id:<44} {case.reason}")
