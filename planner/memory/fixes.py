@@ -140,7 +140,8 @@ def _fits(dep: Deployment) -> bool:
 
 
 def suggestions_for(dep: Deployment, plan: MemoryPlan) -> list[Suggestion]:
-    """Re-plan each candidate change; fitting changes first, most concurrency first."""
+    """Re-plan each candidate change; those that start and fit first, then fewest reasons to refuse, then most
+    concurrency (the ranking of the module docstring)."""
 
     found = []
     for change, variant in _candidates(dep):
