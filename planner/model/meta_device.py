@@ -271,9 +271,11 @@ def _module_bucket(name: str) -> str:
     return "other"
 
 
-#: The code that classifies meta-device tensors, part of the disk cache's key: a layout cached by another version of
-#: this module (an older release, another checkout sharing the cache folder) is never read back.
-_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+#: The code that classifies meta-device tensors and the tensor record it fills, part of the disk cache's key: a layout
+#: cached by another version of either (an older release, another checkout sharing the cache folder) is never read back.
+_CODE_DIGEST = hashlib.sha256(
+    Path(__file__).read_bytes() + (Path(__file__).parent / "tensors.py").read_bytes()
+).hexdigest()[:16]
 
 _LAYER_INDEX = re.compile(r"\.(?:layers|h|blocks|layer|decoder_layers)\.(\d+)\.")
 
@@ -287,11 +289,6 @@ def meta_weight_tensors(cfg: dict[str, Any]) -> list[WeightTensor]:
     return list(_meta_weight_tensors_cached(json.dumps(cfg, sort_keys=True, default=str)))
 
 
-#: Bumped whenever the way a layout is read from the model changes (components, TP styles), so older cached
-#: layouts are not reused.
-_LAYOUT_VERSION = 3
-
-
 def _disk_cache_path(cfg_json: str, kind: str = "meta-layouts"):
     """Where a layout is kept between processes: keyed by the config, the layout rules and the transformers release."""
     try:
@@ -302,7 +299,7 @@ def _disk_cache_path(cfg_json: str, kind: str = "meta-layouts"):
         os.environ.get("PLANNER_CACHE_DIR")
         or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sd-capacity-planner"
     )
-    digest = hashlib.sha256(f"{release}\n{_LAYOUT_VERSION}\n{_CODE_DIGEST}\n{cfg_json}".encode()).hexdigest()[:24]
+    digest = hashlib.sha256(f"{release}\n{_CODE_DIGEST}\n{cfg_json}".encode()).hexdigest()[:24]
     return root / kind / f"{digest}.json"
 
 
