@@ -164,11 +164,8 @@ def scenario_link(query: dict[str, str]) -> str:
 
 
 def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
-    """One download button per format (PDF first); each document is built only when its button is clicked.
-
-    ``build`` returns the page's Report; Streamlit calls the data callables on click, in another thread,
-    so nothing here may draw. A failure becomes a short text file naming the problem (never a traceback).
-    """
+    """The document details (customer, prepared by) and one download button per format (PDF first); each document
+    is built only when its button is clicked, with the details as typed."""
     with st.expander("Document details (optional)"):
         left, right = st.columns(2)
         left.text_input("Customer", key="doc_customer", max_chars=120)
@@ -176,12 +173,25 @@ def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
     customer = st.session_state.get("doc_customer", "")
     prepared_by = st.session_state.get("doc_prepared_by", "")
 
+    def with_details() -> Report:
+        report = build()
+        report.customer, report.prepared_by = customer, prepared_by
+        return report
+
+    download_buttons(with_details, stem, key)
+
+
+def download_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
+    """One download button per format (PDF first) for the report ``build`` returns, built only on click.
+
+    Streamlit calls the data callables on click, in another thread, so nothing here may draw. A failure
+    becomes a short text file naming the problem (never a traceback).
+    """
+
     def data(fmt: str) -> Callable[[], bytes]:
         def make() -> bytes:
             try:
-                report = build()
-                report.customer, report.prepared_by = customer, prepared_by
-                return report.export(fmt)
+                return build().export(fmt)
             except Exception as exc:  # the download carries the reason; the log has the traceback
                 LOG.exception("export %s failed", fmt)
                 return f"The {fmt.upper()} export failed: {error_message(exc, 'this export')}\n".encode()

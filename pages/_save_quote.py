@@ -16,12 +16,16 @@ FLASH_KEY = "quote_save_flash"
 
 
 def _quote_json(report: object) -> object:
-    """The quote as the JSON export gives it: a report's ``to_json()`` (a function building the report is called
-    first, so the report is built only when the user saves), else the value itself."""
+    """The whole quote document: a report's JSON with its charts, customer and "prepared by" from the document
+    details (a function building the report is called first, so the report is built only when the user saves),
+    else the value itself. The Saved page rebuilds the same document from it and re-exports it in every format."""
     if callable(report) and not hasattr(report, "to_json"):
         report = report()
-    to_json = getattr(report, "to_json", None)
-    return to_json() if callable(to_json) else report
+    if not callable(getattr(report, "to_json", None)):
+        return report
+    report.customer = st.session_state.get("doc_customer", "") or report.customer
+    report.prepared_by = st.session_state.get("doc_prepared_by", "") or report.prepared_by
+    return report.to_json(with_figures=True)
 
 
 def _save(scenario, report) -> None:

@@ -6,20 +6,24 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from pages._common import error_message, guarded
+from pages._common import download_buttons, error_message, guarded
 from pages._frame import ensure_app_frame
 from pages._scenario import current_scenario, imported_models, load_scenario, model_choices
+from planner.reports import Report
+from planner.reports.escaping import md_escape
 from planner.validation import (
     SavedScenario,
     compare_saved,
     delete_custom_model,
     delete_quote,
     delete_scenario,
+    delete_unreadable_row,
     duplicate_scenario,
     list_custom_models,
     list_quotes,
     list_scenarios,
     save_scenario,
+    unreadable_rows,
 )
 from planner.validation import load_scenario as load_saved
 
@@ -27,6 +31,8 @@ FLASH_KEY = "saved_flash"
 CONFIRM_KEY = "saved_confirm_delete"
 MODEL_CONFIRM_KEY = "saved_confirm_delete_model"
 QUOTE_CONFIRM_KEY = "saved_confirm_delete_quote"
+DAMAGED_CONFIRM_KEY = "saved_confirm_delete_damaged"
+GOTO_FLEET_KEY = "saved_goto_fleet"
 
 
 @st.cache_data(show_spinner="Comparing...", max_entries=32)
@@ -114,6 +120,24 @@ def _delete_quote(name: str) -> None:
         _flash("success", f"Deleted the quote “{name}”.")
 
 
+def _open_quote(quote) -> None:
+    """The quote's scenario into every page, its customer, "prepared by" and notes into the Fleet & Quote page's
+    document details and save form; the run this click starts opens that page."""
+    load_scenario(quote.scenario)
+    st.session_state["doc_customer"] = quote.customer
+    st.session_state["doc_prepared_by"] = quote.prepared_by
+    st.session_state["quote_save_name"] = quote.name
+    st.session_state["quote_save_notes"] = quote.notes
+    st.session_state[GOTO_FLEET_KEY] = True
+
+
+def _delete_damaged(rows, labels: list[str], label: str) -> None:
+    st.session_state.pop(DAMAGED_CONFIRM_KEY, None)
+    row = rows[labels.index(label)]
+    if _attempt(lambda: delete_unreadable_row(row.kind, row.key), "the unreadable row"):
+        _flash("success", f"Deleted the unreadable {row.label} “{row.key}”.")
+
+
 def _confirm(key: str, names: list[str], what: str, action) -> None:
     """The "Delete …? This cannot be undone." question for the name ``key`` holds, with Yes and Cancel."""
     name = st.session_state.get(key)
@@ -125,6 +149,8 @@ def _confirm(key: str, names: list[str], what: str, action) -> None:
 
 
 ensure_app_frame()
+if st.session_state.pop(GOTO_FLEET_KEY, False):
+    st.switch_page("pages/fleet.py")
 st.title("Saved")
 st.caption(
     "Scenarios saved on this machine under a name, with notes: open one to load it into every page (and the link), "
@@ -282,15 +308,55 @@ else:
         st.session_state["saved_quote_pick"] = quote_names[0]
     quote_pick = st.selectbox("Saved quote", quote_names, key="saved_quote_pick")
     quote = next(q for q in quotes.quotes if q.name == quote_pick)
+    details = [("Customer", quote.customer), ("Prepared by", quote.prepared_by)]
+    named = [f"{label}: {md_escape(value)}" for label, value in details if value]
+    st.caption("  ·  ".join(named) or "No customer named.")
     if quote.notes:
-        st.caption(quote.notes)
+        st.caption(md_escape(quote.notes))
     left, right = st.columns(2)
-    left.download_button(
-        "Download JSON",
-        quote.result_json(),
-        file_name=f"quote-{''.join(c if c.isalnum() else '-' for c in quote.name)[:60]}.json",
-        mime="application/json",
-        key="saved_quote_download",
+    left.button(
+        "Open in Fleet & Quote",
+        key="saved_quote_open",
+        on_click=_open_quote,
+        args=(quote,),
+        help="its scenario, customer and notes",
     )
     right.button("Delete…", key="saved_quote_delete", on_click=_ask, args=(QUOTE_CONFIRM_KEY, quote_pick))
     _confirm(QUOTE_CONFIRM_KEY, quote_names, "the quote", _delete_quote)
+    st.markdown("**Download the quote as saved**")
+    download_buttons(
+        lambda: Report.from_json(quote.result),
+        f"quote-{''.join(c if c.isalnum() else '-' for c in quote.name)[:60]}",
+        "saved_quote",
+    )
+
+st.subheader("Rows that could not be read")
+damaged = guarded(unreadable_rows, "the store's rows")
+if not damaged:
+    st.caption("None: every stored row reads back.")
+else:
+    st.warning(
+        f"{len(damaged)} stored row(s) no longer read back and are left out of the lists above. Download a row to "
+        "keep or repair it, or delete it.",
+        icon="⚠️",
+    )
+    st.dataframe(
+        pd.DataFrame([{"Kind": r.label, "Name": r.key, "Why it does not read": r.reason} for r in damaged]),
+        hide_index=True,
+        key="saved_damaged_table",
+    )
+    labels = [f"{r.label}: {r.key}" for r in damaged]
+    if st.session_state.get("saved_damaged_pick") not in labels:
+        st.session_state["saved_damaged_pick"] = labels[0]
+    picked = st.selectbox("Unreadable row", labels, key="saved_damaged_pick")
+    row = damaged[labels.index(picked)]
+    left, right = st.columns(2)
+    left.download_button(
+        "Download the row (JSON)",
+        row.raw_json,
+        file_name=f"unreadable-{row.kind}.json",
+        mime="application/json",
+        key="saved_damaged_download",
+    )
+    right.button("Delete…", key="saved_damaged_delete", on_click=_ask, args=(DAMAGED_CONFIRM_KEY, picked))
+    _confirm(DAMAGED_CONFIRM_KEY, labels, "the unreadable row", lambda label: _delete_damaged(damaged, labels, label))

@@ -50,6 +50,23 @@ MIME = {
 }
 
 
+def _table(records: Any, kinds: Any) -> Table | None:
+    """A table from its JSON records (columns in their written order) and column kinds."""
+    if not isinstance(records, list) or not records:
+        return None
+    frame = pd.DataFrame.from_records(records)
+    return Table(frame, {str(c): str(k) for c, k in (kinds or {}).items() if c in frame.columns})
+
+
+def _figure(spec: Any) -> Any:
+    """A plotly figure from the JSON :meth:`Report.to_json` kept (None when it kept none)."""
+    if not isinstance(spec, dict):
+        return None
+    import plotly.io as pio  # noqa: PLC0415 (plotly loads only when a saved chart is redrawn)
+
+    return pio.from_json(json.dumps(spec), skip_invalid=True)
+
+
 @dataclass
 class Section:
     title: str
@@ -111,9 +128,10 @@ class Report:
         drawn = iter(images)
         return [next(drawn, None) if s.figure is not None else None for s in self.sections], reason
 
-    def to_json(self) -> dict[str, Any]:
-        """Machine-readable, full precision."""
-        return {
+    def to_json(self, *, with_figures: bool = False) -> dict[str, Any]:
+        """Machine-readable, full precision; ``with_figures`` adds each chart as plotly JSON (a saved document that
+        :meth:`from_json` rebuilds whole, charts included)."""
+        document = {
             "title": self.title,
             "subtitle": self.subtitle,
             "generated_at": self.generated_at,
@@ -142,6 +160,52 @@ class Report:
             "sources": [{"what": what, "where": where} for what, where in self.sources],
             "accuracy": [{"what": what, "figure": figure} for what, figure in self.accuracy],
         }
+        if with_figures:
+            for section, out in zip(self.sections, document["sections"], strict=True):
+                if section.figure is not None:
+                    out["figure_plotly"] = json.loads(section.figure.to_json())
+        return document
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Report:
+        """The report :meth:`to_json` wrote (tables with their column kinds; charts where it kept them).
+
+        >>> import pandas as pd
+        >>> table = Table(pd.DataFrame([{"node": "a", "cost": 21600.0}]), kinds={"cost": "usd_month"})
+        >>> again = Report.from_json(Report(title="Q", customer="Acme", sections=[Section("F", table=table)]).to_json())
+        >>> again.customer, again.sections[0].table.formatted().iloc[0].tolist()
+        ('Acme', ['a', '$21,600 / month'])
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("title"), str):
+            raise PlannerError("the saved document has no title: it is not a report", field="document")
+        summary = data.get("summary")
+        return cls(
+            title=data["title"],
+            subtitle=str(data.get("subtitle") or ""),
+            generated_at=str(data.get("generated_at") or ""),
+            customer=str(data.get("customer") or ""),
+            prepared_by=str(data.get("prepared_by") or ""),
+            scenario_link=str(data.get("scenario_link") or ""),
+            planner_version=str(data.get("planner_version") or ""),
+            summary=None
+            if not isinstance(summary, dict)
+            else Summary(text=str(summary.get("text") or ""), table=_table(summary.get("table"), None)),
+            inputs=dict(data.get("inputs") or {}),
+            sections=[
+                Section(
+                    title=str(s.get("title") or ""),
+                    text=str(s.get("text") or ""),
+                    notes=[str(n) for n in s.get("notes") or []],
+                    table=_table(s.get("table"), s.get("column_kinds")),
+                    figure=_figure(s.get("figure_plotly")),
+                )
+                for s in data.get("sections") or []
+                if isinstance(s, dict)
+            ],
+            assumptions=[str(a) for a in data.get("assumptions") or []],
+            sources=[(str(s.get("what", "")), str(s.get("where", ""))) for s in data.get("sources") or []],
+            accuracy=[(str(a.get("what", "")), str(a.get("figure", ""))) for a in data.get("accuracy") or []],
+        )
 
     def to_markdown(self) -> str:
         return report_markdown(self)

@@ -1,6 +1,7 @@
 """Validation: serving-engine start-up logs parsed and checked against the plan; the store (measurements, saved
 scenarios, imported custom models, saved quotes)."""
 
+from planner.validation.damaged_rows import UnreadableRow, delete_unreadable_row, unreadable_rows
 from planner.validation.engine_log import MAX_LOG_CHARS, EngineLogFacts, parse_engine_log
 from planner.validation.log_check import ComparisonRow, DeploymentSummary, LogCheck, check_log
 from planner.validation.saved import (
@@ -62,6 +63,7 @@ __all__ = [
     "ScenarioComparison",
     "StoreError",
     "StoredMeasurement",
+    "UnreadableRow",
     "check_log",
     "compare_saved",
     "compare_scenarios",
@@ -69,6 +71,7 @@ __all__ = [
     "delete_custom_model",
     "delete_quote",
     "delete_scenario",
+    "delete_unreadable_row",
     "duplicate_scenario",
     "find_custom_model",
     "list_custom_models",
@@ -84,4 +87,5 @@ __all__ = [
     "save_quote",
     "save_scenario",
     "store_path",
+    "unreadable_rows",
 ]

@@ -161,7 +161,7 @@ def list_scenarios(*, path: str | Path | None = None) -> SavedScenarioList:
         return SavedScenarioList(scenarios=[], problems=[])
     with connect(path) as conn:
         rows = conn.execute("SELECT name, notes, created_at, json FROM scenarios ORDER BY name").fetchall()
-    scenarios, problems = parse_rows(rows, _row, "scenario", (ValueError, ValidationError))
+    scenarios, problems = parse_rows(rows, _row, "scenario")
     return SavedScenarioList(scenarios=scenarios, problems=problems)
 
 

@@ -31,10 +31,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from planner.catalog import ModelSpec, config_fingerprint, import_name, load_config, model_from_config
-from planner.errors import PlannerError
 from planner.validation.store import StoreError, _absent, connect, parse_rows
 
 __all__ = [
@@ -56,9 +55,13 @@ class SavedModel(BaseModel):
     config_sha256: str
     config: dict[str, Any]
 
+    _spec: ModelSpec | None = PrivateAttr(default=None)
+
     def spec(self) -> ModelSpec:
-        """The model, as the planner sizes it (raises PlannerError when the config no longer resolves)."""
-        return model_from_config(self.config, model_id=self.name)
+        """The model, as the planner sizes it (raises PlannerError when the config no longer resolves); built once."""
+        if self._spec is None:
+            self._spec = model_from_config(self.config, model_id=self.name)
+        return self._spec
 
 
 class SavedModelList(BaseModel):
@@ -131,12 +134,13 @@ def find_custom_model(source: dict[str, Any] | bytes | str | Path, *, path: str 
 
 
 def _row(name: object, created_at: object, sha: object, text: object) -> SavedModel:
+    """A row that still builds a model (its config read through the same bounds as an upload), else an error."""
     if not isinstance(text, str):
         raise ValueError("the row holds no JSON text")
-    config = json.loads(text)
-    if not isinstance(config, dict):
-        raise ValueError(f"the row holds a JSON {type(config).__name__}, not a config")
-    return SavedModel(name=str(name), created_at=str(created_at), config_sha256=str(sha), config=config)
+    config = load_config(text.encode(), field="config")
+    saved = SavedModel(name=str(name), created_at=str(created_at), config_sha256=str(sha), config=config)
+    saved.spec()
+    return saved
 
 
 def list_custom_models(*, path: str | Path | None = None) -> SavedModelList:
@@ -145,19 +149,13 @@ def list_custom_models(*, path: str | Path | None = None) -> SavedModelList:
         return SavedModelList(models=[], problems=[])
     with connect(path) as conn:
         rows = conn.execute("SELECT name, created_at, config_sha256, json FROM custom_models ORDER BY name").fetchall()
-    models, problems = parse_rows(rows, _row, "model", (ValueError, TypeError))
+    models, problems = parse_rows(rows, _row, "model")
     return SavedModelList(models=models, problems=problems)
 
 
 def custom_model_specs(*, path: str | Path | None = None) -> list[ModelSpec]:
     """Every saved custom model that still builds a model (the others are left out; the list reports them)."""
-    specs = []
-    for saved in list_custom_models(path=path).models:
-        try:
-            specs.append(saved.spec())
-        except PlannerError:
-            continue
-    return specs
+    return [saved.spec() for saved in list_custom_models(path=path).models]
 
 
 def delete_custom_model(name: str, *, path: str | Path | None = None) -> None:

@@ -52,8 +52,24 @@ class SavedQuote(BaseModel):
     #: The quote as exported (the report's JSON object).
     result: dict[str, Any]
 
+    @property
+    def customer(self) -> str:
+        """Who the quote is for, as its document's title page names them."""
+        return str(self.result.get("customer") or "")
+
+    @property
+    def prepared_by(self) -> str:
+        return str(self.result.get("prepared_by") or "")
+
     def result_json(self) -> str:
-        return json.dumps(self.result, indent=2, ensure_ascii=False)
+        """The quote as its JSON export reads (charts kept for re-export are left out)."""
+        result = dict(self.result)
+        if isinstance(result.get("sections"), list):
+            result["sections"] = [
+                {k: v for k, v in s.items() if k != "figure_plotly"} if isinstance(s, dict) else s
+                for s in result["sections"]
+            ]
+        return json.dumps(result, indent=2, ensure_ascii=False)
 
 
 class SavedQuoteList(BaseModel):
@@ -138,7 +154,7 @@ def list_quotes(*, path: str | Path | None = None) -> SavedQuoteList:
         return SavedQuoteList(quotes=[], problems=[])
     with connect(path) as conn:
         rows = conn.execute(f"SELECT {_COLUMNS} FROM quotes ORDER BY name").fetchall()
-    quotes, problems = parse_rows(rows, _row, "quote", (ValueError, ValidationError))
+    quotes, problems = parse_rows(rows, _row, "quote")
     return SavedQuoteList(quotes=quotes, problems=problems)
 
 

@@ -185,11 +185,10 @@ def save_measurement(
         )
 
 
-def parse_rows(
-    rows: list[tuple], parse: Callable[..., T], what: str, errors: tuple[type[Exception], ...] = (ValueError,)
-) -> tuple[list[T], list[str]]:
-    """Rows read back with ``parse(*row)``; a row that no longer parses (``errors``) is skipped and reported by its
-    first column, never raised, so one damaged row never hides the others.
+def parse_rows(rows: list[tuple], parse: Callable[..., T], what: str) -> tuple[list[T], list[str]]:
+    """Rows read back with ``parse(*row)``; a row that does not parse, whatever the error (bad JSON, a field of the
+    wrong type, a nesting too deep to read), is skipped and reported by its first column, never raised, so one
+    damaged row never hides the others nor breaks a page. :func:`unreadable_rows` lists the same rows for repair.
 
     >>> parse_rows([("a", "1"), ("b", "x")], lambda name, text: int(text), "count")
     ([1], ["saved count 'b' skipped: invalid literal for int() with base 10: 'x'"])
@@ -199,9 +198,15 @@ def parse_rows(
     for row in rows:
         try:
             items.append(parse(*row))
-        except errors as exc:
-            problems.append(f"saved {what} {str(row[0])[:80]!r} skipped: {str(exc).splitlines()[0][:160]}")
+        except Exception as exc:  # any failure of one row is that row's problem, never the page's
+            problems.append(f"saved {what} {str(row[0])[:80]!r} skipped: {row_reason(exc)}")
     return items, problems
+
+
+def row_reason(exc: BaseException) -> str:
+    """A short reason for a row that does not read: the error's first line (its kind when it has no text)."""
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:160]
 
 
 def _absent(path: str | Path | None) -> bool:

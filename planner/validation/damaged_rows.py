@@ -1,0 +1,124 @@
+"""Stored rows that no longer read: listed with their reason, exported as they are, deleted after confirming.
+
+Every list of the store (measurements, saved scenarios, imported models, saved quotes) skips a row that does
+not read back (:func:`planner.validation.store.parse_rows`) so that one damaged row never breaks a page. This
+module finds the same rows with the same parsers so that the Saved page can show them, let the user download
+a row's raw columns (to repair it by hand or keep it) and delete it, without a hand edit of the database.
+
+>>> import tempfile, pathlib
+>>> from planner.validation.store import connect
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite3"
+>>> with connect(path) as conn, conn:
+...     _ = conn.execute("INSERT INTO scenarios VALUES ('broken', '', '2026-01-01T00:00:00Z', '[1, 2]')")
+>>> [(r.kind, r.key) for r in unreadable_rows(path=path)]
+[('scenario', 'broken')]
+>>> delete_unreadable_row("scenario", "broken", path=path); unreadable_rows(path=path)
+[]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from planner.errors import InputError
+from planner.validation import saved, saved_models, saved_quotes, store
+from planner.validation.store import StoreError, _absent, connect, row_reason
+
+__all__ = ["ROW_KINDS", "UnreadableRow", "delete_unreadable_row", "unreadable_rows"]
+
+
+@dataclass(frozen=True)
+class _Kind:
+    label: str
+    table: str
+    key: str
+    columns: tuple[str, ...]
+    parse: Callable[..., Any]
+
+
+#: Each kind of stored row: the table, its key column, the columns its parser reads, and that parser.
+ROW_KINDS: dict[str, _Kind] = {
+    "measurement": _Kind(
+        label="measurement", table="measurements", key="id", columns=("id", "json"), parse=store._row_value
+    ),
+    "scenario": _Kind(
+        label="saved scenario",
+        table="scenarios",
+        key="name",
+        columns=("name", "notes", "created_at", "json"),
+        parse=saved._row,
+    ),
+    "model": _Kind(
+        label="imported model",
+        table="custom_models",
+        key="name",
+        columns=("name", "created_at", "config_sha256", "json"),
+        parse=saved_models._row,
+    ),
+    "quote": _Kind(
+        label="saved quote",
+        table="quotes",
+        key="name",
+        columns=("name", "notes", "created_at", "scenario", "json"),
+        parse=saved_quotes._row,
+    ),
+}
+
+
+class UnreadableRow(BaseModel):
+    """One stored row that does not read back: its kind, key, why, and its raw columns as JSON text."""
+
+    kind: str
+    label: str
+    key: str
+    reason: str
+    raw_json: str
+
+
+def _raw(columns: tuple[str, ...], row: tuple) -> str:
+    return json.dumps(
+        {c: v if isinstance(v, str | int | float | type(None)) else repr(v) for c, v in zip(columns, row, strict=True)},
+        indent=2,
+        ensure_ascii=False,
+    )
+
+
+def unreadable_rows(*, path: str | Path | None = None) -> list[UnreadableRow]:
+    """Every stored row, of every kind, that its own list skips, with the reason (never raises for a row)."""
+    if _absent(path):
+        return []
+    found: list[UnreadableRow] = []
+    with connect(path) as conn:
+        for kind, spec in ROW_KINDS.items():
+            rows = conn.execute(f"SELECT {', '.join(spec.columns)} FROM {spec.table} ORDER BY {spec.key}").fetchall()
+            for row in rows:
+                try:
+                    spec.parse(*row)
+                except Exception as exc:  # the row's problem, listed for repair
+                    found.append(
+                        UnreadableRow(
+                            kind=kind,
+                            label=spec.label,
+                            key=str(row[0]),
+                            reason=row_reason(exc),
+                            raw_json=_raw(spec.columns, row),
+                        )
+                    )
+    return found
+
+
+def delete_unreadable_row(kind: str, key: str, *, path: str | Path | None = None) -> None:
+    """Delete one stored row that does not read (a readable row is refused: delete it from its own list)."""
+    spec = ROW_KINDS.get(kind)
+    if spec is None:
+        raise InputError("kind", kind, f"one of {', '.join(ROW_KINDS)}")
+    if not any(r.kind == kind and r.key == key for r in unreadable_rows(path=path)):
+        raise StoreError(f"no unreadable {spec.label} is stored as {key[:100]!r}", field="key")
+    with connect(path) as conn, conn:
+        conn.execute(f"DELETE FROM {spec.table} WHERE {spec.key} = ?", (key,))
