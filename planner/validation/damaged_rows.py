@@ -6,10 +6,10 @@ module finds the same rows with the same parsers so that the Saved page can show
 a row's raw columns (to repair it by hand or keep it) and delete it, without a hand edit of the database.
 
 >>> import tempfile, pathlib
->>> from planner.validation.store import connect
+>>> from planner.store import text, transaction
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite3"
->>> with connect(path) as conn, conn:
-...     _ = conn.execute("INSERT INTO scenarios VALUES ('broken', '', '2026-01-01T00:00:00Z', '[1, 2]')")
+>>> with transaction(path) as conn:
+...     _ = conn.execute(text("INSERT INTO scenarios VALUES ('broken', '', '2026-01-01T00:00:00Z', '[1, 2]')"))
 >>> [(r.kind, r.key) for r in unreadable_rows(path=path)]
 [('scenario', 'broken')]
 >>> delete_unreadable_row("scenario", "broken", path=path); unreadable_rows(path=path)
@@ -27,6 +27,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from planner.errors import InputError
+from planner.store import text as sql
+from planner.store import transaction
 from planner.validation import saved, saved_models, saved_quotes, store
 from planner.validation.store import StoreError, _absent, connect, row_reason
 
@@ -96,7 +98,9 @@ def unreadable_rows(*, path: str | Path | None = None) -> list[UnreadableRow]:
     found: list[UnreadableRow] = []
     with connect(path) as conn:
         for kind, spec in ROW_KINDS.items():
-            rows = conn.execute(f"SELECT {', '.join(spec.columns)} FROM {spec.table} ORDER BY {spec.key}").fetchall()
+            rows = conn.execute(
+                sql(f"SELECT {', '.join(spec.columns)} FROM {spec.table} ORDER BY {spec.key}")
+            ).fetchall()
             for row in rows:
                 try:
                     spec.parse(*row)
@@ -120,5 +124,5 @@ def delete_unreadable_row(kind: str, key: str, *, path: str | Path | None = None
         raise InputError("kind", kind, f"one of {', '.join(ROW_KINDS)}")
     if not any(r.kind == kind and r.key == key for r in unreadable_rows(path=path)):
         raise StoreError(f"no unreadable {spec.label} is stored as {key[:100]!r}", field="key")
-    with connect(path) as conn, conn:
-        conn.execute(f"DELETE FROM {spec.table} WHERE {spec.key} = ?", (key,))
+    with transaction(path) as conn:
+        conn.execute(sql(f"DELETE FROM {spec.table} WHERE {spec.key} = :key"), {"key": key})

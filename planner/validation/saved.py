@@ -28,7 +28,6 @@ planner computes for each (:func:`planner.memory.plan_memory`, :func:`planner.sp
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,6 +39,8 @@ from planner.input_types import checked_name
 from planner.memory import plan_memory
 from planner.scenario import Scenario, field_label
 from planner.speed import SpeedWorkload, estimate_speed
+from planner.store import IntegrityError, transaction
+from planner.store import text as sql
 from planner.units import bytes_to_gib
 from planner.validation.store import StoreError, _absent, connect, parse_rows
 
@@ -120,6 +121,9 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_COLUMNS = "name, notes, created_at, json"
+
+
 def _row(name: object, notes: object, created_at: object, text: object) -> SavedScenario:
     """A row as a saved scenario; ValueError (or ValidationError) says why it is not one."""
     if not isinstance(text, str):
@@ -139,19 +143,18 @@ def save_scenario(
     text = scenario.model_dump_json()
     Scenario.model_validate_json(text)  # never store what will not load back
     saved = SavedScenario(name=name, notes=notes, created_at=_now(), scenario=scenario)
-    with connect(path) as conn:
-        try:
-            with conn:
-                if replace:
-                    conn.execute("DELETE FROM scenarios WHERE name = ?", (name,))
-                conn.execute(
-                    "INSERT INTO scenarios (name, notes, created_at, json) VALUES (?, ?, ?, ?)",
-                    (name, notes, saved.created_at, text),
-                )
-        except sqlite3.IntegrityError:
-            raise StoreError(
-                f"a saved scenario is already named {name!r}: choose another name or replace it", field="name"
-            ) from None
+    try:
+        with transaction(path) as conn:
+            if replace:
+                conn.execute(sql("DELETE FROM scenarios WHERE lower(name) = lower(:name)"), {"name": name})
+            conn.execute(
+                sql("INSERT INTO scenarios (name, notes, created_at, json) VALUES (:name, :notes, :created_at, :json)"),
+                {"name": name, "notes": notes, "created_at": saved.created_at, "json": text},
+            )
+    except IntegrityError:
+        raise StoreError(
+            f"a saved scenario is already named {name!r}: choose another name or replace it", field="name"
+        ) from None
     return saved
 
 
@@ -160,7 +163,7 @@ def list_scenarios(*, path: str | Path | None = None) -> SavedScenarioList:
     if _absent(path):
         return SavedScenarioList(scenarios=[], problems=[])
     with connect(path) as conn:
-        rows = conn.execute("SELECT name, notes, created_at, json FROM scenarios ORDER BY name").fetchall()
+        rows = conn.execute(sql(f"SELECT {_COLUMNS} FROM scenarios ORDER BY lower(name), name")).fetchall()
     scenarios, problems = parse_rows(rows, _row, "scenario")
     return SavedScenarioList(scenarios=scenarios, problems=problems)
 
@@ -170,7 +173,9 @@ def load_scenario(name: str, *, path: str | Path | None = None) -> SavedScenario
     row = None
     if not _absent(path):
         with connect(path) as conn:
-            row = conn.execute("SELECT name, notes, created_at, json FROM scenarios WHERE name = ?", (name,)).fetchone()
+            row = conn.execute(
+                sql(f"SELECT {_COLUMNS} FROM scenarios WHERE lower(name) = lower(:name)"), {"name": name}
+            ).fetchone()
     if row is None:
         raise StoreError(f"no saved scenario is named {name!r}", field="name")
     try:
@@ -202,8 +207,10 @@ def delete_scenario(name: str, *, path: str | Path | None = None) -> None:
     name = _checked_name(name)
     deleted = 0
     if not _absent(path):
-        with connect(path) as conn, conn:
-            deleted = conn.execute("DELETE FROM scenarios WHERE name = ?", (name,)).rowcount
+        with transaction(path) as conn:
+            deleted = conn.execute(
+                sql("DELETE FROM scenarios WHERE lower(name) = lower(:name)"), {"name": name}
+            ).rowcount
     if not deleted:
         raise StoreError(f"no saved scenario is named {name!r}", field="name")
 

@@ -26,7 +26,6 @@ reported, never fatal.
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,8 @@ from typing import Any
 from pydantic import BaseModel, PrivateAttr
 
 from planner.catalog import ModelSpec, config_fingerprint, import_name, load_config, model_from_config
+from planner.store import IntegrityError, transaction
+from planner.store import text as sql
 from planner.validation.store import StoreError, _absent, connect, parse_rows
 
 __all__ = [
@@ -84,8 +85,9 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _existing(conn: sqlite3.Connection, sha: str) -> str | None:
-    row = conn.execute("SELECT name FROM custom_models WHERE config_sha256 = ?", (sha,)).fetchone()
+def _existing(path: str | Path | None, sha: str) -> str | None:
+    with connect(path) as conn:
+        row = conn.execute(sql("SELECT name FROM custom_models WHERE config_sha256 = :sha"), {"sha": sha}).fetchone()
     return None if row is None else str(row[0])
 
 
@@ -102,25 +104,27 @@ def save_custom_model(
     model_from_config(config, model_id=wanted)  # never store a config that does not build a model
     sha = config_fingerprint(config)
     text = json.dumps(config, sort_keys=True, ensure_ascii=False, default=str)
-    with connect(path) as conn:
-        held = _existing(conn, sha)
+    held = _existing(path, sha)
+    if held is not None:
+        return SavedModelOutcome(name=held, duplicate=True, requested=wanted)
+    try:
+        with transaction(path) as conn:
+            conn.execute(
+                sql(
+                    "INSERT INTO custom_models (name, config_sha256, created_at, json) "
+                    "VALUES (:name, :sha, :created_at, :json)"
+                ),
+                {"name": wanted, "sha": sha, "created_at": _now(), "json": text},
+            )
+    except IntegrityError:
+        held = _existing(path, sha)  # another process saved the same config meanwhile
         if held is not None:
             return SavedModelOutcome(name=held, duplicate=True, requested=wanted)
-        try:
-            with conn:
-                conn.execute(
-                    "INSERT INTO custom_models (name, config_sha256, created_at, json) VALUES (?, ?, ?, ?)",
-                    (wanted, sha, _now(), text),
-                )
-        except sqlite3.IntegrityError:
-            held = _existing(conn, sha)  # another process saved the same config meanwhile
-            if held is not None:
-                return SavedModelOutcome(name=held, duplicate=True, requested=wanted)
-            raise StoreError(
-                f"a different saved model is already named {wanted!r}: type another name for this config "
-                "(or delete the saved one on the Saved page)",
-                field="model_name",
-            ) from None
+        raise StoreError(
+            f"a different saved model is already named {wanted!r}: type another name for this config "
+            "(or delete the saved one on the Saved page)",
+            field="model_name",
+        ) from None
     return SavedModelOutcome(name=wanted, duplicate=False, requested=wanted)
 
 
@@ -129,8 +133,7 @@ def find_custom_model(source: dict[str, Any] | bytes | str | Path, *, path: str 
     sha = config_fingerprint(load_config(source, field="config"))
     if _absent(path):
         return None
-    with connect(path) as conn:
-        return _existing(conn, sha)
+    return _existing(path, sha)
 
 
 def _row(name: object, created_at: object, sha: object, text: object) -> SavedModel:
@@ -148,7 +151,9 @@ def list_custom_models(*, path: str | Path | None = None) -> SavedModelList:
     if _absent(path):
         return SavedModelList(models=[], problems=[])
     with connect(path) as conn:
-        rows = conn.execute("SELECT name, created_at, config_sha256, json FROM custom_models ORDER BY name").fetchall()
+        rows = conn.execute(
+            sql("SELECT name, created_at, config_sha256, json FROM custom_models ORDER BY lower(name), name")
+        ).fetchall()
     models, problems = parse_rows(rows, _row, "model")
     return SavedModelList(models=models, problems=problems)
 
@@ -164,7 +169,9 @@ def delete_custom_model(name: str, *, path: str | Path | None = None) -> None:
         raise StoreError(f"no saved model is named {str(name)[:40]!r}", field="model_name")
     deleted = 0
     if not _absent(path):
-        with connect(path) as conn, conn:
-            deleted = conn.execute("DELETE FROM custom_models WHERE name = ?", (name.strip(),)).rowcount
+        with transaction(path) as conn:
+            deleted = conn.execute(
+                sql("DELETE FROM custom_models WHERE lower(name) = lower(:name)"), {"name": name.strip()}
+            ).rowcount
     if not deleted:
         raise StoreError(f"no saved model is named {name.strip()[:120]!r}", field="model_name")

@@ -18,7 +18,6 @@ it was. A row whose JSON no longer reads is skipped by :func:`list_quotes` and r
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,8 @@ from pydantic import BaseModel, ValidationError
 
 from planner.errors import InputError
 from planner.scenario import Scenario
+from planner.store import IntegrityError, transaction
+from planner.store import text as sql
 from planner.validation.saved import _checked_name, _checked_notes, _now
 from planner.validation.store import StoreError, _absent, connect, parse_rows
 
@@ -114,19 +115,27 @@ def save_quote(
         raise InputError("scenario", type(scenario).__name__, "a Scenario")
     text = _result_text(result)
     saved = SavedQuote(name=name, notes=notes, created_at=_now(), scenario=scenario, result=json.loads(text))
-    with connect(path) as conn:
-        try:
-            with conn:
-                if replace:
-                    conn.execute("DELETE FROM quotes WHERE name = ?", (name,))
-                conn.execute(
-                    "INSERT INTO quotes (name, notes, created_at, scenario, json) VALUES (?, ?, ?, ?, ?)",
-                    (name, notes, saved.created_at, scenario.model_dump_json(), text),
-                )
-        except sqlite3.IntegrityError:
-            raise StoreError(
-                f"a saved quote is already named {name!r}: choose another name or replace it", field="name"
-            ) from None
+    try:
+        with transaction(path) as conn:
+            if replace:
+                conn.execute(sql("DELETE FROM quotes WHERE lower(name) = lower(:name)"), {"name": name})
+            conn.execute(
+                sql(
+                    "INSERT INTO quotes (name, notes, created_at, scenario, json) "
+                    "VALUES (:name, :notes, :created_at, :scenario, :json)"
+                ),
+                {
+                    "name": name,
+                    "notes": notes,
+                    "created_at": saved.created_at,
+                    "scenario": scenario.model_dump_json(),
+                    "json": text,
+                },
+            )
+    except IntegrityError:
+        raise StoreError(
+            f"a saved quote is already named {name!r}: choose another name or replace it", field="name"
+        ) from None
     return saved
 
 
@@ -153,7 +162,7 @@ def list_quotes(*, path: str | Path | None = None) -> SavedQuoteList:
     if _absent(path):
         return SavedQuoteList(quotes=[], problems=[])
     with connect(path) as conn:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM quotes ORDER BY name").fetchall()
+        rows = conn.execute(sql(f"SELECT {_COLUMNS} FROM quotes ORDER BY lower(name), name")).fetchall()
     quotes, problems = parse_rows(rows, _row, "quote")
     return SavedQuoteList(quotes=quotes, problems=problems)
 
@@ -163,7 +172,9 @@ def load_quote(name: str, *, path: str | Path | None = None) -> SavedQuote:
     row = None
     if not _absent(path):
         with connect(path) as conn:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM quotes WHERE name = ?", (name,)).fetchone()
+            row = conn.execute(
+                sql(f"SELECT {_COLUMNS} FROM quotes WHERE lower(name) = lower(:name)"), {"name": name}
+            ).fetchone()
     if row is None:
         raise StoreError(f"no saved quote is named {name!r}", field="name")
     try:
@@ -179,7 +190,7 @@ def delete_quote(name: str, *, path: str | Path | None = None) -> None:
     name = _checked_name(name)
     deleted = 0
     if not _absent(path):
-        with connect(path) as conn, conn:
-            deleted = conn.execute("DELETE FROM quotes WHERE name = ?", (name,)).rowcount
+        with transaction(path) as conn:
+            deleted = conn.execute(sql("DELETE FROM quotes WHERE lower(name) = lower(:name)"), {"name": name}).rowcount
     if not deleted:
         raise StoreError(f"no saved quote is named {name!r}", field="name")

@@ -1,19 +1,10 @@
-"""The SQLite store: measurements (version 1), saved scenarios (version 2, :mod:`planner.validation.saved`),
-imported custom models and saved quotes (version 3, :mod:`planner.validation.saved_models`,
-:mod:`planner.validation.saved_quotes`).
+"""The store's measurements, and what every kind of stored row shares: one reader that never raises for a row.
 
-One file, ``store.sqlite3`` in the planner's home folder (:func:`planner.user_files.planner_home`,
-``PLANNER_HOME``, default ``~/.local/share/sd-capacity-planner``), created on the first write;
-``PLANNER_STORE_PATH`` points elsewhere. The schema is versioned: ``schema_version`` holds the
-applied migration numbers, and :data:`MIGRATIONS` lists the statements of each version in order, so
-a later table is one more entry.
-
-Under load and faults: the journal is WAL (readers never wait for a writer) with a busy timeout;
-migrations run in one ``BEGIN IMMEDIATE`` transaction that re-reads the version first, so processes
-creating the store at once apply each version exactly once; every write is one transaction (a
-killed writer leaves the previous state, never half a row); a row is checked on write (a JSON
-object whose ``id`` is the row's) and on read (a bad row is skipped and reported, never fatal). A
-damaged or locked file is a :class:`StoreError` that says how to get out of it.
+The store itself (where it is, SQLite by default or PostgreSQL by ``PLANNER_DATABASE_URL``, its migrations and
+its failures) is :mod:`planner.store`; saved scenarios, imported models and saved quotes are
+:mod:`planner.validation.saved`, :mod:`planner.validation.saved_models` and :mod:`planner.validation.saved_quotes`.
+Every write is one transaction (a killed writer leaves the previous state, never half a row); a row is checked on
+write (a JSON object whose ``id`` is the row's) and on read (a bad row is skipped and reported, never fatal).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite3"
@@ -25,70 +16,44 @@ damaged or locked file is a :class:`StoreError` that says how to get out of it.
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from planner.errors import PlannerError
-from planner.user_files import planner_home
+from planner.store import (
+    BUSY_TIMEOUT_S,
+    STORE_ENV,
+    STORE_FILE,
+    StoreError,
+    connect,
+    is_absent,
+    store_path,
+    text,
+    transaction,
+)
+
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "STORE_ENV",
+    "STORE_FILE",
+    "StoreError",
+    "StoredMeasurement",
+    "connect",
+    "list_measurements",
+    "load_all_measurements",
+    "load_measurement",
+    "parse_rows",
+    "read_measurement_rows",
+    "row_reason",
+    "save_measurement",
+    "store_path",
+    "stored_ids",
+    "transaction",
+]
 
 T = TypeVar("T")
-
-STORE_ENV = "PLANNER_STORE_PATH"
-STORE_FILE = "store.sqlite3"
-#: How long a writer waits for another process's lock before giving up (seconds).
-BUSY_TIMEOUT_S = 10.0
-
-#: Version n -> the statements that bring a store from version n-1 to n.
-MIGRATIONS: dict[int, tuple[str, ...]] = {
-    1: (
-        """CREATE TABLE IF NOT EXISTS measurements (
-               id TEXT PRIMARY KEY,
-               created_at TEXT NOT NULL,
-               gpu TEXT NOT NULL,
-               target TEXT NOT NULL,
-               draft TEXT NOT NULL,
-               json TEXT NOT NULL
-           )""",
-        "CREATE INDEX IF NOT EXISTS measurements_by_gpu ON measurements (gpu, target, draft)",
-    ),
-    2: (
-        # Names are unique regardless of case: "Prod 70B" and "prod 70b" are the same saved scenario.
-        """CREATE TABLE IF NOT EXISTS scenarios (
-               name TEXT PRIMARY KEY COLLATE NOCASE,
-               notes TEXT NOT NULL,
-               created_at TEXT NOT NULL,
-               json TEXT NOT NULL
-           )""",
-    ),
-    3: (
-        # A custom model imported from a config.json: one row per distinct config (its SHA-256), under a name
-        # unique regardless of case.
-        """CREATE TABLE IF NOT EXISTS custom_models (
-               name TEXT PRIMARY KEY COLLATE NOCASE,
-               config_sha256 TEXT NOT NULL UNIQUE,
-               created_at TEXT NOT NULL,
-               json TEXT NOT NULL
-           )""",
-        # A fleet quote: the scenario it was made for and the quote's JSON, under a name unique regardless of case.
-        """CREATE TABLE IF NOT EXISTS quotes (
-               name TEXT PRIMARY KEY COLLATE NOCASE,
-               notes TEXT NOT NULL,
-               created_at TEXT NOT NULL,
-               scenario TEXT NOT NULL,
-               json TEXT NOT NULL
-           )""",
-    ),
-}
-
-
-class StoreError(PlannerError):
-    """The store file cannot be opened or holds something unexpected."""
 
 
 class StoredMeasurement(BaseModel):
@@ -97,64 +62,6 @@ class StoredMeasurement(BaseModel):
     gpu: str
     target: str
     draft: str
-
-
-def store_path() -> Path:
-    return Path(os.environ.get(STORE_ENV) or planner_home() / STORE_FILE)
-
-
-def _way_out(target: Path, exc: BaseException) -> StoreError:
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return StoreError(
-            f"the store {target} is locked by another process ({text}); wait for it to finish and try again",
-            field="store",
-        )
-    return StoreError(
-        f"the store {target} is damaged ({text}): move it aside (e.g. `mv {target} {target}.damaged`) and the "
-        "planner starts a new one; the records' JSON files are kept and still listed",
-        field="store",
-    )
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    current = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
-    if current >= max(MIGRATIONS):
-        return
-    conn.execute("BEGIN IMMEDIATE")  # one migrator at a time; the others wait, then see the new version
-    try:
-        current = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
-        for version in sorted(v for v in MIGRATIONS if v > current):
-            for statement in MIGRATIONS[version]:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-@contextmanager
-def connect(path: str | Path | None = None) -> Iterator[sqlite3.Connection]:
-    """An open, migrated connection in WAL mode; closed on exit (commits happen per ``with conn:`` block)."""
-    target = Path(path) if path is not None else store_path()
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level="DEFERRED")
-    except (OSError, sqlite3.Error) as exc:
-        raise StoreError(f"cannot open the store {target}: {exc}", field="store") from exc
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        _migrate(conn)
-        yield conn
-    except sqlite3.DatabaseError as exc:
-        raise _way_out(target, exc) from exc
-    finally:
-        conn.close()
 
 
 def _checked_payload(record_id: str, payload_json: str) -> None:
@@ -178,10 +85,21 @@ def save_measurement(
 ) -> None:
     """Insert (or replace) one measurement record, in one transaction."""
     _checked_payload(record_id, payload_json)
-    with connect(path) as conn, conn:
+    with transaction(path) as conn:
+        conn.execute(text("DELETE FROM measurements WHERE id = :id"), {"id": record_id})
         conn.execute(
-            "INSERT OR REPLACE INTO measurements (id, created_at, gpu, target, draft, json) VALUES (?, ?, ?, ?, ?, ?)",
-            (record_id, created_at, gpu, target, draft, payload_json),
+            text(
+                "INSERT INTO measurements (id, created_at, gpu, target, draft, json) "
+                "VALUES (:id, :created_at, :gpu, :target, :draft, :json)"
+            ),
+            {
+                "id": record_id,
+                "created_at": created_at,
+                "gpu": gpu,
+                "target": target,
+                "draft": draft,
+                "json": payload_json,
+            },
         )
 
 
@@ -211,7 +129,7 @@ def row_reason(exc: BaseException) -> str:
 
 def _absent(path: str | Path | None) -> bool:
     """Reading never creates a store: no file means nothing saved yet."""
-    return not (Path(path) if path is not None else store_path()).exists()
+    return is_absent(path)
 
 
 def list_measurements(*, path: str | Path | None = None) -> list[StoredMeasurement]:
@@ -220,7 +138,7 @@ def list_measurements(*, path: str | Path | None = None) -> list[StoredMeasureme
         return []
     with connect(path) as conn:
         rows = conn.execute(
-            "SELECT id, created_at, gpu, target, draft FROM measurements ORDER BY created_at DESC, id"
+            text("SELECT id, created_at, gpu, target, draft FROM measurements ORDER BY created_at DESC, id")
         ).fetchall()
     return [
         StoredMeasurement(id=str(r[0]), created_at=str(r[1]), gpu=str(r[2]), target=str(r[3]), draft=str(r[4]))
@@ -232,7 +150,7 @@ def stored_ids(*, path: str | Path | None = None) -> set[str]:
     if _absent(path):
         return set()
     with connect(path) as conn:
-        return {str(r[0]) for r in conn.execute("SELECT id FROM measurements")}
+        return {str(r[0]) for r in conn.execute(text("SELECT id FROM measurements"))}
 
 
 def _row_value(record_id: object, text: object) -> dict[str, Any]:
@@ -249,7 +167,7 @@ def load_measurement(record_id: str, *, path: str | Path | None = None) -> dict[
     if _absent(path):
         raise StoreError(f"measurement {record_id!r} is not in the store (no store yet)", field="record")
     with connect(path) as conn:
-        row = conn.execute("SELECT json FROM measurements WHERE id = ?", (record_id,)).fetchone()
+        row = conn.execute(text("SELECT json FROM measurements WHERE id = :id"), {"id": record_id}).fetchone()
     if row is None:
         raise StoreError(f"measurement {record_id!r} is not in the store", field="record")
     try:
@@ -263,7 +181,7 @@ def read_measurement_rows(*, path: str | Path | None = None) -> tuple[list[dict[
     if _absent(path):
         return [], []
     with connect(path) as conn:
-        rows = conn.execute("SELECT id, json FROM measurements ORDER BY created_at DESC, id").fetchall()
+        rows = conn.execute(text("SELECT id, json FROM measurements ORDER BY created_at DESC, id")).fetchall()
     return parse_rows(rows, _row_value, "measurement")
 
 

@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("planner.speed",),
     ("planner.decisions",),
     ("planner.scenario",),
+    ("planner.store",),
     ("planner.validation",),
     ("planner.measure",),
     ("planner.reports",),

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from planner import Scenario, estimate_speed, plan_memory
 from planner.errors import PlannerError
+from planner.store.migrate import HEAD
 from planner.units import bytes_to_gib
 from planner.validation import (
     StoreError,
@@ -22,11 +23,10 @@ from planner.validation import (
     list_scenarios,
     load_measurement,
     load_scenario,
-    save_measurement,
     save_scenario,
-    store,
 )
 from planner.validation import saved as saved_module
+from tests.legacy_store import alembic_revision, write_legacy_store
 
 H200 = Scenario(node="8x-h200-sxm-141gb", max_model_len=32768)
 
@@ -138,19 +138,13 @@ def test_a_row_that_is_no_longer_a_scenario_is_skipped_and_reported(tmp_path):
 
 def test_a_version_one_store_upgrades_and_keeps_its_measurements(tmp_path):
     path = tmp_path / "s.sqlite3"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    for statement in store.MIGRATIONS[1]:
-        conn.execute(statement)
-    conn.execute("INSERT INTO schema_version VALUES (1)")
+    conn = write_legacy_store(path, version=1)
+    conn.execute("INSERT INTO measurements VALUES ('m1', '2026-01-01', 'g', 't', 'd', '{\"v\": 1}')")
     conn.commit()
     conn.close()
-    save_measurement("m1", "2026-01-01", "g", "t", "d", '{"v": 1}', path=path)
     save_scenario("s", Scenario(), path=path)
     assert [m.id for m in list_measurements(path=path)] == ["m1"] and load_measurement("m1", path=path) == {"v": 1}
-    conn = sqlite3.connect(path)
-    assert sorted(v for (v,) in conn.execute("SELECT version FROM schema_version")) == sorted(store.MIGRATIONS)
-    conn.close()
+    assert alembic_revision(path) == HEAD
 
 
 def _save_many(args: tuple[str, str, int]) -> int:

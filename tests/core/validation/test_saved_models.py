@@ -10,6 +10,7 @@ import pytest
 
 from planner import Scenario
 from planner.errors import PlannerError
+from planner.store.migrate import HEAD
 from planner.validation import (
     StoreError,
     custom_model_specs,
@@ -17,9 +18,8 @@ from planner.validation import (
     list_custom_models,
     list_scenarios,
     save_custom_model,
-    save_scenario,
-    store,
 )
+from tests.legacy_store import alembic_revision, write_legacy_store
 
 TINY = {
     "_name_or_path": "acme/tiny-mistral",
@@ -111,21 +111,17 @@ def test_a_damaged_row_is_reported_not_fatal(tmp_path):
     assert [s.id for s in custom_model_specs(path=path)] == ["acme/tiny-mistral"]
 
 
-def test_a_version_two_store_upgrades_to_three_keeping_its_scenarios_in_wal_mode(tmp_path):
+def test_a_version_two_store_upgrades_keeping_its_scenarios_in_wal_mode(tmp_path):
     path = tmp_path / "s.sqlite3"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    for version in (1, 2):
-        for statement in store.MIGRATIONS[version]:
-            conn.execute(statement)
-        conn.execute("INSERT INTO schema_version VALUES (?)", (version,))
+    conn = write_legacy_store(path, version=2)
+    row = ("kept", "n", "2026-01-01T00:00:00Z", Scenario().model_dump_json())
+    conn.execute("INSERT INTO scenarios VALUES (?, ?, ?, ?)", row)
     conn.commit()
     conn.close()
-    save_scenario("kept", Scenario(), path=path)  # opening the store migrates it
-    save_custom_model(TINY, path=path)
+    save_custom_model(TINY, path=path)  # opening the store migrates it
+    assert alembic_revision(path) == HEAD
     conn = sqlite3.connect(path)
     try:
-        assert [v for (v,) in conn.execute("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3]
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         conn.close()

@@ -5,7 +5,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from alembic.script import ScriptDirectory
 
+from planner.store import text
+from planner.store.migrate import HEAD, alembic_config
 from planner.validation import store
 from planner.validation.store import StoreError, list_measurements, load_measurement, save_measurement
 
@@ -32,15 +35,14 @@ def test_env_var_points_the_store_elsewhere(tmp_path, monkeypatch):
     assert (tmp_path / "env.sqlite3").exists() and [m.id for m in list_measurements()] == ["e"]
 
 
-def test_schema_version_is_recorded_once(tmp_path):
+def test_the_schema_revision_is_recorded_once_at_alembics_head(tmp_path):
     path = tmp_path / "s.sqlite3"
     for n in range(3):
         save_measurement(f"r{n}", "2026", "g", "t", "d", "{}", path=path)
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [
-        (v,) for v in sorted(store.MIGRATIONS)
-    ]
+    assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
     conn.close()
+    assert ScriptDirectory.from_config(alembic_config()).get_current_head() == HEAD
 
 
 def test_text_that_is_not_json_is_refused_before_writing(tmp_path):
@@ -53,8 +55,8 @@ def test_text_that_is_not_json_is_refused_before_writing(tmp_path):
 def test_a_failed_transaction_leaves_the_previous_state(tmp_path, monkeypatch):
     path = tmp_path / "s.sqlite3"
     save_measurement("keep", "2026", "g", "t", "d", "{}", path=path)
-    with store.connect(path) as conn, pytest.raises(RuntimeError), conn:
-        conn.execute("INSERT INTO measurements VALUES ('half', '2026', 'g', 't', 'd', '{}')")
+    with pytest.raises(RuntimeError), store.transaction(path) as conn:
+        conn.execute(text("INSERT INTO measurements VALUES ('half', '2026', 'g', 't', 'd', '{}')"))
         raise RuntimeError("crash in the middle of a write")
     assert [m.id for m in list_measurements(path=path)] == ["keep"]
 
