@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 PORT   ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test test-fast lint format chromium bench bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile bench-app validate-gpu clean
+.PHONY: run test test-fast lint format chromium postgresql bench bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile bench-app validate-gpu clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,17 @@ chromium:
 	   (apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium >/dev/null)); \
 	else echo "chromium missing and not root: browser tests will be skipped"; fi
 
-## test: the whole suite (unit, app, CLI, browser)
-test: $(VENV)/.dev-installed chromium
+## postgresql: Debian's PostgreSQL binaries for the store suite's throwaway server (root only, when missing)
+postgresql:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian postgresql"; \
+	  (apt-get install -y --no-install-recommends postgresql >/dev/null 2>&1 || \
+	   (apt-get update >/dev/null && apt-get install -y --no-install-recommends postgresql >/dev/null)); \
+	else echo "postgresql missing and not root: the store suite runs on SQLite only"; fi
+
+## test: the whole suite (unit, app, CLI, browser; the store on SQLite and PostgreSQL)
+test: $(VENV)/.dev-installed chromium postgresql
 	$(PY) -m pytest -n 2 --dist loadfile
 
 ## test-fast: the pure core in about 30 s (no torch runs, subprocesses, app or browser; see the markers in pyproject.toml)

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import settings
 
 from planner import facts
+from tests.pg_server import PostgresServer, postgres_bin
 
 REPO = Path(__file__).resolve().parent.parent
 #: Start-up logs of real engines (their sources: tests/fixtures/engine_logs/README.md).
@@ -27,6 +28,8 @@ ENGINE_LOGS = REPO / "tests" / "fixtures" / "engine_logs"
 os.environ.setdefault("PLANNER_CACHE_DIR", tempfile.mkdtemp(prefix="planner-test-cache-"))
 # Nor the user's records and store: runtime files go to a throw-away PLANNER_HOME.
 os.environ["PLANNER_HOME"] = tempfile.mkdtemp(prefix="planner-test-home-")
+# Nor a team's database: the store is a SQLite file unless a test hands it a PostgreSQL URL (postgres_server).
+os.environ.pop("PLANNER_DATABASE_URL", None)
 
 #: The per-GPU memory components of a plan (the `size` JSON contract), in display order; with
 #: ``total_bytes``, ``memory_limit_bytes`` and ``kv_fraction_base_bytes`` they make up ``per_gpu``.
@@ -105,3 +108,23 @@ def tmp_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     yield copy
     monkeypatch.delenv("PLANNER_DATA_DIR")
     facts.clear_caches()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL server (tests/pg_server.py) for this test process; CI must have one."""
+    if postgres_bin() is None:
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is missing on CI: make test installs Debian's postgresql")
+        pytest.skip("PostgreSQL is not installed (make test installs Debian's postgresql)")
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_at(request, tmp_path) -> str:
+    """Where a store test writes: a new SQLite file, or a new database on the throwaway PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.sqlite3")
+    return request.getfixturevalue("postgres_server").new_database()
