@@ -20,7 +20,9 @@ from planner.cli.common import (
 from planner.decisions import SLO_PRESETS, Traffic, compare_nodes, recommend_fleet
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.reports import quote_report
+from planner.scenario import Scenario
 from planner.speed import deployment_acceptance
+from planner.validation import save_quote
 
 
 def _percentile(text: str) -> float:
@@ -41,6 +43,28 @@ def _alpha(args: argparse.Namespace, target, node, speculation: dict) -> tuple[f
         return ACCEPTANCE_ALPHA, "unused: no speculation"
     estimate = deployment_acceptance(Deployment.on_node(target, node, tp=1, **speculation))
     return estimate.alpha, estimate.source
+
+
+def _save(args: argparse.Namespace, report, target: str, draft: str | None, nodes: list[str], traffic) -> None:
+    """The quote, whole, in the store under ``--save`` with the scenario it answers (the Fleet page's inputs)."""
+    scenario = Scenario.build(
+        target=target,
+        draft=draft,
+        method=args.method,
+        node=nodes[0],
+        engine=args.engine,
+        kv_dtype=args.kv_dtype,
+        fleet_nodes=tuple(nodes),
+        fleet_requests_per_s=traffic.requests_per_s,
+        fleet_prompt_tokens=traffic.prompt_tokens,
+        fleet_output_tokens=traffic.output_tokens,
+        fleet_tpot_slo_ms=(traffic.tpot_slo_s or 0) * 1e3,
+        fleet_ttft_slo_ms=(traffic.ttft_slo_s or 0) * 1e3,
+        fleet_percentile=traffic.percentile,
+        fleet_alpha=traffic.alpha,
+        fleet_usd_per_gpu_hour=traffic.usd_per_gpu_hour or 0.0,
+    )
+    save_quote(args.save, report.to_json(with_figures=True), scenario, args.notes, replace=args.replace)
 
 
 def register(subparsers) -> None:
@@ -84,6 +108,11 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--export", metavar="FILE", type=export_path, help="also write a report: .json, .html, .md, .xlsx or .pdf"
     )
+    parser.add_argument("--customer", default="", help="who the quote is for (its document's title page)")
+    parser.add_argument("--prepared-by", default="", help="who prepared it (its document's title page)")
+    parser.add_argument("--save", metavar="NAME", help="also save the quote in the store under NAME (see `saved`)")
+    parser.add_argument("--notes", default="", help="notes kept with a saved quote")
+    parser.add_argument("--replace", action="store_true", help="with --save: replace a saved quote of that name")
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 
@@ -107,9 +136,11 @@ def run(args: argparse.Namespace) -> int:
     quotes, unusable = compare_nodes(target, nodes, traffic, **speculation, engine=args.engine, kv_dtype=args.kv_dtype)
     plan = recommend_fleet(traffic, quotes, unusable)
     speculator = draft.id if draft else {"ngram": "n-gram lookup", "mtp": "MTP module"}.get(args.method or "")
-    report = quote_report(target.id, speculator, plan)
+    report = quote_report(target.id, speculator, plan, customer=args.customer, prepared_by=args.prepared_by)
     if args.export:
         write_report(report, args.export)
+    if args.save:
+        _save(args, report, target.id, draft.id if draft else None, [n.id for n in nodes], traffic)
     lines = [f"Serving {traffic.requests_per_s:g} req/s of {target.id}" + (f" (+ {speculator})" if speculator else "")]
     lines.append(f"  objectives: {traffic.objectives()}")
     if speculator:
