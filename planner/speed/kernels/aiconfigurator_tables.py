@@ -173,19 +173,27 @@ class KernelTables:
             self._attn[key] = _grid({n: c[keep] for n, c in data.items()}, ["batch_size", axis, "num_heads"])
         return self._attn[key]
 
+    def attention_grid(self, table: str, heads: int, kv_heads: int, head_dim: int, kv_dtype: str) -> Grid | None:
+        """The (batch, context or tokens) grid of one attention table at ``heads`` query heads per GPU."""
+        key = (table, heads, kv_heads, head_dim, kv_dtype)
+        if key not in self._attn:
+            grid = self._attention(table, kv_heads, head_dim, kv_dtype)
+            self._attn[key] = grid.fix_last(heads) if grid is not None else None
+        return self._attn[key]
+
     def decode_attention_ms(
         self, batch: float, context: float, heads: int, kv_heads: int, head_dim: int, kv_dtype: str
     ) -> float | None:
         """One layer's decode attention: ``batch`` sequences, one query token each, ``context`` cached tokens."""
-        grid = self._attention("generation_attention", kv_heads, head_dim, kv_dtype)
-        return grid.at((batch, context, heads)) if grid is not None else None
+        grid = self.attention_grid("generation_attention", heads, kv_heads, head_dim, kv_dtype)
+        return grid.at((batch, context)) if grid is not None else None
 
     def context_attention_ms(
         self, batch: float, tokens: float, heads: int, kv_heads: int, head_dim: int, kv_dtype: str
     ) -> float | None:
         """One layer's causal prefill attention over ``batch`` sequences of ``tokens`` tokens each."""
-        grid = self._attention("context_attention", kv_heads, head_dim, kv_dtype)
-        return grid.at((batch, tokens, heads)) if grid is not None else None
+        grid = self.attention_grid("context_attention", heads, kv_heads, head_dim, kv_dtype)
+        return grid.at((batch, tokens)) if grid is not None else None
 
     def allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool = True) -> float | None:
         """One all-reduce of ``elements`` bf16 values over ``gpus`` GPUs: the faster of the engine's custom

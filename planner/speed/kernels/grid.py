@@ -57,6 +57,17 @@ class Grid:
         values[np.isinf(values)] = np.nan
         return cls(tuple(axes), values)
 
+    def fix_last(self, x: float) -> Grid | None:
+        """The grid over the leading axes at ``x`` on the last axis (interpolated: lookups then cost less)."""
+        axis = self.axes[-1]
+        if x < axis[0] or x > axis[-1]:
+            return None
+        hi = bisect_left(axis, x)
+        if axis[hi] == x:
+            return Grid(self.axes[:-1], self.values[..., hi])
+        t = (x - axis[hi - 1]) / (axis[hi] - axis[hi - 1])
+        return Grid(self.axes[:-1], (1 - t) * self.values[..., hi - 1] + t * self.values[..., hi])
+
     def covers(self, point: Sequence[float]) -> bool:
         return all(axis[0] <= x <= axis[-1] for axis, x in zip(self.axes, point, strict=True))
 

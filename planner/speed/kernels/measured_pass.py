@@ -31,6 +31,7 @@ import functools
 from math import ceil
 
 from planner.speed.kernels.aiconfigurator_tables import KV_DTYPES, KernelTables, coverage_reason, kernel_tables
+from planner.speed.kernels.grid import Grid
 from planner.speed.roofline import ModelCost
 
 MS = 1e-3
@@ -71,6 +72,7 @@ class MeasuredPass:
         self.head_dim = arch.head_dim
         self.kv_dtype = KV_DTYPES.get(cost.kv_element_bytes, "")
         self.fallbacks: set[str] = set()
+        self._layer: Grid | bool | None = None
         h, d = arch.hidden_size, arch.head_dim
         q_out = arch.num_attention_heads * d // tp
         kv_out = 2 * arch.num_kv_heads * d // tp if arch.num_kv_heads >= tp else 2 * d
@@ -111,19 +113,31 @@ class MeasuredPass:
         one = grid.at((m / m_parts, n / n_parts, k))
         return None if one is None else one * n_parts * m_parts
 
+    def _layer_line(self) -> Grid | None:
+        """One layer's GEMMs at every measured ``m`` (exactly the trilinear value: it is linear in m)."""
+        if self._layer is None:
+            grid = self.tables.gemm_grid(self.dtype)
+            points = []
+            for m in grid.axes[0] if grid is not None else ():
+                times = [self._gemm_ms(m, n, k) for n, k in self.shapes]
+                if any(t is None for t in times):
+                    points = []
+                    break
+                points.append((m, sum(times)))
+            self._layer = Grid.build(points) if points else False
+        return self._layer or None
+
     @functools.lru_cache(maxsize=4096)  # noqa: B019 (one instance per deployment; tokens repeat every step)
     def gemm_s(self, tokens: int, logits: int) -> float | None:
         """Weight GEMMs of a pass over ``tokens`` new tokens, ``logits`` of them through the LM head."""
         if not self.gemm_covered:
             return None
-        total = 0.0
-        for n, k in self.shapes:
-            ms = self._gemm_ms(tokens, n, k)
-            if ms is None:
-                self.fallbacks.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
-                return None
-            total += ms
-        total *= self.layers * self.scale
+        line = self._layer_line()
+        if line is None:
+            self.fallbacks.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
+            return None
+        parts = ceil(tokens / line.axes[0][-1])
+        total = line.at((tokens / parts,)) * parts * self.layers * self.scale
         if logits:
             head = self._gemm_ms(logits, self.lm_head_n, self.hidden)
             if head is None:
