@@ -95,11 +95,24 @@ def _release(system: Path, engine: str) -> str | None:
 
 
 def _read(path: Path, columns: list[str], filters: dict | None = None) -> dict:
-    """Columns of one table as numpy arrays, rows kept where every ``filters`` column equals its value."""
+    """Columns of one table as numpy arrays, rows kept where every ``filters`` column equals its value.
+
+    A column a release does not write (e.g. ``window_size`` before sliding-window kernels were measured)
+    counts as its filter value; a table that is missing or unreadable has no rows.
+    """
     import pyarrow.parquet as pq  # noqa: PLC0415 (optional and heavy: only where measured tables are read)
 
-    table = pq.read_table(path, columns=columns)
-    data = {name: table.column(name).to_numpy(zero_copy_only=False) for name in columns}
+    try:
+        present = set(pq.read_schema(path).names)
+        table = pq.read_table(path, columns=[c for c in columns if c in present])
+    except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+        return {name: np.array([]) for name in columns}
+    data = {}
+    for name in columns:
+        if name in present:
+            data[name] = table.column(name).to_numpy(zero_copy_only=False)
+        else:
+            data[name] = np.full(table.num_rows, (filters or {}).get(name), dtype=object)
     keep = np.ones(table.num_rows, dtype=bool)
     for name, value in (filters or {}).items():
         keep &= data[name] == value
@@ -108,9 +121,9 @@ def _read(path: Path, columns: list[str], filters: dict | None = None) -> dict:
 
 def _main_kernel(data: dict, prefer: str | None = None) -> dict:
     """Rows of the kernel with the most measured shapes (or the one whose name holds ``prefer``)."""
-    names, counts = np.unique(data["kernel_source"], return_counts=True)
-    if not len(names):
+    if not len(data["latency"]) or data["kernel_source"][0] is None:
         return data
+    names, counts = np.unique(data["kernel_source"], return_counts=True)
     ranked = sorted(
         zip(names, counts, strict=True), key=lambda nc: (prefer is not None and prefer in nc[0].lower(), nc[1])
     )
