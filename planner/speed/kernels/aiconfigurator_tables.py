@@ -134,7 +134,7 @@ def _main_kernel(data: dict, prefer: str | None = None) -> dict:
 def _grid(data: dict, axes: list[str]) -> Grid | None:
     if not len(data["latency"]):
         return None
-    return Grid.from_columns([data[a] for a in axes], data["latency"])
+    return Grid.from_columns([data[a] for a in axes], data["latency"]).padded()
 
 
 class KernelTables:

@@ -57,6 +57,21 @@ class Grid:
         values[np.isinf(values)] = np.nan
         return cls(tuple(axes), values)
 
+    def padded(self) -> Grid:
+        """Latency never falling as a shape grows along any axis: each measured value becomes the least
+        over every measured shape at least as large (an engine may pad a batch or a GEMM to a larger
+        measured one, as CUDA-graph capture does), so timing noise cannot make more work cheaper.
+
+        >>> Grid.build([(1, 2.0), (2, 1.5), (4, 3.0)]).padded().at((1,))
+        1.5
+        """
+        values = self.values.copy()
+        for axis in range(values.ndim):
+            flipped = np.flip(values, axis)
+            values = np.flip(np.fmin.accumulate(flipped, axis=axis), axis)
+        values[np.isnan(self.values)] = np.nan
+        return Grid(self.axes, values)
+
     def fix_last(self, x: float) -> Grid | None:
         """The grid over the leading axes at ``x`` on the last axis (interpolated: lookups then cost less)."""
         axis = self.axes[-1]
