@@ -165,3 +165,15 @@ def test_no_priced_pass_beats_peak_flops_or_bandwidth(case, seqs, query, context
     assert step.total_s >= step.flops / peak_flops(gpu, cost.compute_dtype) * (1 - 1e-9)
     assert step.total_s >= step.bytes_moved / (gpu.memory_bandwidth_gb_s * GB) * (1 - 1e-9)
     assert step.weight_gemm_s >= step.weight_read_bytes / (gpu.memory_bandwidth_gb_s * GB) * (1 - 1e-9)
+
+
+def test_only_the_wrapper_names_the_optional_package():
+    from pathlib import Path
+
+    root = Path(tables_module.__file__).resolve().parents[3]
+    naming = sorted(
+        str(path.relative_to(root))
+        for path in (root / "planner").rglob("*.py")
+        if "aiconfigurator_core" in path.read_text(encoding="utf-8")
+    )
+    assert naming == ["planner/speed/kernels/aiconfigurator_tables.py"]
