@@ -4,6 +4,7 @@ missing, and the physics every priced pass obeys (measured or roofline)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -168,8 +169,6 @@ def test_no_priced_pass_beats_peak_flops_or_bandwidth(case, seqs, query, context
 
 
 def test_only_the_wrapper_names_the_optional_package():
-    from pathlib import Path
-
     root = Path(tables_module.__file__).resolve().parents[3]
     naming = sorted(
         str(path.relative_to(root))
