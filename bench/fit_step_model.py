@@ -12,6 +12,10 @@ then, with those fixed, ``engines.vllm-v0.spec_seq_overhead_s``: vLLM V0's per-s
 step (its Python proposer and scorer bookkeeping) on the vLLM spec-decode blog's draft-model rows
 (``FIT_SPEC_PREFIXES``: speedup against request rate), the only rows that see it.
 
+``python -m bench.fit_step_model --measured`` fits instead ``engines.vllm.measured_layer_overhead_s``, the
+per-layer time of the small kernels that measured kernel tables (aiconfigurator-core) do not hold, on the same
+throughput rows priced from those tables (every fit row's GPU and engine is covered).
+
 Every other row of serving-measured.csv (speedup against batch and rate, TPOT against rate, the other
 engines' throughput) is untouched by the fit and reported apart by ``make bench-serving``.
 """
@@ -39,7 +43,37 @@ def _predict(case: ServingCase, half: float, seq_s: float) -> float:
     return simulate_one(dep, case.workload, profile=profile).output_tokens_per_s
 
 
+MEASURED_LAYER_GRID_S = (0.0, 4e-6, 8e-6, 1.2e-5, 1.6e-5, 2.4e-5)
+
+
+def _predict_measured(case: ServingCase, layer_s: float) -> float:
+    dep = case.deployment
+    profile = speed_profile(dep.engine, dep.gpu.vendor).with_values(measured_layer_overhead_s=layer_s)
+    return simulate_one(dep, case.workload, profile=profile).output_tokens_per_s
+
+
+def fit_measured() -> int:
+    cases, _ = load_cases()
+    rows = [c for c in cases if c.fitted and c.kind == "output_tok_s"]
+    print(f"Fitting measured_layer_overhead_s on {len(rows)} rows priced from measured kernel tables:")
+    best = None
+    for layer_s in MEASURED_LAYER_GRID_S:
+        predicted = [_predict_measured(c, layer_s) for c in rows]
+        score = statistics.fmean(abs(math.log(p / c.measured)) for p, c in zip(predicted, rows, strict=True))
+        print(f"  measured_layer_overhead_s {layer_s:.1e}: mean |log error| {score:.3f}")
+        if best is None or score < best[0]:
+            best = (score, layer_s, predicted)
+    assert best is not None
+    score, layer_s, predicted = best
+    print(f"\nbest: measured_layer_overhead_s = {layer_s:g} (mean |log error| {score:.3f})")
+    for case, value in zip(rows, predicted, strict=True):
+        print(f"  {case.row:<38} {case.measured:>9,.0f} {value:>9,.0f} {100 * (value / case.measured - 1):+6.1f}%")
+    return 0
+
+
 def main() -> int:
+    if "--measured" in sys.argv[1:]:
+        return fit_measured()
     cases, _ = load_cases()
     rows = [c for c in cases if c.fitted and c.kind == "output_tok_s"]
     print(f"Fitting gemm_half_tokens and seq_overhead_s on {len(rows)} rows:")

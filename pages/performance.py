@@ -7,7 +7,7 @@ from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
 from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
 from planner.reports import speed_assumptions_table, step_times_table
-from planner.speed import SpeedWorkload, calibration_summary, deployment_acceptance
+from planner.speed import SpeedWorkload, calibration_summary, deployment_acceptance, speed_source
 
 ensure_app_frame()
 st.title("Performance")
@@ -85,6 +85,7 @@ if report is not None:
 
     with st.expander("Assumptions: the engine speed profile and its calibration"):
         st.write(f"Profile **{est.profile}** (data/speed_profiles.json).")
+        st.write(f"Step times: {guarded(lambda: speed_source(dep))}.")
         st.dataframe(speed_assumptions_table(est), hide_index=True)
         calibration = calibration_summary()
         for key in ("goal_rows", "prior_rows", "plain_rows", "serving_rows"):

@@ -68,6 +68,7 @@ _SURFACE: dict[str, tuple[str, ...]] = {
         "estimate_speed",
         "speculation_rules",
         "speed_report",
+        "speed_source",
     ),
     "planner.decisions": (
         "DecisionMatrix",
@@ -167,6 +168,7 @@ __all__ = [
     "sizing_report",
     "speculation_rules",
     "speed_report",
+    "speed_source",
 ]
 
 

@@ -151,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
     elif plan.speculation_note:
         lines.append(f"  {plan.speculation_note}")
     for q in quotes:
+        lines.append(f"  {q.node:<20} step times: {q.speed_source}")
         for o in (q.without_speculation, q.with_speculation):
             if o is not None:
                 cost = f"${o.usd_per_month:,.0f}/month" if o.usd_per_month else "no price"

@@ -13,7 +13,14 @@ from planner import InputError
 from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from_tau, check_alpha
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
-from planner.speed import ServingMetrics, ServingWorkload, SimulationResult, deployment_acceptance, simulate
+from planner.speed import (
+    ServingMetrics,
+    ServingWorkload,
+    SimulationResult,
+    deployment_acceptance,
+    simulate,
+    speed_source,
+)
 
 
 def _number(text: str) -> float:
@@ -123,7 +130,9 @@ def run(args: argparse.Namespace) -> int:
     alpha, source = _acceptance(args, dep)
     result = simulate(dep, workload, alpha=alpha, k=dep.num_speculative_tokens if dep.is_speculative else None)
     out = payload(result, source, dep.engine)
+    out["speed_source"] = speed_source(dep)
     lines = [f"{result.deployment} on {result.gpus} GPU(s) of {dep.gpu.id} (TP {dep.tp}), {dep.engine}"]
+    lines.append(f"  step times: {out['speed_source']}")
     lines.append(f"  workload: {result.workload}")
     arms = [("plain", result.plain)] + ([(dep.speculative_method, result.speculative)] if result.speculative else [])
     for name, m in arms:

@@ -8,7 +8,7 @@ import math
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.errors import InputError
-from planner.speed import VERIFICATIONS, SpeedWorkload, deployment_acceptance, estimate_speed
+from planner.speed import VERIFICATIONS, SpeedWorkload, deployment_acceptance, estimate_speed, speed_source
 
 
 def _number(text: str) -> float:
@@ -142,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         "speedup_by_k": est.speedup_by_k,
         "cost_ratio": est.steps.cost_ratio,
         "profile": est.profile,
+        "speed_source": speed_source(dep),
         "assumptions": [{"name": n, "value": v, "source": s} for n, v, s in est.assumptions],
         "warnings": est.warnings,
     }
@@ -156,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
     lines = [
         f"{est.target} + {est.method} {est.draft} on {dep.gpu_count}x {dep.gpu.id}, TP {dep.tp}{draft_tp}, "
         f"{est.profile}",
+        f"  step times: {payload['speed_source']}",
         f"  load: batch {est.batch_size}, {est.prompt_tokens:,} prompt + {est.output_tokens:,} output tokens",
         f"  acceptance: α {est.alpha:.3f} ({alpha_source}: {alpha_detail})",
         f"  verification: {shape}, {est.verify_tokens} tokens verified: τ {est.expected_tokens_per_step:.2f} "

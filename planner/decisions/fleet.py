@@ -42,6 +42,7 @@ from planner.model.parallelism import valid_tp_degrees
 from planner.speed.estimate import SpeedWorkload, estimate_speed
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate_one
+from planner.speed.speed_source import speed_source
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
@@ -160,6 +161,8 @@ class FleetQuote(BaseModel):
     #: GPUs speculation saves on this node type, only when both options meet the objectives and it saves some.
     savings_frac: float | None
     notes: list[str]
+    #: Where the replica's step times come from (measured kernel tables or the roofline), in words.
+    speed_source: str = ""
 
     @property
     def chosen(self) -> FleetOption:
@@ -352,6 +355,8 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         f"{traffic.prompt_tokens} + {traffic.output_tokens} tokens; objectives {traffic.objectives()}; "
         f"each replica simulated with {QUOTE_REQUESTS} Poisson requests (prefill and decode share its GPUs)"
     )
+    step_source = speed_source(sized if dep.is_speculative else alone)
+    notes.append(f"{dep.node_id or dep.gpu.id} step times: {step_source}")
     return FleetQuote(
         node=dep.node_id or f"{dep.gpu_count}x {dep.gpu.id}",
         tp=dep.tp,
@@ -367,6 +372,7 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         speculation_chosen=chosen,
         savings_frac=savings,
         notes=notes,
+        speed_source=step_source,
     )
 
 

@@ -12,6 +12,7 @@ from planner.speed.roofline import ModelCost
 from planner.speed.serving_sweep import RatePoint, RateSweep, rate_sweep
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, SimulationResult, simulate
+from planner.speed.speed_source import speed_source
 from planner.speed.step_model import ForwardTime, StepModel
 from planner.speed.sweeps import BatchPoint, BatchSweep, SpeedGrid, SpeedReport, batch_sweep, speed_report, speedup_grid
 from planner.speed.workload import SpeedWorkload
@@ -49,5 +50,6 @@ __all__ = [
     "speculation_rules",
     "speed_profile",
     "speed_report",
+    "speed_source",
     "speedup_grid",
 ]

@@ -40,6 +40,7 @@ PARAMETERS = (
     "allreduce_latency_s",
     "layer_overhead_s",
     "eager_layer_overhead_s",
+    "measured_layer_overhead_s",
     "step_overhead_s",
     "tp_step_overhead_s",
     "draft_step_overhead_s",
@@ -108,6 +109,7 @@ class SpeedProfile(BaseModel):
     allreduce_latency_s: float = Field(ge=0)
     layer_overhead_s: float = Field(ge=0)
     eager_layer_overhead_s: float = Field(ge=0)
+    measured_layer_overhead_s: float = Field(ge=0)
     step_overhead_s: float = Field(ge=0)
     tp_step_overhead_s: float = Field(ge=0)
     draft_step_overhead_s: float = Field(ge=0)

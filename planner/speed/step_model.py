@@ -40,9 +40,13 @@ from pydantic import BaseModel
 from planner.catalog.schemas import GpuSpec
 from planner.errors import InputError
 from planner.model.kv_bytes import layer_kv_bytes_per_token
+from planner.speed.kernels.measured_pass import measured_pass, roofline_label
 from planner.speed.profiles import SpeedProfile
 from planner.speed.roofline import ModelCost, attention_flops_per_position, experts_touched_frac, peak_flops
 from planner.units import GB
+
+#: The source label when a caller asked for the roofline alone (fits, comparisons).
+ROOFLINE_CHOSEN = "roofline estimate: measured kernels not used"
 
 #: Operator classes, in the order a breakdown lists them.
 OPERATORS = ("weight_gemm", "attention_kv", "attention_new", "allreduce", "sampling", "overhead")
@@ -66,6 +70,8 @@ class PassTime:
     memory_s: float
     compute_s: float
     tokens: int
+    #: Where the operator times came from, in words (measured kernel tables or the roofline).
+    source: str = ""
 
     @property
     def total_s(self) -> float:
@@ -99,6 +105,7 @@ class ForwardTime(BaseModel):
     memory_s: float
     compute_s: float
     bound: str
+    source: str = ""
 
     @classmethod
     def of(cls, step: PassTime) -> ForwardTime:
@@ -112,13 +119,22 @@ class ForwardTime(BaseModel):
             memory_s=step.memory_s,
             compute_s=step.compute_s,
             bound=step.bound,
+            source=step.source,
         )
 
 
 class StepModel:
     """Per-GPU step times of one deployed model (target or draft) on one GPU type under one profile."""
 
-    def __init__(self, cost: ModelCost, gpu: GpuSpec, profile: SpeedProfile, *, cuda_graphs: bool = True) -> None:
+    def __init__(
+        self,
+        cost: ModelCost,
+        gpu: GpuSpec,
+        profile: SpeedProfile,
+        *,
+        cuda_graphs: bool = True,
+        measured_kernels: bool = True,
+    ) -> None:
         arch = cost.arch
         self.cost = cost
         self.gpu = gpu
@@ -159,6 +175,23 @@ class StepModel:
             raise InputError("gpu", gpu.id, "a GPU with a scale-up link for tensor or pipeline parallelism > 1")
         self.link = link
         self.ring = 2 * (cost.tp - 1) / cost.tp if cost.tp > 1 else 0.0
+        engine = profile.engine
+        graphs = cuda_graphs and profile.cuda_graphs
+        self.measured = measured_pass(cost, gpu.id, engine, cuda_graphs=graphs) if measured_kernels else None
+        self._roofline_label = roofline_label(gpu.id, engine) if measured_kernels else ROOFLINE_CHOSEN
+        if self.measured is not None:
+            self.fixed_overhead_s = self.layers * profile.measured_layer_overhead_s + profile.step_overhead_s
+            if cost.tp > 1:
+                self.fixed_overhead_s += profile.tp_step_overhead_s
+
+    @property
+    def source(self) -> str:
+        """Where this model's step times come from, in words users understand."""
+        if self.measured is None:
+            return self._roofline_label
+        if not self.measured.fallbacks:
+            return self.measured.label
+        return f"{self.measured.label}; roofline for " + ", ".join(sorted(self.measured.fallbacks))
 
     def _kv_bytes(self, seqs: float, context_sum: float) -> float:
         if not self.kv_sliding_per_token:
@@ -236,13 +269,30 @@ class StepModel:
         # sampling (softmax, penalties, top-p; rejection sampling reads the same logits)
         sample_bytes = logits * self.vocab * profile.sampling_bytes_per_logit
         sampling = sample_bytes / bw
+        gemm_s, kv_s, new_s = max(gemm_mem, gemm_cmp), max(kv_mem, kv_cmp), max(new_mem, new_cmp)
+        measured = self.measured
+        if measured is not None:  # measured kernels where covered, never faster than the data-sheet peaks
+            peak, hbm = self.peak_flops, self.bandwidth
+            t = measured.gemm_s(tokens, logits)
+            if t is not None:
+                gemm_s = max(t, gemm_flops / peak, weights / hbm)
+            t = measured.decode_attention_s(decode_seqs, decode_context_tokens)
+            if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
+                kv_s = max(t, kv_cmp, kv_read / hbm)
+            t = measured.prefill_attention_s(prefill_seqs, prefill_tokens, prefill_context_tokens)
+            if t is not None:
+                new_s = max(t + written / bw, new_flops / peak, (prefix_read + written) / hbm)
+            t = measured.allreduce_s(tokens) if self.tp > 1 else None
+            if t is not None:
+                message = tokens * self.hidden_bytes_per_token
+                comm += t - 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
         overhead = self.fixed_overhead_s + profile.seq_overhead_s * (decode_seqs + prefill_seqs)
         flops = gemm_flops + kv_flops + new_flops
         moved = weights + kv_read + prefix_read + written + sample_bytes
         return PassTime(
-            weight_gemm_s=max(gemm_mem, gemm_cmp),
-            attention_kv_s=max(kv_mem, kv_cmp),
-            attention_new_s=max(new_mem, new_cmp),
+            weight_gemm_s=gemm_s,
+            attention_kv_s=kv_s,
+            attention_new_s=new_s,
             allreduce_s=comm,
             sampling_s=sampling,
             overhead_s=overhead,
@@ -254,6 +304,7 @@ class StepModel:
             memory_s=gemm_mem + kv_mem + new_mem + sampling,
             compute_s=gemm_cmp + kv_cmp + new_cmp,
             tokens=tokens,
+            source=self.source,
         )
 
     def decode(self, batch: int, query_tokens: int, context_tokens: float, logits_tokens: int | None = None):

@@ -15,8 +15,12 @@ from planner.speed.step_model import OPERATORS, StepModel
 
 H100 = get_gpu("h100-sxm-80gb")
 PROFILE = speed_profile("vllm", "nvidia")
+#: The roofline's formulas (measured kernel tables are tested in tests/core/speed/test_measured_kernels.py).
 MODEL = StepModel(
-    model_cost(get_model("Llama-3.1-70B"), get_weight_format("bf16"), get_kv_dtype("auto"), H100, tp=4), H100, PROFILE
+    model_cost(get_model("Llama-3.1-70B"), get_weight_format("bf16"), get_kv_dtype("auto"), H100, tp=4),
+    H100,
+    PROFILE,
+    measured_kernels=False,
 )
 
 

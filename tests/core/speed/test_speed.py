@@ -90,7 +90,9 @@ def test_acceptance_conventions_agree():
 def test_break_even_rises_with_batch():
     sweep = batch_sweep(_dep(), SpeedWorkload.build(alpha=0.8), BATCHES)
     values = [p.break_even_alpha if p.break_even_alpha is not None else 1.0 for p in sweep.points]
-    assert all(later >= earlier - 1e-9 for earlier, later in pairwise(values))
+    # measured kernel tables switch kernels between batch sizes: a dip of a few hundredths is real, a fall is not
+    assert all(later >= earlier - 0.02 for earlier, later in pairwise(values))
+    assert values[-1] > values[0] + 0.5
     at_batch_one = sweep.points[0].break_even_alpha
     assert at_batch_one is not None
     est = estimate_speed(_dep(), SpeedWorkload.build(alpha=at_batch_one))

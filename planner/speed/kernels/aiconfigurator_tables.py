@@ -1,0 +1,275 @@
+"""Measured kernel latencies from ``aiconfigurator-core`` (the only module that touches that package).
+
+NVIDIA's aiconfigurator ships kernel times measured on each GPU for each serving engine release
+(Apache-2.0, https://github.com/ai-dynamo/aiconfigurator), as parquet tables under
+``aiconfigurator_core/systems/data/<system>/<family>/<engine>/<version>/``:
+
+* ``gemm/…/gemm_perf.parquet``: ``gemm_dtype, m, n, k, latency`` (ms) for ``m`` tokens × ``k`` → ``n``;
+* ``attention/…/generation_attention_perf.parquet``: one decode token per sequence, ``batch_size`` sequences
+  at context ``step``, ``num_heads`` / ``num_key_value_heads`` / ``head_dim`` per GPU, ``kv_cache_dtype``;
+* ``attention/…/context_attention_perf.parquet``: prefill of ``batch_size`` sequences of ``isl`` tokens;
+* ``comm/<engine>/…/custom_allreduce_perf.parquet``: one all-reduce of ``message_size`` bf16 elements
+  over ``num_gpus`` GPUs (the engine's custom all-reduce, captured in a CUDA graph or eager).
+
+**Why the tables and not the SDK.** The package's Python SDK is being moved into a compiled engine
+release by release (its query functions are deprecation shims over a Rust extension in 0.12), while the
+table layout and column names above are the published data contract its collectors write and every
+release reads. Reading the tables with pyarrow keeps one narrow, documented contract, needs no native
+extension at run time, and leaves interpolation, clamping and the roofline fallback in our hands.
+
+The package is located without importing it (``importlib.util.find_spec``), only when asked, and every
+function answers ``None`` where it is missing, where the GPU / engine / precision has no table, or
+where a shape lies outside the measured grid: the caller then uses the roofline for that operator.
+
+Which table: the GPU's system from ``data/measured_kernels.json``; the engine's newest release that has
+both GEMM and attention tables (aiconfigurator's own default release per system); within a table, the
+kernel with the most measured shapes (the engine's default path on that GPU: FA3 on Hopper for vLLM and
+SGLang, FlashInfer/TRT-LLM kernels on Blackwell), the CUDA-graph all-reduce where graphs are captured.
+
+>>> tables = kernel_tables("h100-sxm-80gb", "vllm")
+>>> tables is None or tables.gemm_ms("bf16", 1, 8192, 8192) > 0
+True
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from planner.errors import CatalogError
+from planner.facts import data_cache, read_data_file
+from planner.speed.kernels.grid import Grid
+
+PACKAGE = "aiconfigurator_core"
+DISTRIBUTION = "aiconfigurator-core"
+MAP_FILE = "measured_kernels.json"
+
+#: Our compute / KV dtypes → the tables' ``gemm_dtype`` / ``kv_cache_dtype`` values.
+GEMM_DTYPES = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4", "int4": "int4_wo"}
+KV_DTYPES = {2: "bfloat16", 1: "fp8"}
+
+
+def systems_dir() -> Path | None:
+    """``…/aiconfigurator_core/systems/data`` of the installed package, or None (it is not installed)."""
+    try:
+        spec = importlib.util.find_spec(PACKAGE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations))) / "systems" / "data"
+    return root if root.is_dir() else None
+
+
+def package_version() -> str:
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@data_cache
+def _mapping() -> dict:
+    try:
+        return read_data_file(MAP_FILE)
+    except CatalogError:  # a data folder without the mapping: nothing is covered
+        return {"gpus": {}, "engines": {}}
+
+
+def _version_key(text: str) -> tuple:
+    parts = []
+    for piece in text.replace("rc", ".-1.").replace("post", ".").split("."):
+        parts.append(int(piece) if piece.lstrip("-").isdigit() else -2)
+    return tuple(parts)
+
+
+def _release(system: Path, engine: str) -> str | None:
+    """The newest release of ``engine`` with both GEMM and attention tables on ``system``."""
+    gemm = {p.parent.name for p in (system / "gemm" / engine).glob("*/gemm_perf.parquet")}
+    attn = {p.parent.name for p in (system / "attention" / engine).glob("*/generation_attention_perf.parquet")}
+    both = gemm & attn
+    return max(both, key=_version_key) if both else None
+
+
+def _read(path: Path, columns: list[str], filters: dict | None = None) -> dict:
+    """Columns of one table as numpy arrays, rows kept where every ``filters`` column equals its value.
+
+    A column a release does not write (e.g. ``window_size`` before sliding-window kernels were measured)
+    counts as its filter value; a table that is missing or unreadable has no rows.
+    """
+    import pyarrow.parquet as pq  # noqa: PLC0415 (optional and heavy: only where measured tables are read)
+
+    try:
+        present = set(pq.read_schema(path).names)
+        table = pq.read_table(path, columns=[c for c in columns if c in present])
+    except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+        return {name: np.array([]) for name in columns}
+    data = {}
+    for name in columns:
+        if name in present:
+            data[name] = table.column(name).to_numpy(zero_copy_only=False)
+        else:
+            data[name] = np.full(table.num_rows, (filters or {}).get(name), dtype=object)
+    keep = np.ones(table.num_rows, dtype=bool)
+    for name, value in (filters or {}).items():
+        keep &= data[name] == value
+    return {name: column[keep] for name, column in data.items()}
+
+
+def _main_kernel(data: dict, prefer: str | None = None) -> dict:
+    """Rows of the kernel with the most measured shapes (or the one whose name holds ``prefer``)."""
+    if not len(data["latency"]) or data["kernel_source"][0] is None:
+        return data
+    names, counts = np.unique(data["kernel_source"], return_counts=True)
+    ranked = sorted(
+        zip(names, counts, strict=True), key=lambda nc: (prefer is not None and prefer in nc[0].lower(), nc[1])
+    )
+    keep = data["kernel_source"] == ranked[-1][0]
+    return {name: column[keep] for name, column in data.items()}
+
+
+def _grid(data: dict, axes: list[str]) -> Grid | None:
+    if not len(data["latency"]):
+        return None
+    return Grid.from_columns([data[a] for a in axes], data["latency"]).padded()
+
+
+class KernelTables:
+    """Measured latencies of one GPU system for one engine release; every query in milliseconds or None."""
+
+    def __init__(self, root: Path, system: str, engine: str, version: str, gpu_name: str, engine_name: str):
+        self.root = root
+        self.system = system
+        self.engine = engine
+        self.version = version
+        self.label = (
+            f"kernel times measured on {gpu_name} for {engine_name} {version} (aiconfigurator-core {package_version()})"
+        )
+        self._gemm: dict[str, Grid | None] = {}
+        self._attn: dict[tuple, Grid | None] = {}
+        self._ar: dict[tuple[int, bool | str], Grid | None] = {}
+
+    def _dir(self, family: str, engine: str | None = None, version: str | None = None) -> Path:
+        return self.root / self.system / family / (engine or self.engine) / (version or self.version)
+
+    def gemm_grid(self, dtype: str) -> Grid | None:
+        """The measured (m, n, k) grid of our compute dtype (bf16, fp8, nvfp4, int4), or None."""
+        name = GEMM_DTYPES.get(dtype)
+        if name is None:
+            return None
+        if name not in self._gemm:
+            path = self._dir("gemm") / "gemm_perf.parquet"
+            data = _read(path, ["gemm_dtype", "m", "n", "k", "latency"], {"gemm_dtype": name})
+            self._gemm[name] = _grid(data, ["m", "n", "k"])
+        return self._gemm[name]
+
+    def gemm_ms(self, dtype: str, m: float, n: float, k: float) -> float | None:
+        """One GEMM of ``m`` tokens, ``k`` inputs → ``n`` outputs at our compute dtype (bf16, fp8, nvfp4, int4)."""
+        grid = self.gemm_grid(dtype)
+        return grid.at((m, n, k)) if grid is not None else None
+
+    def _attention(self, table: str, kv_heads: int, head_dim: int, kv_dtype: str) -> Grid | None:
+        key = (table, kv_heads, head_dim, kv_dtype)
+        if key not in self._attn:
+            path = self._dir("attention") / f"{table}_perf.parquet"
+            axis = "step" if table == "generation_attention" else "isl"
+            cols = ["kernel_source", "batch_size", axis, "num_heads", "num_key_value_heads", "head_dim"]
+            cols += ["kv_cache_dtype", "window_size", "beam_width", "latency"]
+            want = {"num_key_value_heads": kv_heads, "head_dim": head_dim, "kv_cache_dtype": kv_dtype}
+            data = _main_kernel(_read(path, cols, {"window_size": 0, "beam_width": 1}))
+            keep = np.ones(len(data["latency"]), dtype=bool)
+            for name, value in want.items():
+                keep &= data[name] == value
+            self._attn[key] = _grid({n: c[keep] for n, c in data.items()}, ["batch_size", axis, "num_heads"])
+        return self._attn[key]
+
+    def attention_grid(self, table: str, heads: int, kv_heads: int, head_dim: int, kv_dtype: str) -> Grid | None:
+        """The (batch, context or tokens) grid of one attention table at ``heads`` query heads per GPU."""
+        key = (table, heads, kv_heads, head_dim, kv_dtype)
+        if key not in self._attn:
+            grid = self._attention(table, kv_heads, head_dim, kv_dtype)
+            self._attn[key] = grid.fix_last(heads) if grid is not None else None
+        return self._attn[key]
+
+    def decode_attention_ms(
+        self, batch: float, context: float, heads: int, kv_heads: int, head_dim: int, kv_dtype: str
+    ) -> float | None:
+        """One layer's decode attention: ``batch`` sequences, one query token each, ``context`` cached tokens."""
+        grid = self.attention_grid("generation_attention", heads, kv_heads, head_dim, kv_dtype)
+        return grid.at((batch, context)) if grid is not None else None
+
+    def context_attention_ms(
+        self, batch: float, tokens: float, heads: int, kv_heads: int, head_dim: int, kv_dtype: str
+    ) -> float | None:
+        """One layer's causal prefill attention over ``batch`` sequences of ``tokens`` tokens each."""
+        grid = self.attention_grid("context_attention", heads, kv_heads, head_dim, kv_dtype)
+        return grid.at((batch, tokens)) if grid is not None else None
+
+    def allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool = True) -> float | None:
+        """One all-reduce of ``elements`` bf16 values over ``gpus`` GPUs: the faster of the engine's custom
+        all-reduce and NCCL's (engines switch to NCCL above the custom kernel's message limit)."""
+        custom = self._custom_allreduce_ms(elements, gpus, cuda_graphs)
+        nccl = self._nccl_allreduce_ms(elements, gpus)
+        known = [t for t in (custom, nccl) if t is not None]
+        return min(known) if known else None
+
+    def _nccl_allreduce_ms(self, elements: float, gpus: int) -> float | None:
+        key = (gpus, "nccl")
+        if key not in self._ar:
+            paths = list((self.root / self.system / "comm" / "nccl").glob("*/nccl_perf.parquet"))
+            grid = None
+            if paths:
+                newest = max(paths, key=lambda p: _version_key(p.parent.name))
+                cols = ["op_name", "nccl_dtype", "num_gpus", "message_size", "latency"]
+                data = _read(newest, cols, {"op_name": "all_reduce", "nccl_dtype": "half", "num_gpus": gpus})
+                grid = _grid(data, ["message_size"])
+            self._ar[key] = grid
+        grid = self._ar[key]
+        return grid.at((elements,)) if grid is not None else None
+
+    def _custom_allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool) -> float | None:
+        key = (gpus, cuda_graphs)
+        if key not in self._ar:
+            versions = [p.parent.name for p in (self.root / self.system / "comm" / self.engine).glob("*/custom_*")]
+            grid = None
+            if versions:
+                newest = max(versions, key=_version_key)
+                path = self._dir("comm", version=newest) / "custom_allreduce_perf.parquet"
+                cols = ["kernel_source", "num_gpus", "message_size", "latency"]
+                data = _main_kernel(_read(path, cols, {"num_gpus": gpus}), "graph" if cuda_graphs else "eager")
+                grid = _grid(data, ["message_size"])
+            self._ar[key] = grid
+        grid = self._ar[key]
+        return grid.at((elements,)) if grid is not None else None
+
+
+@data_cache
+def kernel_tables(gpu_id: str, engine: str) -> KernelTables | None:
+    """The measured tables for our GPU id and engine id, or None (package missing, GPU or engine not covered)."""
+    root = systems_dir()
+    if root is None:
+        return None
+    mapping = _mapping()
+    system = mapping["gpus"].get(gpu_id)
+    engine_entry = mapping["engines"].get(engine)
+    if system is None or engine_entry is None or not (root / system["system"]).is_dir():
+        return None
+    release = _release(root / system["system"], engine_entry["engine"])
+    if release is None:
+        return None
+    return KernelTables(root, system["system"], engine_entry["engine"], release, system["name"], engine_entry["name"])
+
+
+def coverage_reason(gpu_id: str, engine: str) -> str:
+    """Why there are no measured kernels for ``gpu_id`` under ``engine`` (for the roofline label)."""
+    if systems_dir() is None:
+        return "aiconfigurator-core is not installed"
+    mapping = _mapping()
+    if gpu_id not in mapping["gpus"]:
+        return "no measured kernels for this GPU"
+    if engine not in mapping["engines"]:
+        return "no measured kernels for this engine"
+    return "no measured kernels for this GPU and engine"

@@ -1,0 +1,109 @@
+"""Multilinear interpolation over a measured grid, never past its edges.
+
+A kernel table measures latency at a rectilinear set of shapes (every ``m`` × ``n`` × ``k`` of a GEMM,
+every batch × context of an attention kernel). Between measured shapes the latency is interpolated
+linearly along each axis, as aiconfigurator's performance database does (its ``_interp_1d`` /
+``_bilinear_interpolation`` helpers, aiconfigurator 0.4, ``sdk/perf_database.py``); a shape outside the
+measured range of any axis, or whose bracketing corners were not all measured, has no answer
+(``None``): the caller then prices that operator by its roofline and records it.
+
+>>> import numpy as np
+>>> g = Grid.build([(1, 10, 2.0), (1, 20, 4.0), (3, 10, 6.0), (3, 20, 8.0)])
+>>> g.at((2, 15)), g.at((3, 20)), g.at((4, 10))
+(5.0, 8.0, None)
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from math import isnan
+
+import numpy as np
+
+
+class Grid:
+    """Latencies on the cartesian product of sorted axis values (NaN where a shape was not measured)."""
+
+    __slots__ = ("_flat", "_strides", "axes", "values")
+
+    def __init__(self, axes: tuple[tuple[float, ...], ...], values: np.ndarray) -> None:
+        self.axes = axes
+        self.values = values
+        self._flat: list[float] = values.ravel().tolist()  # plain floats: a lookup costs microseconds
+        strides, step = [], 1
+        for axis in reversed(axes):
+            strides.append(step)
+            step *= len(axis)
+        self._strides = tuple(reversed(strides))
+
+    @classmethod
+    def build(cls, rows: Iterable[Sequence[float]]) -> Grid:
+        """A grid from rows ``(x1, …, xd, latency)``; a repeated shape keeps its smallest latency."""
+        table = np.asarray(list(rows), dtype=float)
+        return cls.from_columns([table[:, i] for i in range(table.shape[1] - 1)], table[:, -1])
+
+    @classmethod
+    def from_columns(cls, coords: Sequence[np.ndarray], latency: np.ndarray) -> Grid:
+        """A grid from one array per axis and the latencies (the columns of a table)."""
+        axes = []
+        index = []
+        for column in coords:
+            values, inverse = np.unique(np.asarray(column, dtype=float), return_inverse=True)
+            axes.append(tuple(float(v) for v in values))
+            index.append(inverse)
+        values = np.full(tuple(len(a) for a in axes), np.inf)
+        np.minimum.at(values, tuple(index), np.asarray(latency, dtype=float))
+        values[np.isinf(values)] = np.nan
+        return cls(tuple(axes), values)
+
+    def padded(self) -> Grid:
+        """Latency never falling as a shape grows along any axis: each measured value becomes the least
+        over every measured shape at least as large (an engine may pad a batch or a GEMM to a larger
+        measured one, as CUDA-graph capture does), so timing noise cannot make more work cheaper.
+
+        >>> Grid.build([(1, 2.0), (2, 1.5), (4, 3.0)]).padded().at((1,))
+        1.5
+        """
+        values = self.values.copy()
+        for axis in range(values.ndim):
+            flipped = np.flip(values, axis)
+            values = np.flip(np.fmin.accumulate(flipped, axis=axis), axis)
+        values[np.isnan(self.values)] = np.nan
+        return Grid(self.axes, values)
+
+    def fix_last(self, x: float) -> Grid | None:
+        """The grid over the leading axes at ``x`` on the last axis (interpolated: lookups then cost less)."""
+        axis = self.axes[-1]
+        if x < axis[0] or x > axis[-1]:
+            return None
+        hi = bisect_left(axis, x)
+        if axis[hi] == x:
+            return Grid(self.axes[:-1], self.values[..., hi])
+        t = (x - axis[hi - 1]) / (axis[hi] - axis[hi - 1])
+        return Grid(self.axes[:-1], (1 - t) * self.values[..., hi - 1] + t * self.values[..., hi])
+
+    def covers(self, point: Sequence[float]) -> bool:
+        return all(axis[0] <= x <= axis[-1] for axis, x in zip(self.axes, point, strict=True))
+
+    def at(self, point: Sequence[float]) -> float | None:
+        """The interpolated latency at ``point``, or None outside the grid or next to an unmeasured corner."""
+        corners: list[tuple[int, float]] = [(0, 1.0)]
+        for axis, stride, x in zip(self.axes, self._strides, point, strict=True):
+            if x < axis[0] or x > axis[-1]:
+                return None
+            hi = bisect_left(axis, x)
+            if axis[hi] == x:
+                corners = [(at + hi * stride, w) for at, w in corners]
+                continue
+            lo = hi - 1
+            t = (x - axis[lo]) / (axis[hi] - axis[lo])
+            corners = [c for at, w in corners for c in ((at + lo * stride, w * (1 - t)), (at + hi * stride, w * t))]
+        total = 0.0
+        flat = self._flat
+        for at, w in corners:
+            value = flat[at]
+            if isnan(value):  # a corner that was not measured
+                return None
+            total += w * value
+        return total

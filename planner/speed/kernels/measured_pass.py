@@ -1,0 +1,193 @@
+"""A forward pass's operators priced from measured kernel tables, per GPU, per layer × layers.
+
+For a dense decoder layer sharded ``tp`` ways (Megatron-style column / row parallel; heads ``H``, KV heads
+``G``, head size ``d``, hidden ``h``, MLP width ``I``) a pass over ``m`` new tokens runs, per layer::
+
+    GEMMs       qkv (m × h → (H+2G)·d/tp), out (m × H·d/tp → h), gate+up (m × h → 2I/tp), down (m × I/tp → h)
+    attention   decode: the measured decode kernel at (sequences, mean context); prefill: the measured
+                context kernel at (chunks, prefix + chunk) scaled by ((p+c)² − p²)/(p+c)², aiconfigurator's
+                prefix correction (only the chunk's rows of the causal square are new)
+    all-reduce  2 per layer of m·h bf16 values over tp GPUs (the engine's custom all-reduce)
+
+plus the LM head (logits × h → vocab/tp) once. Parameters the four shapes do not hold (an EAGLE head's
+fc over fused hidden states, biases) are one more GEMM of that size into ``h``. A GEMM wider or taller
+than the table's largest measured ``n`` or ``m`` is priced as equal slices (column / row split of the same
+product), never extrapolated. Anything not covered (a dtype the GPU has no table for, MoE experts, MLA,
+sliding-window or chunked attention, a shape outside the grid) answers ``None`` and is named in
+:attr:`MeasuredPass.fallbacks`; the step model then uses its roofline for that operator.
+
+>>> from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_weight_format
+>>> from planner.speed.roofline import model_cost
+>>> h100 = get_gpu("h100-sxm-80gb")
+>>> cost = model_cost(get_model("Llama-3.1-70B"), get_weight_format("bf16"), get_kv_dtype("auto"), h100, tp=4)
+>>> measured = measured_pass(cost, "h100-sxm-80gb", "vllm")
+>>> measured is None or 0.005 < measured.gemm_s(1, 1) < 0.05
+True
+"""
+
+from __future__ import annotations
+
+import functools
+from math import ceil
+
+from planner.speed.kernels.aiconfigurator_tables import KV_DTYPES, KernelTables, coverage_reason, kernel_tables
+from planner.speed.kernels.grid import Grid
+from planner.speed.roofline import ModelCost
+
+MS = 1e-3
+
+
+def gemm_dtype(weight_format: str, compute_dtype: str) -> str | None:
+    """The table dtype whose kernels run ``weight_format`` weights, or None (no measured kernel reads them).
+
+    >>> gemm_dtype("fp8", "fp8"), gemm_dtype("fp8", "bf16"), gemm_dtype("int4-awq", "fp16")
+    ('fp8', None, 'int4')
+    """
+    if weight_format in ("bf16", "fp16"):
+        return "bf16"
+    if weight_format == "fp8" and compute_dtype == "fp8":
+        return "fp8"
+    if weight_format == "nvfp4" and compute_dtype == "fp4":
+        return "nvfp4"
+    if weight_format in ("int4-awq", "int4-gptq"):
+        return "int4"
+    return None
+
+
+class MeasuredPass:
+    """Seconds of one model's operators on one GPU from the measured tables (None where not covered)."""
+
+    def __init__(self, cost: ModelCost, tables: KernelTables, *, cuda_graphs: bool = True) -> None:
+        arch = cost.arch
+        tp = cost.tp
+        self.tables = tables
+        self.label = tables.label
+        self.cuda_graphs = cuda_graphs
+        self.tp = tp
+        self.layers = arch.num_layers
+        self.hidden = arch.hidden_size
+        self.dtype = gemm_dtype(cost.weight_format, cost.compute_dtype)
+        self.heads = arch.num_attention_heads // tp if arch.num_attention_heads % tp == 0 else None
+        self.kv_heads = max(1, arch.num_kv_heads // tp)
+        self.head_dim = arch.head_dim
+        self.kv_dtype = KV_DTYPES.get(cost.kv_element_bytes, "")
+        self.fallbacks: set[str] = set()
+        self._layer: Grid | bool | None = None
+        h, d = arch.hidden_size, arch.head_dim
+        q_out = arch.num_attention_heads * d // tp
+        kv_out = 2 * arch.num_kv_heads * d // tp if arch.num_kv_heads >= tp else 2 * d
+        inter = arch.intermediate_size // tp
+        self.shapes: list[tuple[int, int]] = [(q_out + kv_out, h), (h, q_out)]
+        if inter:
+            self.shapes += [(2 * inter, h), (h, inter)]
+        shaped = sum(n * k for n, k in self.shapes) * self.layers
+        leftover = cost.matmul_params_per_gpu - shaped
+        self.scale = 1.0
+        if leftover > 0.01 * shaped:  # a head's fc over fused hidden states, biases: one more GEMM into h
+            self.shapes.append((h, round(leftover / self.layers / h)))
+        elif leftover < 0:  # an ungated MLP holds fewer weights than the gated shapes
+            self.scale = cost.matmul_params_per_gpu / shaped
+        self.lm_head_n = round(cost.lm_head_params_per_gpu / h)
+        self.gemm_covered = arch.moe is None and arch.mla is None and self.dtype is not None
+        if not self.gemm_covered:
+            self.fallbacks.add(f"weight GEMMs ({cost.weight_format} weights, MoE or MLA layers have no table)")
+        self.attention_covered = (
+            arch.mla is None
+            and arch.sliding_window is None
+            and arch.attention_chunk_size is None
+            and self.heads is not None
+            and bool(self.kv_dtype)
+        )
+        if not self.attention_covered:
+            self.fallbacks.add("attention (MLA, sliding or chunked windows, or an uneven head split)")
+
+    def _gemm_ms(self, m: float, n: int, k: int) -> float | None:
+        """One GEMM, sliced along n or m where it is larger than the table's largest measured size."""
+        grid = self.tables.gemm_grid(self.dtype)
+        if grid is None:
+            return None
+        max_m, max_n, max_k = grid.axes[0][-1], grid.axes[1][-1], grid.axes[2][-1]
+        if k > max_k:
+            return None
+        n_parts, m_parts = ceil(n / max_n), ceil(m / max_m)
+        one = grid.at((m / m_parts, n / n_parts, k))
+        return None if one is None else one * n_parts * m_parts
+
+    def _layer_line(self) -> Grid | None:
+        """One layer's GEMMs at every measured ``m`` (exactly the trilinear value: it is linear in m)."""
+        if self._layer is None:
+            grid = self.tables.gemm_grid(self.dtype)
+            points = []
+            for m in grid.axes[0] if grid is not None else ():
+                times = [self._gemm_ms(m, n, k) for n, k in self.shapes]
+                if any(t is None for t in times):
+                    points = []
+                    break
+                points.append((m, sum(times)))
+            self._layer = Grid.build(points) if points else False
+        return self._layer or None
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 (one instance per deployment; tokens repeat every step)
+    def gemm_s(self, tokens: int, logits: int) -> float | None:
+        """Weight GEMMs of a pass over ``tokens`` new tokens, ``logits`` of them through the LM head."""
+        if not self.gemm_covered:
+            return None
+        line = self._layer_line()
+        if line is None:
+            self.fallbacks.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
+            return None
+        parts = ceil(tokens / line.axes[0][-1])
+        total = line.at((tokens / parts,)) * parts * self.layers * self.scale
+        if logits:
+            head = self._gemm_ms(logits, self.lm_head_n, self.hidden)
+            if head is None:
+                self.fallbacks.add("LM head GEMM")
+                return None
+            total += head
+        return total * MS
+
+    def decode_attention_s(self, seqs: int, context_sum: float) -> float | None:
+        """Reading the cached context of ``seqs`` decoding sequences once (all layers)."""
+        if not self.attention_covered or seqs <= 0:
+            return None if seqs > 0 else 0.0
+        context = max(1.0, context_sum / seqs)
+        ms = self.tables.decode_attention_ms(seqs, context, self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
+        if ms is None:
+            self.fallbacks.add("decode attention (a batch or context past the measured grid)")
+            return None
+        return ms * self.layers * MS
+
+    def prefill_attention_s(self, seqs: int, tokens: int, context_sum: float) -> float | None:
+        """Causal attention of ``seqs`` prefill chunks of ``tokens`` new tokens in all after Σ p cached ones."""
+        if not self.attention_covered or seqs <= 0:
+            return None if seqs > 0 else 0.0
+        chunk = tokens / seqs
+        prefix = context_sum / seqs
+        full = chunk + prefix
+        ms = self.tables.context_attention_ms(seqs, full, self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
+        if ms is None:
+            self.fallbacks.add("prefill attention (a chunk or batch past the measured grid)")
+            return None
+        return ms * (full * full - prefix * prefix) / (full * full) * self.layers * MS
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 (one instance per deployment; tokens repeat every step)
+    def allreduce_s(self, tokens: int) -> float | None:
+        """The two all-reduces per layer of a pass over ``tokens`` tokens."""
+        if self.tp <= 1:
+            return 0.0
+        ms = self.tables.allreduce_ms(tokens * self.hidden, self.tp, self.cuda_graphs)
+        if ms is None:
+            self.fallbacks.add(f"all-reduce (no table for {self.tp} GPUs, or a message past it)")
+            return None
+        return 2 * self.layers * ms * MS
+
+
+def measured_pass(cost: ModelCost, gpu_id: str, engine: str, *, cuda_graphs: bool = True) -> MeasuredPass | None:
+    """The measured pricing of ``cost`` on ``gpu_id`` under ``engine``, or None (the roofline prices it all)."""
+    tables = kernel_tables(gpu_id, engine)
+    return None if tables is None else MeasuredPass(cost, tables, cuda_graphs=cuda_graphs)
+
+
+def roofline_label(gpu_id: str, engine: str) -> str:
+    """The source label of a pass priced by the roofline alone."""
+    return f"roofline estimate: {coverage_reason(gpu_id, engine)}"

@@ -1,0 +1,178 @@
+"""Measured kernel tables: the wrapper's interpolation against table rows, the fallback when the package is
+missing, and the physics every priced pass obeys (measured or roofline)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_node, get_weight_format
+from planner.deployment import Deployment
+from planner.facts import clear_caches
+from planner.speed.engine_step import EngineStep
+from planner.speed.estimate import SpeedWorkload, baseline_speed, estimate_speed
+from planner.speed.kernels import aiconfigurator_tables as tables_module
+from planner.speed.kernels.grid import Grid
+from planner.speed.profiles import speed_profile
+from planner.speed.roofline import model_cost, peak_flops
+from planner.speed.serving_workload import ServingWorkload
+from planner.speed.simulate import simulate_one
+from planner.speed.speed_source import speed_source
+from planner.speed.step_model import StepModel
+from planner.units import GB
+
+INSTALLED = tables_module.systems_dir() is not None
+needs_tables = pytest.mark.skipif(not INSTALLED, reason="aiconfigurator-core is not installed here")
+
+
+def _rows(path, **equal):
+    table = pd.read_parquet(path)
+    for name, value in equal.items():
+        table = table[table[name] == value]
+    return table
+
+
+def test_grid_interpolates_linearly_and_refuses_outside():
+    grid = Grid.build([(1, 10, 1.0), (1, 30, 3.0), (5, 10, 5.0), (5, 30, 7.0)])
+    assert grid.at((1, 10)) == 1.0
+    assert grid.at((3, 20)) == pytest.approx(4.0)
+    assert grid.at((0.5, 10)) is None and grid.at((1, 31)) is None
+    assert grid.fix_last(20).at((5,)) == pytest.approx(6.0)
+
+
+def test_grid_refuses_a_bracket_with_an_unmeasured_corner():
+    grid = Grid.build([(1, 10, 1.0), (1, 30, 3.0), (5, 10, 5.0)])
+    assert grid.at((1, 20)) == pytest.approx(2.0)
+    assert grid.at((3, 20)) is None
+
+
+def _padded(rows, **at):
+    """The table's value at a shape: the least latency over measured shapes at least as large on every axis."""
+    for name, value in at.items():
+        rows = rows[rows[name] >= value]
+    return rows.latency.min()
+
+
+@needs_tables
+def test_gemm_matches_measured_rows_and_interpolates_between_them():
+    tables = tables_module.kernel_tables("h100-sxm-80gb", "vllm")
+    path = tables.root / tables.system / "gemm" / tables.engine / tables.version / "gemm_perf.parquet"
+    rows = _rows(path, gemm_dtype="bfloat16")
+    ms = sorted(rows[(rows.n == 8192) & (rows.k == 8192)].m.unique())
+    low_m, high_m = ms[10], ms[11]
+    low = _padded(rows, m=low_m, n=8192, k=8192)
+    high = _padded(rows, m=high_m, n=8192, k=8192)
+    assert low == pytest.approx(rows[(rows.m == low_m) & (rows.n == 8192) & (rows.k == 8192)].latency.min(), rel=0.2)
+    assert tables.gemm_ms("bf16", low_m, 8192, 8192) == pytest.approx(low)
+    mid = (low_m + high_m) / 2
+    assert tables.gemm_ms("bf16", mid, 8192, 8192) == pytest.approx((low + high) / 2)
+    assert tables.gemm_ms("bf16", max(ms) * 2, 8192, 8192) is None  # never extrapolated
+    assert tables.gemm_ms("fp8", low_m, 8192, 8192) < low  # another dtype, another table
+
+
+@needs_tables
+def test_decode_attention_matches_a_measured_row():
+    tables = tables_module.kernel_tables("h100-sxm-80gb", "vllm")
+    path = tables.root / tables.system / "attention" / tables.engine / tables.version
+    rows = _rows(
+        path / "generation_attention_perf.parquet",
+        num_key_value_heads=2,
+        head_dim=128,
+        kv_cache_dtype="bfloat16",
+        window_size=0,
+        kernel_source="vllm_flash_attn_fa3",
+    )
+    expected = _padded(rows, batch_size=64, step=1023, num_heads=16)
+    assert tables.decode_attention_ms(64, 1023, 16, 2, 128, "bfloat16") == pytest.approx(expected)
+
+
+@needs_tables
+def test_a_covered_deployment_says_its_kernels_were_measured():
+    dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4)
+    assert speed_source(dep).startswith("kernel times measured on H100 SXM for vLLM")
+    assert "aiconfigurator-core 0.12.0" in speed_source(dep)
+
+
+def test_a_gpu_without_tables_uses_the_roofline():
+    dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-l4-24gb"), tp=1)
+    assert speed_source(dep).startswith("roofline estimate:")
+
+
+@pytest.fixture
+def without_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)  # import (and find_spec) now fail
+    clear_caches()
+    yield
+    clear_caches()
+
+
+def test_every_speed_entry_point_works_and_says_roofline_without_the_package(without_package):
+    assert tables_module.systems_dir() is None
+    dep = Deployment.on_node(
+        get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4, draft=get_model("Llama-3.2-1B")
+    )
+    label = "roofline estimate: aiconfigurator-core is not installed"
+    assert speed_source(dep) == label
+    engine = EngineStep(dep)
+    assert engine.target.measured is None and engine.target.source == label
+    step = engine.speculative(3, decode_seqs=4, decode_context_tokens=4096)
+    assert all(p.source == label for _, p in step.passes)
+    est = estimate_speed(dep, SpeedWorkload.build(alpha=0.8))
+    assert est.speedup > 0 and est.steps.target_decode.source == label
+    assert baseline_speed(dep, SpeedWorkload.build(alpha=0.8)).decode.source == label
+    run = simulate_one(dep, ServingWorkload.build(request_rate=2.0, dataset="sharegpt", num_prompts=20), alpha=0.8, k=3)
+    assert run.output_tokens_per_s > 0
+
+
+CASES = [
+    ("Llama-3.1-70B", "bf16", "auto", "h100-sxm-80gb", 4, "vllm"),
+    ("Llama-3.1-8B", "fp8", "fp8", "h200-sxm-141gb", 1, "trtllm"),
+    ("Llama-3.1-405B", "nvfp4", "fp8", "b200-180gb", 4, "trtllm"),
+    ("Llama-3.1-8B", "bf16", "auto", "a100-sxm-80gb", 2, "sglang"),
+    ("Llama-3.1-8B", "bf16", "auto", "l4-24gb", 1, "vllm"),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    case=st.sampled_from(CASES),
+    seqs=st.integers(0, 300),
+    query=st.integers(1, 9),
+    context=st.integers(1, 60_000),
+    chunk=st.integers(0, 8192),
+    prefix=st.integers(0, 16_000),
+)
+def test_no_priced_pass_beats_peak_flops_or_bandwidth(case, seqs, query, context, chunk, prefix):
+    model_id, fmt, kv, gpu_id, tp, engine = case
+    if seqs == 0 and chunk == 0:
+        chunk = 1
+    gpu = get_gpu(gpu_id)
+    cost = model_cost(get_model(model_id), get_weight_format(fmt), get_kv_dtype(kv), gpu, tp=tp)
+    model = StepModel(cost, gpu, speed_profile(engine, gpu.vendor))
+    step = model.forward(
+        decode_seqs=seqs,
+        decode_query_tokens=query,
+        decode_context_tokens=seqs * context,
+        prefill_tokens=chunk,
+        prefill_seqs=1 if chunk else 0,
+        prefill_positions=chunk * (prefix + (chunk + 1) / 2) if chunk else 0.0,
+        prefill_context_tokens=prefix if chunk else 0,
+    )
+    assert step.total_s >= step.flops / peak_flops(gpu, cost.compute_dtype) * (1 - 1e-9)
+    assert step.total_s >= step.bytes_moved / (gpu.memory_bandwidth_gb_s * GB) * (1 - 1e-9)
+    assert step.weight_gemm_s >= step.weight_read_bytes / (gpu.memory_bandwidth_gb_s * GB) * (1 - 1e-9)
+
+
+def test_only_the_wrapper_names_the_optional_package():
+    root = Path(tables_module.__file__).resolve().parents[3]
+    naming = sorted(
+        str(path.relative_to(root))
+        for path in (root / "planner").rglob("*.py")
+        if "aiconfigurator_core" in path.read_text(encoding="utf-8")
+    )
+    assert naming == ["planner/speed/kernels/aiconfigurator_tables.py"]
