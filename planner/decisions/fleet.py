@@ -154,8 +154,8 @@ class FleetQuote(BaseModel):
     kv_concurrency_limit: float
     without_speculation: FleetOption
     with_speculation: FleetOption | None
-    #: Speculation meets the objectives and needs fewer GPUs (or as many at lower latency, or the
-    #: option without it misses) at this load on this node type.
+    #: Speculation meets the objectives and needs fewer GPUs (or the option without it misses) at this load on
+    #: this node type: the option ``recommend_fleet`` recommends among this quote's two.
     speculation_chosen: bool = False
     #: GPUs speculation saves on this node type, only when both options meet the objectives and it saves some.
     savings_frac: float | None
@@ -335,11 +335,8 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         else:
             both_meet = with_spec.meets_slo and without.meets_slo
             savings = 1 - with_spec.gpus / without.gpus if both_meet and with_spec.gpus < without.gpus else None
-            chosen = with_spec.meets_slo and (
-                not without.meets_slo
-                or with_spec.gpus < without.gpus
-                or (with_spec.gpus == without.gpus and with_spec.tpot_s < without.tpot_s)
-            )
+            # the rule recommend_fleet applies: the cheaper option that meets the objectives (a tie keeps the plain one)
+            chosen = with_spec.meets_slo and (not without.meets_slo or with_spec.gpus < without.gpus)
             if not with_spec.meets_slo:
                 notes.append(f"with the draft (K {k}) the objectives are not met: {with_spec.limited_by}")
             elif not chosen:
