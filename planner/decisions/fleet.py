@@ -5,8 +5,8 @@ The planner simulates one replica (``planner.speed.simulate``: continuous batchi
 the KV cache of the memory plan, the engine's request caps; prefill and decode share the GPUs) and
 takes the fewest replicas at which the chosen percentile of TTFT and of TPOT meet their objectives
 (MLPerf-style presets: Server 2 s / 200 ms, Interactive 450 ms / 40 ms, both at p99). The search
-starts at ``rate / offline capacity`` replicas, a bound no replica can beat (without a TTFT objective
-the quote sizes at that bound). Speculation is quoted
+starts at ``rate / capacity`` replicas, the replica's saturated steady-state throughput
+(``planner.speed.simulate.replica_capacity``; without a TTFT objective the quote sizes there). Speculation is quoted
 at the K that pays most at the batch the plain replica runs, and chosen only where it needs fewer
 GPUs. Then ``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes × GPUs × $/GPU-hour
 (data/prices.json, dated and editable).
@@ -41,7 +41,7 @@ from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.estimate import SpeedWorkload, estimate_speed
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics, simulate_one
+from planner.speed.simulate import ServingMetrics, replica_capacity, simulate_one
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
@@ -124,7 +124,7 @@ class FleetOption(BaseModel):
     tpot_s: float
     ttft_s: float
     requests_per_s_per_replica: float
-    #: The most a replica completes with every request queued at once (offline), an upper bound.
+    #: The replica's saturated steady-state throughput (requests/s), where the replica search starts.
     capacity_requests_per_s: float
     replicas: int
     nodes: int
@@ -182,7 +182,7 @@ class _Search:
         )
 
     def capacity(self) -> ServingMetrics:
-        return simulate_one(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
+        return replica_capacity(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
 
     def at(self, n: int) -> ServingMetrics:
         if n not in self.runs:
@@ -219,7 +219,7 @@ def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | Non
     speculate = k is not None
     search = _Search(dep, traffic, traffic.alpha if speculate else None, k)
     capacity = search.capacity()
-    low = max(1, ceil(traffic.requests_per_s / capacity.requests_per_s))
+    low = max(1, ceil(traffic.requests_per_s / capacity.steady_requests_per_s))
     high = low * MAX_REPLICA_FACTOR
     n, meets, floor = low, True, False
     if search.misses(search.at(low)):
@@ -246,7 +246,7 @@ def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | Non
     elif not meets:
         reason = f"cannot meet {traffic.objectives()} even at {high} replicas: {', '.join(search.misses(run))}"
     elif n == low:
-        reason = f"replica capacity ({capacity.requests_per_s:.2f} req/s offline, {capacity.limited_by})"
+        reason = f"replica capacity ({capacity.steady_requests_per_s:.2f} req/s offline, {capacity.limited_by})"
     else:
         fewer = search.at(n - 1)
         reason = "objective at one replica fewer: " + ", ".join(search.misses(fewer))
@@ -263,7 +263,7 @@ def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | Non
         tpot_s=run.tpot_at(pct),
         ttft_s=run.ttft_at(pct),
         requests_per_s_per_replica=traffic.requests_per_s / replicas,
-        capacity_requests_per_s=capacity.requests_per_s,
+        capacity_requests_per_s=capacity.steady_requests_per_s,
         replicas=replicas,
         nodes=nodes,
         gpus=gpus,
