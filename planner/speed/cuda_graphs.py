@@ -20,6 +20,8 @@ sequences runs as 40 on vLLM) and runs a batch above the largest one, or one it 
   size without graphs (``tensorrt_llm/llmapi/llm_args.py`` ``CudaGraphConfig._generate_cuda_graph_batch_sizes``);
 * transformers ``generate`` and ``--enforce-eager`` capture nothing.
 
+Each engine's rule, with its source, is a row of ``data/cuda_graphs.json``.
+
 Padding tokens go through the weight GEMMs only (no attention context, no logits); a decode-only step that no graph
 covers pays the eager per-layer launch cost. Steps with prefill chunks keep the graphs' cost whatever their size: their
 GPU work hides the launches.
@@ -36,15 +38,51 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.hardware import device_total_bytes
 from planner.deployment import Deployment
 from planner.engines.profiles import engine_profile, resolve_limits, sglang_gpu_mib
+from planner.facts import data_cache, load_model
 
 #: TensorRT-LLM's default ``CudaGraphConfig.max_batch_size`` (``max_batch_size or 128``).
 TRTLLM_GRAPH_MAX_BATCH = 128
 #: vLLM V0's largest captured decode batch (``_BATCH_SIZES_TO_CAPTURE`` ends at 256).
 VLLM_V0_GRAPH_MAX_BATCH = 256
+GRAPHS_FILE = "cuda_graphs.json"
+
+
+class EngineGraphs(BaseModel):
+    """One engine's capture rule (``data/cuda_graphs.json``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    engine: str
+    ladder: Literal["vllm", "sglang", "trtllm", "none"]
+    largest: Literal[
+        "engine_profile_rule", "max_num_seqs_rounded_to_8_at_most_256", "sglang_cuda_graph_max_bs",
+        "trtllm_default_128", "none",
+    ]  # fmt: skip
+    unit: Literal["tokens", "seqs"]
+    pads: bool
+    mixed_steps: bool
+    source: str = Field(min_length=1)
+
+
+class GraphsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str
+    engines: list[EngineGraphs]
+
+
+@data_cache
+def engine_graphs() -> dict[str, EngineGraphs]:
+    """Every engine's capture rule, by engine id."""
+    parsed = load_model(GRAPHS_FILE, GraphsFile)
+    return {entry.engine: entry for entry in parsed.engines}
 
 
 def vllm_capture_sizes(largest: int) -> tuple[int, ...]:
@@ -118,23 +156,40 @@ class GraphPlan:
 NO_GRAPHS = GraphPlan(sizes=(), unit="tokens", pads=False)
 
 
+def _largest_by_profile(dep: Deployment, profile, limits) -> int:
+    rule = profile.cudagraph_capture
+    return rule.largest(dep, limits.max_num_seqs) if rule is not None else min(2 * limits.max_num_seqs, 512)
+
+
+def _largest_sglang(dep: Deployment, profile, limits) -> int:
+    total = dep.gpu_memory_bytes or device_total_bytes(dep.gpu).bytes
+    return profile.default_limits.cuda_graph_max_bs(sglang_gpu_mib(dep, total), dep.tp)
+
+
+#: How each ``largest`` rule sets the largest captured size from the deployment, its engine profile and limits.
+LARGEST_RULES = {
+    "engine_profile_rule": _largest_by_profile,
+    "max_num_seqs_rounded_to_8_at_most_256": lambda dep, profile, limits: min(
+        VLLM_V0_GRAPH_MAX_BATCH, -(-limits.max_num_seqs // 8) * 8
+    ),
+    "sglang_cuda_graph_max_bs": _largest_sglang,
+    "trtllm_default_128": lambda dep, profile, limits: TRTLLM_GRAPH_MAX_BATCH,
+}
+
+#: The capture-size ladder of each ``ladder`` rule, up to the largest size (with a draft or without).
+LADDERS = {
+    "vllm": lambda largest, speculative: vllm_capture_sizes(largest),
+    "sglang": lambda largest, speculative: sglang_capture_sizes(largest, speculative=speculative),
+    "trtllm": lambda largest, speculative: trtllm_capture_sizes(largest),
+}
+
+
 def graph_plan(dep: Deployment) -> GraphPlan:
-    """The capture sizes ``dep``'s engine uses by default (none with ``enforce_eager`` or transformers)."""
-    if dep.enforce_eager or dep.engine == "hf":
+    """The capture sizes ``dep``'s engine uses by default (none with ``enforce_eager`` or a rule of ``none``)."""
+    rule = engine_graphs().get(dep.engine)
+    if dep.enforce_eager or rule is None or rule.ladder == "none" or rule.largest == "none":
         return NO_GRAPHS
     profile = engine_profile(dep.engine, dep.engine_version)
-    limits = resolve_limits(dep, profile)
-    seqs = limits.max_num_seqs
-    if dep.engine == "vllm":
-        rule = profile.cudagraph_capture
-        largest = rule.largest(dep, seqs) if rule is not None else min(2 * seqs, 512)
-        return GraphPlan(sizes=vllm_capture_sizes(largest), unit="tokens", pads=True, mixed=True, engine="vllm")
-    if dep.engine == "vllm-v0":
-        largest = min(VLLM_V0_GRAPH_MAX_BATCH, -(-seqs // 8) * 8)
-        return GraphPlan(sizes=vllm_capture_sizes(largest), unit="seqs", pads=True, engine="vllm-v0")
-    if dep.engine == "sglang":
-        total = dep.gpu_memory_bytes or device_total_bytes(dep.gpu).bytes
-        max_bs = profile.default_limits.cuda_graph_max_bs(sglang_gpu_mib(dep, total), dep.tp)
-        sizes = sglang_capture_sizes(max_bs, speculative=dep.is_speculative)
-        return GraphPlan(sizes=sizes, unit="seqs", pads=True, engine="sglang")
-    return GraphPlan(sizes=trtllm_capture_sizes(), unit="seqs", pads=False, engine=dep.engine)
+    largest = LARGEST_RULES[rule.largest](dep, profile, resolve_limits(dep, profile))
+    sizes = LADDERS[rule.ladder](largest, dep.is_speculative)
+    return GraphPlan(sizes=sizes, unit=rule.unit, pads=rule.pads, mixed=rule.mixed_steps, engine=dep.engine)

@@ -5,9 +5,15 @@ from __future__ import annotations
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
-from planner.deployment import Deployment
+from planner.deployment import ENGINES, Deployment
 from planner.engines.profiles import capture_size_count
-from planner.speed.cuda_graphs import graph_plan, sglang_capture_sizes, trtllm_capture_sizes, vllm_capture_sizes
+from planner.speed.cuda_graphs import (
+    engine_graphs,
+    graph_plan,
+    sglang_capture_sizes,
+    trtllm_capture_sizes,
+    vllm_capture_sizes,
+)
 from planner.speed.engine_step import Chunks, EngineStep
 
 TARGET, HEAD = get_model("Llama-3.1-8B"), get_model("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
@@ -93,3 +99,9 @@ def test_enforce_eager_captures_nothing():
     engine = _engine(enforce_eager=True)
     assert engine.graphs.sizes == ()
     assert engine.run_pass(engine.target, decode_seqs=33, decode_context_tokens=33000).tokens == 33
+
+
+def test_every_engine_has_a_capture_rule_with_its_source():
+    rules = engine_graphs()
+    assert set(rules) == set(ENGINES)
+    assert all(rule.source.strip() for rule in rules.values())
