@@ -21,6 +21,7 @@ from planner.speed import (
     simulate,
     speed_source,
 )
+from planner.speed.drafting import VERIFICATIONS
 
 
 def _number(text: str) -> float:
@@ -56,6 +57,16 @@ def register(subparsers) -> None:
     lengths.add_argument("--prompt-tokens", type=positive_int, help="prompt length of every request (default 1024)")
     lengths.add_argument("--dataset", choices=["sharegpt"], help="ShareGPT-like lengths (data/serving_workloads.json)")
     parser.add_argument("--output-tokens", type=positive_int, help="output length (default 256, or the dataset's)")
+    parser.add_argument(
+        "--verification",
+        choices=VERIFICATIONS,
+        default="chain",
+        help="verify a chain of K tokens (vLLM) or a draft tree of depth K (SGLang's EAGLE worker; heads and MTP)",
+    )
+    parser.add_argument("--tree-topk", type=positive_int, help="tree branching per level (default: SGLang's 4)")
+    parser.add_argument(
+        "--tree-verify-tokens", type=positive_int, help="tokens the tree verifies, root included (default: SGLang's 8)"
+    )
     parser.add_argument("--num-prompts", type=positive_int, default=1000)
     parser.add_argument("--seed", type=_integer, default=0)
     add_json_flag(parser)
@@ -82,6 +93,12 @@ def _metrics(m: ServingMetrics) -> dict:
         "requests_per_s": m.requests_per_s,
         "output_tokens_per_s": m.output_tokens_per_s,
         "total_tokens_per_s": m.total_tokens_per_s,
+        "steady_output_tokens_per_s": m.steady_output_tokens_per_s,
+        "steady_window_s": list(m.steady_window_s),
+        "steady": m.steady,
+        "tokens_per_step": m.tokens_per_step,
+        "padded_steps": m.padded_steps,
+        "mean_padding_frac": m.mean_padding_frac,
         "ttft_s": m.ttft_s.model_dump(),
         "tpot_s": m.tpot_s.model_dump(),
         "e2e_latency_s": m.e2e_latency_s.model_dump(),
@@ -105,6 +122,8 @@ def payload(result: SimulationResult, alpha_source: str, engine: str) -> dict:
         "alpha": result.alpha,
         "alpha_source": alpha_source,
         "k": result.k,
+        "verification": result.verification,
+        "tree_widths": list(result.speculative.tree_widths) if result.speculative else [],
         "engine": engine,
         "workload": result.workload,
         "max_num_seqs": chosen.limits.max_num_seqs,
@@ -128,7 +147,15 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     alpha, source = _acceptance(args, dep)
-    result = simulate(dep, workload, alpha=alpha, k=dep.num_speculative_tokens if dep.is_speculative else None)
+    result = simulate(
+        dep,
+        workload,
+        alpha=alpha,
+        k=dep.num_speculative_tokens if dep.is_speculative else None,
+        verification=args.verification,
+        tree_topk=args.tree_topk,
+        tree_verify_tokens=args.tree_verify_tokens,
+    )
     out = payload(result, source, dep.engine)
     out["speed_source"] = speed_source(dep)
     lines = [f"{result.deployment} on {result.gpus} GPU(s) of {dep.gpu.id} (TP {dep.tp}), {dep.engine}"]
@@ -142,9 +169,14 @@ def run(args: argparse.Namespace) -> int:
             f"TPOT mean {m.tpot_s.mean * 1e3:,.1f} / p99 {m.tpot_s.p99 * 1e3:,.1f} ms; "
             f"batch {m.mean_batch_size:,.1f}; limited by {m.limited_by}"
         )
+        if m.padded_steps:
+            lines.append(
+                f"         {m.padded_steps:,} of {m.steps:,} steps padded to a captured CUDA-graph size "
+                f"(mean {m.mean_padding_frac:.0%} padding)"
+            )
     if result.speculative:
         lines.append(
-            f"  α {result.alpha:.3f} ({source}), K {result.k}: speedup {result.speedup:.2f}x "
+            f"  α {result.alpha:.3f} ({source}), K {result.k} ({result.verification}): speedup {result.speedup:.2f}x "
             f"({result.speedup_definition})"
         )
     emit(args, out, lines)

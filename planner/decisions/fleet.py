@@ -5,8 +5,8 @@ The planner simulates one replica (``planner.speed.simulate``: continuous batchi
 the KV cache of the memory plan, the engine's request caps; prefill and decode share the GPUs) and
 takes the fewest replicas at which the chosen percentile of TTFT and of TPOT meet their objectives
 (MLPerf-style presets: Server 2 s / 200 ms, Interactive 450 ms / 40 ms, both at p99). The search
-starts at ``rate / offline capacity`` replicas, a bound no replica can beat (without a TTFT objective
-the quote sizes at that bound). Speculation is quoted
+starts at ``rate / capacity`` replicas, the replica's saturated steady-state throughput
+(``planner.speed.simulate.replica_capacity``; without a TTFT objective the quote sizes there). Speculation is quoted
 at the K that pays most at the batch the plain replica runs, and chosen only where it needs fewer
 GPUs. Then ``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes × GPUs × $/GPU-hour
 (data/prices.json, dated and editable).
@@ -41,7 +41,7 @@ from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.estimate import SpeedWorkload, estimate_speed
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics, simulate_one
+from planner.speed.simulate import ServingMetrics, replica_capacity, simulate_one
 from planner.speed.speed_source import speed_source
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
@@ -125,7 +125,7 @@ class FleetOption(BaseModel):
     tpot_s: float
     ttft_s: float
     requests_per_s_per_replica: float
-    #: The most a replica completes with every request queued at once (offline), an upper bound.
+    #: The replica's saturated steady-state throughput (requests/s), where the replica search starts.
     capacity_requests_per_s: float
     replicas: int
     nodes: int
@@ -155,8 +155,8 @@ class FleetQuote(BaseModel):
     kv_concurrency_limit: float
     without_speculation: FleetOption
     with_speculation: FleetOption | None
-    #: Speculation meets the objectives and needs fewer GPUs (or as many at lower latency, or the
-    #: option without it misses) at this load on this node type.
+    #: Speculation meets the objectives and needs fewer GPUs (or the option without it misses) at this load on
+    #: this node type: the option ``recommend_fleet`` recommends among this quote's two.
     speculation_chosen: bool = False
     #: GPUs speculation saves on this node type, only when both options meet the objectives and it saves some.
     savings_frac: float | None
@@ -185,7 +185,7 @@ class _Search:
         )
 
     def capacity(self) -> ServingMetrics:
-        return simulate_one(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
+        return replica_capacity(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
 
     def at(self, n: int) -> ServingMetrics:
         if n not in self.runs:
@@ -222,7 +222,7 @@ def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | Non
     speculate = k is not None
     search = _Search(dep, traffic, traffic.alpha if speculate else None, k)
     capacity = search.capacity()
-    low = max(1, ceil(traffic.requests_per_s / capacity.requests_per_s))
+    low = max(1, ceil(traffic.requests_per_s / capacity.steady_requests_per_s))
     high = low * MAX_REPLICA_FACTOR
     n, meets, floor = low, True, False
     if search.misses(search.at(low)):
@@ -249,7 +249,7 @@ def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | Non
     elif not meets:
         reason = f"cannot meet {traffic.objectives()} even at {high} replicas: {', '.join(search.misses(run))}"
     elif n == low:
-        reason = f"replica capacity ({capacity.requests_per_s:.2f} req/s offline, {capacity.limited_by})"
+        reason = f"replica capacity ({capacity.steady_requests_per_s:.2f} req/s offline, {capacity.limited_by})"
     else:
         fewer = search.at(n - 1)
         reason = "objective at one replica fewer: " + ", ".join(search.misses(fewer))
@@ -266,7 +266,7 @@ def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | Non
         tpot_s=run.tpot_at(pct),
         ttft_s=run.ttft_at(pct),
         requests_per_s_per_replica=traffic.requests_per_s / replicas,
-        capacity_requests_per_s=capacity.requests_per_s,
+        capacity_requests_per_s=capacity.steady_requests_per_s,
         replicas=replicas,
         nodes=nodes,
         gpus=gpus,
@@ -338,11 +338,8 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         else:
             both_meet = with_spec.meets_slo and without.meets_slo
             savings = 1 - with_spec.gpus / without.gpus if both_meet and with_spec.gpus < without.gpus else None
-            chosen = with_spec.meets_slo and (
-                not without.meets_slo
-                or with_spec.gpus < without.gpus
-                or (with_spec.gpus == without.gpus and with_spec.tpot_s < without.tpot_s)
-            )
+            # the rule recommend_fleet applies: the cheaper option that meets the objectives (a tie keeps the plain one)
+            chosen = with_spec.meets_slo and (not without.meets_slo or with_spec.gpus < without.gpus)
             if not with_spec.meets_slo:
                 notes.append(f"with the draft (K {k}) the objectives are not met: {with_spec.limited_by}")
             elif not chosen:

@@ -14,7 +14,9 @@ draft pass; chain or tree) is :class:`planner.speed.drafting.DraftShape`. A head
 and its LM head over its own (draft) vocabulary (:func:`planner.speed.roofline.model_cost`).
 
 Prefill chunks scheduled in the same step ride along in the target pass (and in the draft's first
-pass, which fills the draft's own cache). Every pass is :meth:`planner.speed.step_model.StepModel.forward`.
+pass, which fills the draft's own cache). Every pass is :meth:`planner.speed.step_model.StepModel.forward` at the
+size the engine runs it: padded up to its next captured CUDA-graph batch, or without graphs for a decode batch no
+graph covers (:mod:`planner.speed.cuda_graphs`).
 Work is counted on the busiest GPU (the first, which runs both the target's and the draft's shards).
 
 >>> from planner.catalog.lookup import get_model, get_node
@@ -30,10 +32,11 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.deployment import Deployment
 from planner.errors import InputError
+from planner.speed.cuda_graphs import NO_GRAPHS, GraphPlan, graph_plan
 from planner.speed.drafting import DraftShape
 from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.roofline import ModelCost, model_cost
@@ -95,6 +98,43 @@ class EngineStep:
                 speculator, deployment.draft_format, deployment.kv, self.gpu, tp=deployment.resolved_draft_tp or 1
             )
             self.draft = StepModel(draft_cost, self.gpu, self.profile, cuda_graphs=graphs)
+        #: The batch sizes the engine captured; steps pad up to them or run eagerly above them.
+        self.graphs: GraphPlan = graph_plan(deployment) if graphs and self.profile.cuda_graphs else NO_GRAPHS
+
+    def run_pass(
+        self,
+        model: StepModel,
+        *,
+        decode_seqs: int = 0,
+        decode_query_tokens: int = 1,
+        decode_context_tokens: float = 0.0,
+        chunks: Chunks | None = None,
+        logits_tokens: int | None = None,
+    ) -> PassTime:
+        """One pass of ``model`` as the engine runs it: padded to the next captured CUDA-graph size (padding tokens
+        cost GEMM work only), or without graphs for a decode batch no graph covers (:mod:`planner.speed.cuda_graphs`).
+
+        Without graphs the CPU launches every layer's kernels (the profile's eager per-layer cost instead of the
+        graph's); the launches run ahead of the GPU, so only the part of that extra launch time the GPU's own work
+        does not hide lengthens the pass.
+        """
+        chunks = chunks or NO_CHUNKS
+        pad, eager = self.graphs.run(seqs=decode_seqs, query_tokens=decode_query_tokens, prefill_tokens=chunks.tokens)
+        step = model.forward(
+            decode_seqs=decode_seqs,
+            decode_query_tokens=decode_query_tokens,
+            decode_context_tokens=decode_context_tokens,
+            prefill_tokens=chunks.tokens + pad,
+            prefill_seqs=chunks.seqs,
+            prefill_positions=chunks.positions,
+            prefill_context_tokens=chunks.context_tokens,
+            logits_tokens=logits_tokens,
+        )
+        if eager:
+            launches = model.layers * (self.profile.eager_layer_overhead_s - self.profile.layer_overhead_s)
+            extra = max(0.0, launches - (step.total_s - step.overhead_s))
+            step = replace(step, overhead_s=step.overhead_s + extra)
+        return step
 
     @property
     def draft_model(self) -> StepModel:
@@ -120,14 +160,8 @@ class EngineStep:
 
     def plain(self, *, decode_seqs: int, decode_context_tokens: float, chunks: Chunks = NO_CHUNKS) -> EngineStepTime:
         """One target pass: every decoding sequence adds one token; ``chunks`` prefill alongside."""
-        step = self.target.forward(
-            decode_seqs=decode_seqs,
-            decode_query_tokens=1,
-            decode_context_tokens=decode_context_tokens,
-            prefill_tokens=chunks.tokens,
-            prefill_seqs=chunks.seqs,
-            prefill_positions=chunks.positions,
-            prefill_context_tokens=chunks.context_tokens,
+        step = self.run_pass(
+            self.target, decode_seqs=decode_seqs, decode_context_tokens=decode_context_tokens, chunks=chunks
         )
         return EngineStepTime(step.total_s, step.flops, step.bytes_moved, (("target", step),))
 
@@ -151,33 +185,30 @@ class EngineStep:
             passes.append(
                 (
                     "draft first pass",
-                    draft.forward(
+                    self.run_pass(
+                        draft,
                         decode_seqs=decode_seqs,
                         decode_query_tokens=first_tokens,
                         decode_context_tokens=decode_context_tokens,
-                        prefill_tokens=chunks.tokens,
-                        prefill_seqs=chunks.seqs,
-                        prefill_positions=chunks.positions,
-                        prefill_context_tokens=chunks.context_tokens,
+                        chunks=chunks,
                         logits_tokens=decode_seqs + chunks.seqs,
                     ),
                 )
             )
         if pass_tokens and decode_seqs and len(pass_tokens) > 1:
-            later = self.draft_model.forward(
+            later = self.run_pass(
+                self.draft_model,
                 decode_seqs=decode_seqs,
                 decode_query_tokens=pass_tokens[1],
                 decode_context_tokens=decode_context_tokens + decode_seqs * pass_tokens[0],
             )
             passes += [("draft decode", later)] * (len(pass_tokens) - 1)
-        verify = self.target.forward(
+        verify = self.run_pass(
+            self.target,
             decode_seqs=decode_seqs,
             decode_query_tokens=shape.verify_tokens,
             decode_context_tokens=decode_context_tokens,
-            prefill_tokens=chunks.tokens,
-            prefill_seqs=chunks.seqs,
-            prefill_positions=chunks.positions,
-            prefill_context_tokens=chunks.context_tokens,
+            chunks=chunks,
         )
         passes.append(("target verify", verify))
         total = sum(p.total_s for _, p in passes)
@@ -195,11 +226,7 @@ class EngineStep:
         """Seconds to prefill one prompt alone (TTFT at no load): target, plus the draft's own prefill."""
         chunks = Chunks()
         chunks.add(prompt_tokens, 0)
-        seconds = self.target.forward(
-            prefill_tokens=prompt_tokens, prefill_seqs=1, prefill_positions=chunks.positions
-        ).total_s
+        seconds = self.run_pass(self.target, chunks=chunks).total_s
         if speculative and self.draft is not None:  # n-gram lookup has nothing to prefill
-            seconds += self.draft_model.forward(
-                prefill_tokens=prompt_tokens, prefill_seqs=1, prefill_positions=chunks.positions
-            ).total_s
+            seconds += self.run_pass(self.draft_model, chunks=chunks).total_s
         return seconds

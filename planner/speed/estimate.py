@@ -137,6 +137,15 @@ class BatchSteps:
     def speedup(self, alpha: float, k: int) -> float:
         return spec.speedup_from_step_cost(alpha, k, self.cost_ratios()[k])
 
+    def speedup_by_depth(
+        self, workload: SpeedWorkload, method: str, alpha: float, ks: Iterable[int]
+    ) -> dict[int, float]:
+        """Speedup per draft length (chain) or tree depth, verifying as ``workload`` does (depths its budget allows)."""
+        if workload.verification == "chain":
+            ratios = self.cost_ratios()
+            return {k: spec.speedup_from_step_cost(alpha, k, ratios[k]) for k in ks}
+        return {k: self.speedup_of(workload.draft_shape(method, k), alpha) for k in ks if workload.allows_depth(k)}
+
 
 def mean_context(workload: SpeedWorkload) -> int:
     """Mean cached context over a request's decode: the prompt plus half the output."""
@@ -152,11 +161,12 @@ def _pass(step, name: str) -> ForwardTime | None:
 TREE_METHODS: tuple[str, ...] = ("eagle", "eagle3", "mtp")
 
 
-def search_ks(deployment: Deployment) -> list[int]:
-    """The draft lengths the optimal K is searched over: the policy's range, and for an MTP module no more tokens
-    than it has layers (its published acceptance is for that K; vLLM warns that reusing a layer for more tokens
-    "may result in lower acceptance rate", ``vllm/config/speculative.py``)."""
-    ks = list(speculation_rules().k_search.ks)
+def search_ks(deployment: Deployment, given: int | None = None) -> list[int]:
+    """The draft lengths the optimal K is searched over: the policy's range and the K ``given`` (so the optimum is
+    never below the chosen K), and for an MTP module no more tokens than it has layers (its published acceptance
+    is for that K; vLLM warns that reusing a layer for more tokens "may result in lower acceptance rate",
+    ``vllm/config/speculative.py``)."""
+    ks = sorted({*speculation_rules().k_search.ks, *([given] if given is not None else [])})
     if deployment.speculative_method == "mtp":
         layers = mtp_layer_count(deployment.target)
         return [k for k in ks if k <= layers] or [layers]
@@ -169,7 +179,8 @@ def estimate_speed(
     """TTFT, TPOT, tok/s and throughput with and without the draft, optimal K, break-even α, verdict.
 
     ``profile`` replaces the engine's speed profile (what-if studies, the calibration fit). The optimal K and
-    the break-even α are searched over chains; the estimate itself follows the workload's verification.
+    ``speedup_by_k`` follow the workload's verification (tree depths for a tree, within its token budget); the
+    break-even α is searched over chains.
     """
     rules = speculation_rules()
     engine = EngineStep(deployment, profile, need_draft=True)
@@ -180,14 +191,17 @@ def estimate_speed(
     batch, context = workload.batch_size, mean_context(workload)
     steps = BatchSteps(engine, batch, context, [*rules.k_search.ks, k])
     ratios = steps.cost_ratios()
-    search = {kk: ratios[kk] for kk in search_ks(deployment)}
+    allowed = search_ks(deployment, k)
+    search = {kk: ratios[kk] for kk in allowed}
+    by_k = steps.speedup_by_depth(workload, method, alpha, allowed)
     spec_step = steps.step(shape)
     tau = shape.tokens_per_step(alpha)
     speedup = tau / (spec_step.total_s / steps.plain.total_s)
     by_verification = {"chain": steps.speedup_of(workload.draft_shape(method, k, "chain"), alpha)}
     if method in TREE_METHODS:
         by_verification["tree"] = steps.speedup_of(workload.draft_shape(method, k, "tree"), alpha)
-    best_k, best = spec.optimal_k(alpha, search)
+    best_k = min(by_k, key=lambda kk: (-by_k[kk], kk))
+    best = by_k[best_k]
     verdict_k, verdict_speedup = (k, speedup) if workload.k is not None else (best_k, best)
     verdict, reason = rules.verdict.decide(speedup=verdict_speedup, k=verdict_k, at=f"batch {batch}")
     baseline_tpot = steps.plain.total_s
@@ -248,7 +262,7 @@ def estimate_speed(
         replicas_per_node=deployment.replicas_per_node,
         optimal_k=best_k,
         speedup_at_optimal_k=best,
-        speedup_by_k={kk: spec.speedup_from_step_cost(alpha, kk, r) for kk, r in search.items()},
+        speedup_by_k=by_k,
         break_even_alpha=spec.break_even_alpha(search),
         verdict=verdict,
         verdict_k=verdict_k,

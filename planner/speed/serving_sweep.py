@@ -1,6 +1,6 @@
 """Serving against request rate: the curves operators read, from the simulator, with and without the draft.
 
-Rates are fractions of the plain replica's offline capacity (its throughput with every request queued),
+Rates are fractions of the plain replica's capacity (its saturated steady-state throughput, ``replica_capacity``),
 so every sweep spans light load to past saturation. Each point simulates the same requests with and
 without the draft (``planner.speed.simulate``); the speedup is the ratio of mean end-to-end latency
 (throughput equals the offered rate in both arms until saturation).
@@ -21,9 +21,9 @@ from pydantic import BaseModel
 
 from planner.deployment import Deployment
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics, simulate, simulate_one
+from planner.speed.simulate import ServingMetrics, replica_capacity, simulate
 
-#: Offered load as fractions of the plain replica's offline capacity.
+#: Offered load as fractions of the plain replica's capacity.
 LOAD_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2)
 
 
@@ -65,7 +65,9 @@ def rate_sweep(
 ) -> RateSweep:
     """Throughput, p99 TTFT, mean TPOT and batch at each offered rate, with and without the draft."""
     lengths = {"prompt_tokens": prompt_tokens, "output_tokens": output_tokens, "num_prompts": num_prompts}
-    capacity = simulate_one(dep.without_draft(), ServingWorkload.build(offline=True, **lengths)).requests_per_s
+    capacity = replica_capacity(
+        dep.without_draft(), ServingWorkload.build(offline=True, **lengths)
+    ).steady_requests_per_s
     points, occupancy = [], {}
     for fraction in fractions:
         rate = fraction * capacity

@@ -32,106 +32,46 @@ from __future__ import annotations
 
 import heapq
 import math
-import statistics
 from collections import deque
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from planner import acceptance_math as spec
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError
 from planner.memory.plan import plan_memory
+from planner.speed.drafting import DraftShape, Verification
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.profiles import SpeedProfile
+from planner.speed.serving_metrics import (
+    OCCUPANCY_POINTS,
+    Percentiles,
+    ReplicaLimits,
+    ServingMetrics,
+    limited_by,
+    percentile,
+    steady_state,
+)
 from planner.speed.serving_workload import ServingWorkload
+from planner.speed.workload import SpeedWorkload
+
+__all__ = [
+    "Percentiles",
+    "ReplicaLimits",
+    "ServingMetrics",
+    "SimulationResult",
+    "percentile",
+    "replica_capacity",
+    "simulate",
+    "simulate_one",
+]
 
 #: Share of the KV cache admission keeps free (vLLM's block-manager watermark, 1% by default:
 #: ``--watermark``-style guard so that a readmitted request does not evict another at once).
 WATERMARK_FRAC = 0.01
 
-#: Batch-occupancy samples kept per run (evenly thinned).
-OCCUPANCY_POINTS = 200
 
-
-class Percentiles(BaseModel):
-    mean: float
-    p50: float
-    p99: float
-
-    @classmethod
-    def of(cls, values: list[float]) -> Percentiles:
-        if not values:
-            return cls(mean=0.0, p50=0.0, p99=0.0)
-        ordered = sorted(values)
-        return cls(mean=statistics.fmean(ordered), p50=percentile(ordered, 50), p99=percentile(ordered, 99))
-
-
-def percentile(ordered: list[float], pct: float) -> float:
-    """Linear-interpolated percentile of sorted values (numpy's default method)."""
-    if not ordered:
-        return 0.0
-    rank = (len(ordered) - 1) * pct / 100
-    low = math.floor(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
-class ReplicaLimits(BaseModel):
-    """What bounds a replica's scheduler, from its memory plan and engine profile."""
-
-    max_num_seqs: int
-    max_num_batched_tokens: int
-    kv_cache_tokens: int
-    lookahead_tokens_per_seq: int
-    max_model_len: int
-    mixed_prefill: bool
-    reserves_output: bool
-    request_cap_reason: str
-
-
-class ServingMetrics(BaseModel):
-    """One simulated run: throughput, latency percentiles, occupancy, what bound it, the work done."""
-
-    speculative: bool
-    k: int | None
-    alpha: float | None
-    requests: int
-    duration_s: float
-    requests_per_s: float
-    output_tokens_per_s: float
-    total_tokens_per_s: float
-    ttft_s: Percentiles
-    tpot_s: Percentiles
-    e2e_latency_s: Percentiles
-    queueing_delay_s: Percentiles
-    mean_batch_size: float
-    max_batch_size: int
-    preemptions: int
-    steps: int
-    limited_by: str
-    #: Time-weighted share of the run during which each constraint held waiting requests back.
-    blocked_frac: dict[str, float]
-    #: (time s, running requests) samples over the run.
-    occupancy: list[tuple[float, int]]
-    busy_frac: float
-    #: Work of the busiest GPU per second of the run, and its peaks.
-    delivered_flops_per_s: float
-    delivered_bytes_per_s: float
-    peak_flops_per_s: float
-    peak_bytes_per_s: float
-    limits: ReplicaLimits
-    #: Every request's TTFT and TPOT, sorted (for any percentile; left out of JSON output).
-    ttft_values_s: list[float] = Field(default=[], exclude=True, repr=False)
-    tpot_values_s: list[float] = Field(default=[], exclude=True, repr=False)
-
-    def ttft_at(self, pct: float) -> float:
-        return percentile(self.ttft_values_s, pct)
-
-    def tpot_at(self, pct: float) -> float:
-        return percentile(self.tpot_values_s, pct)
-
-
-def replica_limits(dep: Deployment, engine: EngineStep, speculative: bool, k: int) -> ReplicaLimits:
+def replica_limits(dep: Deployment, engine: EngineStep, speculative: bool, lookahead: int) -> ReplicaLimits:
     """The scheduler's limits of ``dep`` from its memory plan (raises when it does not fit)."""
     plan = plan_memory(dep, with_suggestions=False)
     if not plan.fits:
@@ -144,11 +84,12 @@ def replica_limits(dep: Deployment, engine: EngineStep, speculative: bool, k: in
         max_num_seqs=seqs,
         max_num_batched_tokens=plan.limits.max_num_batched_tokens,
         kv_cache_tokens=plan.kv_cache_tokens,
-        lookahead_tokens_per_seq=k if speculative else 0,
+        lookahead_tokens_per_seq=lookahead if speculative else 0,
         max_model_len=plan.max_model_len,
         mixed_prefill=engine.profile.mixed_prefill,
         reserves_output=engine.profile.admission_reserves_output,
         request_cap_reason=reason,
+        cudagraph_sizes=engine.graphs.sizes,
     )
 
 
@@ -178,22 +119,26 @@ class _Run:
         workload: ServingWorkload,
         prompts: list[int],
         outputs: list[int],
-        k: int | None,
+        shape: DraftShape | None,
         alpha: float | None,
     ) -> None:
         self.engine = engine
         self.limits = limits
         self.workload = workload
         self.prompts, self.outputs = prompts, outputs
-        self.k = k
+        self.shape = shape
+        self.k = shape.k if shape is not None else None
         self.alpha = alpha
-        self.progress = spec.expected_tokens_per_step(alpha, k) if k is not None and alpha is not None else 1.0
-        self.tokens_per_decode = (k + 1) if k is not None else 1
+        self.progress = shape.tokens_per_step(alpha) if shape is not None and alpha is not None else 1.0
+        # query tokens a decoding request takes of the step's token budget: 1, K + 1, or a tree's verify budget
+        self.tokens_per_decode = shape.verify_tokens if shape is not None else 1
 
     def step_time(self, n_dec: int, context: float, chunks: Chunks):
-        if self.k is None:
+        if self.shape is None:
             return self.engine.plain(decode_seqs=n_dec, decode_context_tokens=context, chunks=chunks)
-        return self.engine.speculative(self.k, decode_seqs=n_dec, decode_context_tokens=context, chunks=chunks)
+        return self.engine.speculative(
+            self.shape.k, decode_seqs=n_dec, decode_context_tokens=context, chunks=chunks, shape=self.shape
+        )
 
     def run(self) -> ServingMetrics:
         lim, wl = self.limits, self.workload
@@ -234,6 +179,11 @@ class _Run:
         occupancy: list[tuple[float, int]] = []
         weighted_batch = 0.0
         max_batch = 0
+        emitted = 0.0  # output tokens emitted so far (expected), for the steady window
+        trace: list[tuple[float, float]] = []
+        padded_steps = 0
+        padding = 0.0
+        graphs = self.engine.graphs
         blocked = {"queue": 0.0}
         prog = self.progress
         per_dec = self.tokens_per_decode
@@ -360,6 +310,10 @@ class _Run:
             else:
                 step = self.step_time(dec, context, chunks)
             dt = step.total_s * m
+            pad, _ = graphs.run(seqs=dec, query_tokens=per_dec, prefill_tokens=chunks.tokens)
+            if pad:
+                padded_steps += m
+                padding += m * pad / (pad + dec * per_dec + chunks.tokens)
             steps += m
             flops += step.flops * m
             moved += step.bytes_moved * m
@@ -374,6 +328,9 @@ class _Run:
             t += dt
             if dec:
                 g += prog * m
+                emitted += dec * prog * m
+            emitted += sum(1 for i in finishing_prefill if first_token[i] == 0.0)
+            trace.append((t, emitted))
             # prefills that completed emit their first token and join the decode set
             for i in finishing_prefill:
                 prefilling.remove(i)
@@ -412,49 +369,45 @@ class _Run:
                     j = pending.popleft()
                     arrival[j] = t
                     upcoming.append(j)
+        self.padding = (padded_steps, padding / padded_steps if padded_steps else 0.0)
         return self._metrics(
             arrival, admitted, first_token, finish, t, steps, flops, moved, busy, weighted_batch, max_batch,
-            blocked, occupancy, preemptions,
+            blocked, occupancy, preemptions, trace,
         )  # fmt: skip
 
     def _metrics(
         self, arrival, admitted, first_token, finish, end, steps, flops, moved, busy, weighted, max_batch, blocked,
-        occupancy, preemptions,
+        occupancy, preemptions, trace,
     ) -> ServingMetrics:  # fmt: skip
         n = len(arrival)
         start = min(arrival)
         duration = max(end - start, 1e-12)
+        steady_tok_s, window, steady = steady_state(trace, min(finish), max(admitted), start, end)
         ttft = [first_token[i] - arrival[i] for i in range(n)]
         e2e = [finish[i] - arrival[i] for i in range(n)]
         tpot = [(finish[i] - first_token[i]) / (self.outputs[i] - 1) for i in range(n) if self.outputs[i] > 1]
         queue = [max(0.0, admitted[i] - arrival[i]) for i in range(n)]
         out_tokens = sum(self.outputs)
         total_tokens = out_tokens + sum(self.prompts)
-        fractions = {key: value / duration for key, value in blocked.items() if value > 0}
-        binding = max(fractions.items(), key=lambda kv: kv[1]) if fractions else None
-        if binding is None or binding[1] < 0.1:
-            limited = {"rate": "offered load (the replica keeps up)", "concurrency": "client concurrency"}.get(
-                self.workload.mode, "compute"
-            )
-        elif binding[0] == "max_num_seqs":
-            limited = self.limits.request_cap_reason
-        elif binding[0] == "kv_cache":
-            limited = "KV cache capacity"
-        else:
-            limited = "compute (token budget full)" if binding[0] == "token_budget" else "compute"
-        if self.workload.mode == "offline" and binding is not None and binding[0] in ("token_budget", "queue"):
-            limited = "compute"
+        limited, fractions = limited_by(self.workload.mode, blocked, duration, self.limits.request_cap_reason)
         stride = max(1, len(occupancy) // OCCUPANCY_POINTS)
         target = self.engine.target
         return ServingMetrics(
             speculative=self.k is not None,
             k=self.k,
             alpha=self.alpha,
+            verification=self.shape.verification if self.shape is not None else "chain",
+            tree_widths=self.shape.widths if self.shape is not None and self.shape.verification == "tree" else (),
+            tokens_per_step=self.progress,
             requests=n,
             duration_s=duration,
             requests_per_s=n / duration,
             output_tokens_per_s=out_tokens / duration,
             total_tokens_per_s=total_tokens / duration,
+            steady_output_tokens_per_s=steady_tok_s,
+            steady_requests_per_s=steady_tok_s / (out_tokens / n),
+            steady_window_s=window,
+            steady=steady,
             ttft_s=Percentiles.of(ttft),
             tpot_s=Percentiles.of(tpot),
             e2e_latency_s=Percentiles.of(e2e),
@@ -463,6 +416,8 @@ class _Run:
             max_batch_size=max_batch,
             preemptions=preemptions,
             steps=steps,
+            padded_steps=self.padding[0],
+            mean_padding_frac=self.padding[1],
             limited_by=limited,
             blocked_frac=fractions,
             occupancy=occupancy[::stride],
@@ -486,6 +441,7 @@ class SimulationResult(BaseModel):
     mode: str
     alpha: float | None
     k: int | None
+    verification: str = "chain"
     plain: ServingMetrics
     speculative: ServingMetrics | None
 
@@ -497,18 +453,37 @@ class SimulationResult(BaseModel):
     def speedup(self) -> float:
         """Speculation's gain on the same requests: at a request rate the throughput is the rate in both
         arms, so the gain is plain over speculative mean end-to-end latency (the vLLM blog's measure);
-        at a fixed concurrency or offline it is the ratio of output tokens per second (SpecDecode-Bench's)."""
+        at a fixed concurrency or offline it is the ratio of steady-state output tokens per second
+        (SpecDecode-Bench's measure, warm-up and drain left out so that it does not move with the request count)."""
         if self.speculative is None:
             return 1.0
         if self.mode == "rate":
             return self.plain.e2e_latency_s.mean / self.speculative.e2e_latency_s.mean
-        return self.speculative.output_tokens_per_s / self.plain.output_tokens_per_s
+        if self.plain.steady and self.speculative.steady:
+            return self.speculative.steady_output_tokens_per_s / self.plain.steady_output_tokens_per_s
+        return self.speculative.output_tokens_per_s / self.plain.output_tokens_per_s  # too few requests for a window
 
     @property
     def speedup_definition(self) -> str:
         if self.mode == "rate":
             return "mean end-to-end latency without the draft / with it (same arrivals)"
-        return "output tokens per second with the draft / without it"
+        return "steady-state output tokens per second with the draft / without it"
+
+
+def draft_shape(
+    dep: Deployment,
+    k: int | None = None,
+    verification: Verification = "chain",
+    tree_topk: int | None = None,
+    tree_verify_tokens: int | None = None,
+) -> DraftShape:
+    """How ``dep`` drafts at K (a tree's depth) ``k``: a chain, or a tree with the engine-default top-k and budget."""
+    kk = k or dep.num_speculative_tokens
+    fields = {"verification": verification, "tree_topk": tree_topk, "tree_verify_tokens": tree_verify_tokens}
+    method = dep.speculative_method
+    if method is None:
+        raise InputError("draft", None, "a draft model, a head or a draft-free method: speculative decoding needs one")
+    return SpeedWorkload.build(alpha=0.0, k=kk, **fields).draft_shape(method, kk)
 
 
 def simulate_one(
@@ -518,14 +493,17 @@ def simulate_one(
     alpha: float | None = None,
     k: int | None = None,
     profile: SpeedProfile | None = None,
+    shape: DraftShape | None = None,
 ) -> ServingMetrics:
-    """One run of ``workload`` on one replica of ``dep``: speculative when ``alpha`` is given and it has a draft."""
+    """One run of ``workload`` on one replica of ``dep``: speculative when ``alpha`` is given and it has a draft,
+    drafting as ``shape`` says (default: a chain of ``k``, else the deployment's K)."""
     speculative = alpha is not None and dep.is_speculative
     engine = EngineStep(dep if speculative else dep.without_draft(), profile)
-    kk = (k or dep.num_speculative_tokens) if speculative else None
-    limits = replica_limits(dep if speculative else dep.without_draft(), engine, speculative, kk or 0)
+    shape = (shape or draft_shape(dep, k)) if speculative else None
+    lookahead = shape.verify_tokens - 1 if shape is not None else 0
+    limits = replica_limits(dep if speculative else dep.without_draft(), engine, speculative, lookahead)
     prompts, outputs = check_lengths(workload, limits.max_model_len)
-    return _Run(engine, limits, workload, prompts, outputs, kk, alpha if speculative else None).run()
+    return _Run(engine, limits, workload, prompts, outputs, shape, alpha if speculative else None).run()
 
 
 def simulate(
@@ -535,8 +513,12 @@ def simulate(
     alpha: float | None = None,
     k: int | None = None,
     profile: SpeedProfile | None = None,
+    verification: Verification = "chain",
+    tree_topk: int | None = None,
+    tree_verify_tokens: int | None = None,
 ) -> SimulationResult:
-    """``workload`` on one replica of ``dep``, with its draft at α ``alpha`` and K ``k``, and without."""
+    """``workload`` on one replica of ``dep``, with its draft at α ``alpha`` and K ``k`` (a chain, or a tree of that
+    depth with ``tree_topk`` candidates per level within ``tree_verify_tokens``), and without."""
     if dep.is_speculative and alpha is None:
         raise InputError("alpha", None, f"an acceptance (α) for {dep.speculator_name}")
     if k is not None:
@@ -545,8 +527,9 @@ def simulate(
     speculative = None
     kk = None
     if dep.is_speculative:
-        kk = k or dep.num_speculative_tokens
-        speculative = simulate_one(dep, workload, alpha=alpha, k=kk, profile=profile)
+        shape = draft_shape(dep, k, verification, tree_topk, tree_verify_tokens)
+        kk = shape.k
+        speculative = simulate_one(dep, workload, alpha=alpha, profile=profile, shape=shape)
     return SimulationResult(
         deployment=f"{dep.target.id}" + (f" + {dep.speculator_name}" if dep.is_speculative else ""),
         gpus=dep.gpus_per_replica,
@@ -554,6 +537,52 @@ def simulate(
         mode=workload.mode,
         alpha=alpha if dep.is_speculative else None,
         k=kk,
+        verification=verification if dep.is_speculative else "chain",
         plain=plain,
         speculative=speculative,
     )
+
+
+#: Capacity runs hold at least this many rounds of the replica's request slots, so that the steady window (after
+#: the first completion, before the last admission) spans whole rounds.
+CAPACITY_ROUNDS = 8
+#: The overloads capacity runs offer: a multiple of the offline run's steady rate, then of the best rate so far. An
+#: offline run of identical requests moves in lockstep waves that leave KV cache idle, and a deep queue admits in
+#: bursts that preempt (recompute) more, so both sit below what a replica just past saturation sustains; the
+#: highest steady rate is kept.
+CAPACITY_OVERLOADS = (1.25, 1.05)
+
+
+def replica_capacity(
+    dep: Deployment,
+    workload: ServingWorkload,
+    *,
+    alpha: float | None = None,
+    k: int | None = None,
+    profile: SpeedProfile | None = None,
+) -> ServingMetrics:
+    """The most ``workload``'s requests one replica sustains: its steady state while requests queue faster than it
+    serves them (``steady_requests_per_s``; warm-up and drain left out, so the run length does not move it).
+
+    Runs of at least ``CAPACITY_ROUNDS`` times the requests the replica holds at once: every request queued at once
+    (offline), then Poisson arrivals at ``CAPACITY_OVERLOADS`` times the best steady rate so far; the run with the
+    highest steady rate is returned. Offered more, a replica serves no more than a few percent above it
+    (``tests/core/speed/test_scheduler.py``).
+    """
+    prompts, outputs = workload.lengths()
+    per_request = max(1, round(sum(prompts) / len(prompts) + sum(outputs) / len(outputs)))
+    speculative = alpha is not None and dep.is_speculative
+    plan = plan_memory(dep if speculative else dep.without_draft(), with_suggestions=False)
+    slots = min(plan.limits.max_num_seqs, max(1, plan.kv_cache_tokens // per_request)) if plan.fits else 1
+    fields = {"request_rate": None, "concurrency": None, "offline": False}
+    count = max(workload.num_prompts, CAPACITY_ROUNDS * slots)
+    offline = simulate_one(
+        dep, workload.model_copy(update=fields | {"offline": True, "num_prompts": count}), alpha=alpha, k=k,
+        profile=profile,
+    )  # fmt: skip
+    runs = [offline]
+    for overload in CAPACITY_OVERLOADS:
+        rate = overload * max(run.steady_requests_per_s for run in runs)
+        arrivals = workload.model_copy(update=fields | {"request_rate": rate, "num_prompts": count})
+        runs.append(simulate_one(dep, arrivals, alpha=alpha, k=k, profile=profile))
+    return max(runs, key=lambda run: run.steady_requests_per_s)

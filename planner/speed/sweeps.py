@@ -99,9 +99,11 @@ def batch_sweep(
         if batch < 1:
             raise InputError("batch_size", batch, "an integer >= 1")
         model = BatchSteps(engine, batch, mean_context(workload), [*rules.k_search.ks, k])
-        allowed = search_ks(deployment)
+        allowed = search_ks(deployment, k)
         search = {kk: r for kk, r in model.cost_ratios().items() if kk in allowed}
-        best_k, best = spec.optimal_k(alpha, search)
+        by_k = model.speedup_by_depth(workload, deployment.speculative_method, alpha, allowed)
+        best_k = min(by_k, key=lambda kk: (-by_k[kk], kk))
+        best = by_k[best_k]
         spec_tpot = model.step(shape).total_s / tau
         points.append(
             BatchPoint(

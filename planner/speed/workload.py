@@ -80,15 +80,32 @@ class SpeedWorkload(BaseModel):
         return deployment.num_speculative_tokens
 
     def draft_shape(self, method: SpeculatorKind, k: int, verification: Verification | None = None) -> DraftShape:
-        """How ``method`` drafts and verifies at draft length (tree depth) ``k`` under this workload."""
+        """How ``method`` drafts and verifies at draft length (tree depth) ``k`` under this workload.
+
+        A tree's token budget is the one given, else the engine default raised to ``k + 1`` so that every level
+        holds a candidate (a chain of ``k`` is the smallest tree of depth ``k``); a tree drawn only for comparison
+        with a chain (``verification`` other than the workload's) is raised the same way even when a budget is given.
+
+        >>> w = SpeedWorkload.build(alpha=0.8)
+        >>> w.draft_shape("eagle3", 8, "tree").verify_tokens, w.draft_shape("eagle3", 3, "tree").verify_tokens
+        (9, 8)
+        """
         tree = speculation_rules().tree
+        chosen = verification or self.verification
+        budget = self.tree_verify_tokens or max(tree.verify_tokens, k + 1)
+        if chosen != self.verification:
+            budget = max(budget, k + 1)
         return DraftShape.build(
             method=method,
-            verification=verification or self.verification,
+            verification=chosen,
             k=k,
             topk=self.tree_topk or tree.topk,
-            tree_verify_tokens=self.tree_verify_tokens or tree.verify_tokens,
+            tree_verify_tokens=budget,
         )
+
+    def allows_depth(self, k: int) -> bool:
+        """Whether a tree of depth ``k`` fits the workload's token budget (always for a chain or no budget given)."""
+        return self.verification == "chain" or self.tree_verify_tokens is None or self.tree_verify_tokens >= k + 1
 
     @property
     def convention(self) -> str:

@@ -65,3 +65,16 @@ def test_a_request_beyond_the_max_model_length_names_the_prompt_and_its_length()
         "--prompt-tokens", "200000", "--num-prompts", "20",
     )  # fmt: skip
     assert proc.returncode == 2 and "prompt_tokens = 200000" in proc.stderr
+
+
+def test_a_tree_simulates_with_its_widths_and_the_steady_state():
+    out = json.loads(
+        run_cli(
+            "simulate", "--target", "Llama-3.1-8B", "--draft", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+            "--gpu", "h100-sxm-80gb", "--engine", "sglang", "--alpha", "0.7", "--num-speculative-tokens", "5",
+            "--concurrency", "33", "--num-prompts", "200", "--verification", "tree", "--json", check=True,
+        ).stdout
+    )  # fmt: skip
+    assert out["verification"] == "tree" and out["tree_widths"] == [3, 1, 1, 1, 1]
+    assert out["steady"] and out["steady_output_tokens_per_s"] > 0
+    assert out["padded_steps"] > 0 and 0 < out["mean_padding_frac"] < 1  # 33 requests run as the 40-request graph

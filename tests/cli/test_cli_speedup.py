@@ -84,3 +84,30 @@ def test_rho_needs_k_and_the_verdict_is_at_the_given_k():
     assert out["verdict_k"] == 4 and out["k"] == 4 and "optimal_k" in out
     assert out["acceptance_convention"] == "draft_acceptance_rate"
     assert any(w.startswith("ρ = 0.200") for w in out["warnings"])  # the advisory in the user's convention
+
+
+HEAD = (
+    "speedup",
+    "--target",
+    "Llama-3.1-8B",
+    "--draft",
+    "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+    "--gpu",
+    "h100-sxm-80gb",
+)
+
+
+@pytest.mark.parametrize("k", ["8", "12"])
+def test_a_long_chain_with_a_head_compares_against_a_tree_that_fits_it(k):
+    # The chain/tree comparison once built a tree of depth K inside the default 8-token budget and exited 2.
+    out = json.loads(run_cli(*HEAD, "--alpha", "0.8", "--k", k, "--json", check=True).stdout)
+    assert out["verification"] == "chain" and out["verify_tokens"] == int(k) + 1
+    assert set(out["speedup_by_verification"]) == {"chain", "tree"}
+
+
+def test_the_optimal_tree_depth_pays_at_least_the_chosen_depth():
+    out = json.loads(
+        run_cli(*HEAD, "--alpha", "0.8", "--k", "4", "--verification", "tree", "--json", check=True).stdout
+    )
+    assert out["speedup_at_optimal_k"] >= out["speedup"]
+    assert out["speedup_by_k"][str(out["optimal_k"])] == out["speedup_at_optimal_k"]

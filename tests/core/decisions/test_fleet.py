@@ -7,7 +7,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.catalog.lookup import get_model, get_node
-from planner.decisions.fleet import SLO_PRESETS, Traffic, best_quote_on_node, compare_nodes, fleet_quote
+from planner.decisions.fleet import (
+    SLO_PRESETS,
+    Traffic,
+    best_quote_on_node,
+    compare_nodes,
+    fleet_quote,
+    recommend_fleet,
+)
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 
@@ -133,3 +140,12 @@ def test_bad_traffic_names_the_field(fields, field):
     with pytest.raises(PlannerError) as info:
         Traffic.build(prompt_tokens=1, output_tokens=1, **fields)
     assert info.value.field == field
+
+
+def test_the_quote_and_its_recommendation_agree_on_speculation():
+    # At as many GPUs and a lower TPOT the quote once said speculation_chosen while the recommendation had none.
+    q = fleet_quote(DEP, Traffic(requests_per_s=2, prompt_tokens=512, output_tokens=256, alpha=0.9))
+    plan = recommend_fleet(q.traffic, [q], [])
+    assert plan.recommended is not None
+    assert q.speculation_chosen == plan.recommended.option.speculation
+    assert q.chosen is plan.recommended.option

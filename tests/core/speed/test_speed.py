@@ -173,3 +173,29 @@ def test_invalid_workloads_are_clear_errors(fields, field):
     with pytest.raises(PlannerError) as info:
         estimate_speed(_dep(), SpeedWorkload.build(**fields))
     assert info.value.field == field
+
+
+def _head_dep(**fields):
+    return Deployment.on_node(
+        get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), draft=get_model("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"),
+        **fields,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("verification", ["chain", "tree"])
+@pytest.mark.parametrize("k", [2, 4, 8, 16])
+def test_optimal_k_follows_the_verification_and_never_pays_less_than_the_chosen_k(verification, k):
+    est = estimate_speed(_head_dep(), SpeedWorkload.build(alpha=0.8, k=k, verification=verification))
+    assert est.speedup_at_optimal_k >= est.speedup * (1 - 1e-12)
+    assert est.speedup_by_k[est.k] == pytest.approx(est.speedup)
+    assert est.speedup_by_k[est.optimal_k] == est.speedup_at_optimal_k
+
+
+def test_a_given_tree_budget_limits_the_depths_searched():
+    est = estimate_speed(_head_dep(), SpeedWorkload.build(alpha=0.8, k=3, verification="tree", tree_verify_tokens=6))
+    assert max(est.speedup_by_k) == 5 and est.verify_tokens == 6
+
+
+def test_batch_sweep_optimum_is_over_the_same_verification():
+    sweep = batch_sweep(_head_dep(), SpeedWorkload.build(alpha=0.8, k=4, verification="tree"), [1, 64])
+    assert all(p.speedup_at_optimal_k >= p.speedup * (1 - 1e-12) for p in sweep.points)

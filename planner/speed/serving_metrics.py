@@ -1,0 +1,164 @@
+"""What one simulated serving run reports: throughput, latency percentiles, occupancy, what bound it, the steady state.
+
+Whole-run throughput is what a benchmark client prints (requests over the wall time from the first arrival to the
+last completion, warm-up and drain included: ``vllm bench serve``'s "Output token throughput"). The **steady state**
+leaves both out: it is the rate at which output tokens are emitted between the first completion (before it, every
+slot is still in its first prefill) and the last admission (after it, the batch only shrinks), so it does not move
+with the number of requests simulated. Speedups at a fixed concurrency or offline and a replica's capacity use it.
+
+>>> steady_rate([(1.0, 10.0), (2.0, 30.0), (3.0, 50.0)], 1.5, 2.5)
+20.0
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from bisect import bisect_left
+
+from pydantic import BaseModel, Field
+
+#: Batch-occupancy samples kept per run (evenly thinned).
+OCCUPANCY_POINTS = 200
+
+#: The steady window must span at least this share of the run; shorter, the run never left warm-up and drain
+#: (every request admitted before the first finished) and the whole-run rate stands in.
+MIN_STEADY_FRAC = 0.2
+
+
+class Percentiles(BaseModel):
+    mean: float
+    p50: float
+    p99: float
+
+    @classmethod
+    def of(cls, values: list[float]) -> Percentiles:
+        if not values:
+            return cls(mean=0.0, p50=0.0, p99=0.0)
+        ordered = sorted(values)
+        return cls(mean=statistics.fmean(ordered), p50=percentile(ordered, 50), p99=percentile(ordered, 99))
+
+
+def percentile(ordered: list[float], pct: float) -> float:
+    """Linear-interpolated percentile of sorted values (numpy's default method)."""
+    if not ordered:
+        return 0.0
+    rank = (len(ordered) - 1) * pct / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _tokens_at(trace: list[tuple[float, float]], when: float) -> float:
+    """Cumulative tokens at ``when`` on a trace of (step end s, cumulative tokens), linear within a step."""
+    i = bisect_left(trace, (when, -math.inf))
+    if i >= len(trace):
+        return trace[-1][1]
+    t1, c1 = trace[i]
+    t0, c0 = trace[i - 1] if i > 0 else (t1, c1)
+    return c1 if t1 <= t0 else c0 + (c1 - c0) * (when - t0) / (t1 - t0)
+
+
+def steady_rate(trace: list[tuple[float, float]], start: float, end: float) -> float:
+    """Tokens per second between ``start`` and ``end`` on a cumulative trace (interpolated)."""
+    return (_tokens_at(trace, end) - _tokens_at(trace, start)) / (end - start)
+
+
+class ReplicaLimits(BaseModel):
+    """What bounds a replica's scheduler, from its memory plan and engine profile."""
+
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    kv_cache_tokens: int
+    lookahead_tokens_per_seq: int
+    max_model_len: int
+    mixed_prefill: bool
+    reserves_output: bool
+    request_cap_reason: str
+    #: Batch sizes (in tokens) the engine captured CUDA graphs at; a step pads up to the next one (empty: eager).
+    cudagraph_sizes: tuple[int, ...] = ()
+
+
+class ServingMetrics(BaseModel):
+    """One simulated run: throughput, latency percentiles, occupancy, what bound it, the work done."""
+
+    speculative: bool
+    k: int | None
+    alpha: float | None
+    #: chain or tree (a tree's level widths), and the tokens one speculative step emits on average.
+    verification: str = "chain"
+    tree_widths: tuple[int, ...] = ()
+    tokens_per_step: float = 1.0
+    requests: int
+    duration_s: float
+    requests_per_s: float
+    output_tokens_per_s: float
+    total_tokens_per_s: float
+    #: Output tokens per second and requests per second in the steady window (warm-up and drain left out).
+    steady_output_tokens_per_s: float
+    steady_requests_per_s: float
+    #: (start s, end s) of the steady window; ``steady`` false when the run never reached one (whole run used).
+    steady_window_s: tuple[float, float]
+    steady: bool
+    ttft_s: Percentiles
+    tpot_s: Percentiles
+    e2e_latency_s: Percentiles
+    queueing_delay_s: Percentiles
+    mean_batch_size: float
+    max_batch_size: int
+    preemptions: int
+    steps: int
+    #: Steps whose batch ran padded to a captured CUDA-graph size, and the mean padding share of their tokens.
+    padded_steps: int = 0
+    mean_padding_frac: float = 0.0
+    limited_by: str
+    #: Time-weighted share of the run during which each constraint held waiting requests back.
+    blocked_frac: dict[str, float]
+    #: (time s, running requests) samples over the run.
+    occupancy: list[tuple[float, int]]
+    busy_frac: float
+    #: Work of the busiest GPU per second of the run, and its peaks.
+    delivered_flops_per_s: float
+    delivered_bytes_per_s: float
+    peak_flops_per_s: float
+    peak_bytes_per_s: float
+    limits: ReplicaLimits
+    #: Every request's TTFT and TPOT, sorted (for any percentile; left out of JSON output).
+    ttft_values_s: list[float] = Field(default=[], exclude=True, repr=False)
+    tpot_values_s: list[float] = Field(default=[], exclude=True, repr=False)
+
+    def ttft_at(self, pct: float) -> float:
+        return percentile(self.ttft_values_s, pct)
+
+    def tpot_at(self, pct: float) -> float:
+        return percentile(self.tpot_values_s, pct)
+
+
+def limited_by(mode: str, blocked: dict[str, float], duration: float, cap_reason: str) -> tuple[str, dict]:
+    """What held waiting requests back longest (a share of the run), in words, and every share."""
+    fractions = {key: value / duration for key, value in blocked.items() if value > 0}
+    binding = max(fractions.items(), key=lambda kv: kv[1]) if fractions else None
+    if binding is None or binding[1] < 0.1:
+        limited = {"rate": "offered load (the replica keeps up)", "concurrency": "client concurrency"}.get(
+            mode, "compute"
+        )
+    elif binding[0] == "max_num_seqs":
+        limited = cap_reason
+    elif binding[0] == "kv_cache":
+        limited = "KV cache capacity"
+    else:
+        limited = "compute (token budget full)" if binding[0] == "token_budget" else "compute"
+    if mode == "offline" and binding is not None and binding[0] in ("token_budget", "queue"):
+        limited = "compute"
+    return limited, fractions
+
+
+def steady_state(
+    trace: list[tuple[float, float]], first_done: float, last_admitted: float, start: float, end: float
+) -> tuple[float, tuple[float, float], bool]:
+    """Output tokens per second in the steady window, the window, and whether the run reached one."""
+    duration = max(end - start, 1e-12)
+    if trace and last_admitted - first_done >= MIN_STEADY_FRAC * duration:
+        return steady_rate(trace, first_done, last_admitted), (first_done, last_admitted), True
+    total = trace[-1][1] if trace else 0.0
+    return total / duration, (start, end), False

@@ -1,0 +1,117 @@
+"""The simulated scheduler against the static estimate, its steady state, tree verification and replica capacity.
+
+Deterministic seeds, no timing: every figure is a simulated or estimated quantity.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner import acceptance_math as am
+from planner.catalog.lookup import get_model, get_node
+from planner.deployment import Deployment
+from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.speed.serving_workload import ServingWorkload
+from planner.speed.simulate import replica_capacity, simulate, simulate_one
+
+H100 = get_node("1x-h100-sxm-80gb")
+HEAD_DEP = Deployment.on_node(
+    get_model("Llama-3.1-8B"), H100, draft=get_model("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"), num_speculative_tokens=4
+)
+DRAFT_DEP = Deployment.on_node(
+    get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4, draft=get_model("Llama-3.2-1B"),
+    num_speculative_tokens=3,
+)  # fmt: skip
+
+#: Decode-dominated requests: the static estimate prices decode steps, so prefill must be a small share here.
+PROMPT, OUTPUT = 32, 2048
+
+
+@pytest.mark.parametrize(
+    ("engine", "verification", "batch"),
+    [
+        ("vllm", "chain", 1),
+        ("vllm", "chain", 33),
+        ("vllm", "chain", 64),
+        ("vllm", "chain", 128),
+        ("vllm", "tree", 33),
+        ("vllm", "tree", 128),
+        ("sglang", "chain", 33),
+        ("sglang", "tree", 48),
+        ("trtllm", "chain", 100),
+    ],
+)
+def test_the_static_estimate_equals_the_simulated_steady_state(engine, verification, batch):
+    dep = HEAD_DEP.replace(engine=engine)
+    est = estimate_speed(
+        dep,
+        SpeedWorkload.build(
+            alpha=0.7, k=4, batch_size=batch, prompt_tokens=PROMPT, output_tokens=OUTPUT, verification=verification
+        ),
+    )
+    lengths = {"prompt_tokens": PROMPT, "output_tokens": OUTPUT}
+    workload = ServingWorkload.build(concurrency=batch, num_prompts=4 * batch, **lengths)
+    run = simulate(dep, workload, alpha=0.7, k=4, verification=verification)
+    assert run.plain.steady and run.speculative.steady
+    assert run.speedup == pytest.approx(est.speedup, rel=0.03)
+    assert run.speculative.steady_output_tokens_per_s == pytest.approx(est.throughput_tok_s, rel=0.03)
+    assert run.plain.steady_output_tokens_per_s == pytest.approx(est.baseline_throughput_tok_s, rel=0.03)
+    assert run.speculative.tpot_s.mean == pytest.approx(est.spec_tpot_s, rel=0.03)
+
+
+@pytest.mark.parametrize("dataset", ["fixed", "sharegpt"])
+@pytest.mark.parametrize("concurrency", [64, 96, 128])
+def test_the_simulated_speedup_does_not_move_when_the_request_count_doubles(dataset, concurrency):
+    def speedup(n: int) -> float:
+        workload = ServingWorkload.build(concurrency=concurrency, num_prompts=n, dataset=dataset, seed=3)
+        return simulate(DRAFT_DEP, workload, alpha=0.8, k=3).speedup
+
+    assert speedup(8 * concurrency) == pytest.approx(speedup(4 * concurrency), rel=0.03)
+
+
+def test_a_tree_in_the_simulator_emits_its_tokens_and_spends_its_budget():
+    workload = ServingWorkload.build(concurrency=8, num_prompts=32, prompt_tokens=PROMPT, output_tokens=512)
+    chain = simulate(HEAD_DEP.replace(engine="sglang"), workload, alpha=0.6, k=5)
+    tree = simulate(HEAD_DEP.replace(engine="sglang"), workload, alpha=0.6, k=5, verification="tree")
+    spec = tree.speculative
+    assert spec.verification == "tree" and spec.tree_widths == (3, 1, 1, 1, 1)  # SGLang's 5 / 4 / 8 default
+    assert spec.tokens_per_step == pytest.approx(am.tree_tokens_per_step(0.6, (3, 1, 1, 1, 1)))
+    assert spec.limits.lookahead_tokens_per_seq == 7  # the verify budget less the root
+    assert chain.speculative.tokens_per_step == pytest.approx(am.expected_tokens_per_step(0.6, 5))
+    assert tree.speedup > chain.speedup  # at batch 8 the wider verify is nearly free
+
+
+def test_the_replica_capacity_is_the_saturated_steady_state():
+    lengths = {"prompt_tokens": 1024, "output_tokens": 256}
+    capacity = replica_capacity(DRAFT_DEP.without_draft(), ServingWorkload.build(offline=True, **lengths))
+    # the lockstep offline run of 400 requests (warm-up and drain included) sat below the replica's steady state
+    offline = simulate_one(DRAFT_DEP.without_draft(), ServingWorkload.build(offline=True, num_prompts=400, **lengths))
+    assert capacity.steady_requests_per_s > offline.requests_per_s
+    overloaded = simulate_one(
+        DRAFT_DEP.without_draft(),
+        ServingWorkload.build(request_rate=1.5 * capacity.steady_requests_per_s, num_prompts=6000, **lengths),
+    )
+    assert overloaded.steady_requests_per_s <= capacity.steady_requests_per_s * 1.03
+    more = replica_capacity(DRAFT_DEP.without_draft(), ServingWorkload.build(offline=True, num_prompts=6000, **lengths))
+    assert more.steady_requests_per_s == pytest.approx(capacity.steady_requests_per_s, rel=0.03)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["vllm", "sglang", "trtllm"]),
+    st.sampled_from(["chain", "tree"]),
+    st.sampled_from([("rate", 40.0), ("concurrency", 33), ("offline", None)]),
+    st.integers(16, 3000),
+    st.integers(1, 800),
+)
+def test_padded_and_tree_steps_never_beat_the_gpus_peak(engine, verification, arrivals, prompt, output):
+    mode, value = arrivals
+    fields = {"offline": True} if mode == "offline" else {"request_rate" if mode == "rate" else "concurrency": value}
+    workload = ServingWorkload.build(prompt_tokens=prompt, output_tokens=output, num_prompts=50, **fields)
+    run = simulate(HEAD_DEP.replace(engine=engine), workload, alpha=0.7, k=4, verification=verification)
+    for arm in (run.plain, run.speculative):
+        assert 0 < arm.delivered_flops_per_s <= arm.peak_flops_per_s
+        assert 0 < arm.delivered_bytes_per_s <= arm.peak_bytes_per_s
+        assert arm.busy_frac <= 1 and 0 <= arm.mean_padding_frac < 1
