@@ -331,6 +331,8 @@ class EngineProfile(_Strict):
     hybrid_kv_groups: HybridKvGroups | None = None
     #: The engine allocates rotary cos/sin caches with the model, inside its weights memory (vLLM).
     rope_cache_in_weights: bool = False
+    #: An MTP module keeps its own LM head (``shared_head.head``) beside the target's (older vLLM releases).
+    mtp_keeps_own_lm_head: bool = False
     #: How the largest CUDA-graph batch follows max_num_seqs and speculation (None: ``min(2 · seqs, 512)``).
     cudagraph_capture: CudagraphCapture | None = None
     source: str

@@ -4,6 +4,8 @@
 (False, True)
 >>> method_support("vllm", None, "draft_model").supported  # the newest release
 True
+>>> method_support("sglang", "0.4.6", "ngram").engine_message
+"argument --speculative-algorithm: invalid choice: 'NGRAM' (choose from 'EAGLE', 'EAGLE3', 'NEXTN')"
 """
 
 from __future__ import annotations
@@ -35,6 +37,22 @@ class MethodRange(_Strict):
         return parse_version(self.min_version) <= wanted and (upper is None or wanted < upper)
 
 
+class MethodRefusal(_Strict):
+    """The engine's own message when a release in ``[min_version, max_version)`` lacks a method."""
+
+    min_version: str
+    max_version: str
+    #: The methods it answers for (None: every method the release lacks).
+    methods: tuple[Method, ...] | None = None
+    message: str
+    source: str
+
+    def covers(self, version: str, method: str) -> bool:
+        wanted = parse_version(version)
+        in_range = parse_version(self.min_version) <= wanted < parse_version(self.max_version)
+        return in_range and (self.methods is None or method in self.methods)
+
+
 class EngineReleases(_Strict):
     engine: str
     rejects_unequal_vocab: bool
@@ -42,6 +60,9 @@ class EngineReleases(_Strict):
     vocab_padding_accepted_from: str | None
     vocab_padding_source: str
     methods: tuple[MethodRange, ...]
+    method_refusals: tuple[MethodRefusal, ...] = ()
+    #: The engine's own name for each method (``--speculative-algorithm`` values, ``speculative_config.method``).
+    algorithm_names: dict[str, str] = {}
 
 
 class MethodSupport(_Strict):
@@ -49,6 +70,9 @@ class MethodSupport(_Strict):
     #: The first release that runs the method (None: no release of this engine does).
     first_release: str | None
     source: str
+    #: What the release says when it refuses the method (None: no message recorded).
+    engine_message: str | None = None
+    engine_message_source: str | None = None
 
 
 @data_cache
@@ -79,4 +103,11 @@ def method_support(engine: str, version: str | None, method: Method) -> MethodSu
         hit = next((r for r in ranges if r.max_version is None), None)
     else:
         hit = next((r for r in ranges if r.covers(version)), None)
-    return MethodSupport(supported=hit is not None, first_release=first.min_version, source=(hit or first).source)
+    support = MethodSupport(supported=hit is not None, first_release=first.min_version, source=(hit or first).source)
+    if support.supported or version is None:
+        return support
+    refusal = next((r for r in facts.method_refusals if r.covers(version, method)), None)
+    if refusal is None:
+        return support
+    message = refusal.message.format(algorithm=facts.algorithm_names.get(method, method))
+    return support.model_copy(update={"engine_message": message, "engine_message_source": refusal.source})

@@ -55,16 +55,18 @@ def _speculator_weights_bytes(dep: Deployment, profile: EngineProfile) -> int:
     """The speculator's weights on one GPU as the engine loads them: a head's own tensors (embedding and LM head
     left to the target when it shares them, :func:`planner.catalog.speculators.head_tensors`), else the draft.
     Where the release keeps the head's duplicate embedding and LM head while it sizes the pool
-    (``draft_head_copies_kept_while_sizing``), the head weighs its own copies of both."""
+    (``draft_head_copies_kept_while_sizing``), the head weighs its own copies of both; where it keeps an MTP
+    module's own LM head (``mtp_keeps_own_lm_head``), that copy."""
     spec = dep.speculator
     arch = spec.architecture
     kept = getattr(profile, "draft_head_copies_kept_while_sizing", False)
+    own_head = profile.mtp_keeps_own_lm_head and spec.speculator is not None and spec.speculator.kind == "mtp"
     return weight_bytes_per_gpu(
         arch,
         dep.draft_format,
         tp=dep.resolved_draft_tp,
         config=spec.config,
-        tensors=head_tensors(spec, own_embeddings=kept),
+        tensors=head_tensors(spec, own_embeddings=kept, own_lm_head=own_head),
     )
 
 

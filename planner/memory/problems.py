@@ -97,10 +97,12 @@ def _speculation_problems(dep: Deployment, profile: EngineProfile, plan: MemoryP
     support = method_support(dep.engine, dep.engine_version, method)
     if not support.supported:
         since = f"; releases from {support.first_release} run it" if support.first_release else ""
+        said = f': "{support.engine_message}"' if support.engine_message else ""
         found.add(
             f"{profile.engine_name} {dep.engine_version or ''} does not run {METHOD_WORDS[method]} "
-            f"(speculative method {method}; it refuses the speculative config at start-up){since} "
-            f"({support.source})".replace("  ", " "),
+            f"(speculative method {method}; it refuses the speculative config at start-up{said}){since} "
+            f"(releases {profile.min_version} to <{profile.max_version}; "
+            f"{support.engine_message_source or support.source})".replace("  ", " "),
             stops_start=True,
         )
     if dep.speculator is None:  # n-gram: no model, no weights, no KV of its own
