@@ -10,6 +10,8 @@ True
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 from planner.catalog.schemas import SpeculatorKind
@@ -53,6 +55,30 @@ class MethodRefusal(_Strict):
         return in_range and (self.methods is None or method in self.methods)
 
 
+class ContextLimit(_Strict):
+    """The engine's refusal of a max length above the one it derives (:mod:`planner.engines.context_limit`)."""
+
+    derivation: Literal["vllm", "sglang"]
+    override_env: str
+    message: str
+    risk: str
+    source: str
+
+
+class Eagle3Targets(_Strict):
+    """The target ``model_type`` substrings a release range's EAGLE-3 accepts (``max_version`` None: every later)."""
+
+    min_version: str
+    max_version: str | None
+    model_types: tuple[str, ...]
+    source: str
+
+    def covers(self, version: str) -> bool:
+        wanted = parse_version(version)
+        upper = parse_version(self.max_version) if self.max_version else None
+        return parse_version(self.min_version) <= wanted and (upper is None or wanted < upper)
+
+
 class EngineReleases(_Strict):
     engine: str
     rejects_unequal_vocab: bool
@@ -63,6 +89,34 @@ class EngineReleases(_Strict):
     method_refusals: tuple[MethodRefusal, ...] = ()
     #: The engine's own name for each method (``--speculative-algorithm`` values, ``speculative_config.method``).
     algorithm_names: dict[str, str] = {}
+    context_limit: ContextLimit | None = None
+    eagle3_targets: tuple[Eagle3Targets, ...] = ()
+
+    def eagle3_refusal(self, version: str | None, model_type: str) -> str | None:
+        """The engine's refusal of an EAGLE-3 head on a ``model_type`` target, in its words, else None.
+
+        >>> engine_releases("vllm").eagle3_refusal("0.10.1", "gemma2")[:64]
+        "ValueError: Eagle3 is only supported for ['llama', 'qwen'] models"
+        >>> engine_releases("vllm").eagle3_refusal("0.10.1", "qwen3") is None
+        True
+        """
+        if not self.eagle3_targets:
+            return None
+        rule = (
+            next((r for r in self.eagle3_targets if r.covers(version)), None)
+            if version is not None
+            else next((r for r in self.eagle3_targets if r.max_version is None), None)
+        )
+        if rule is None or any(kind in model_type for kind in rule.model_types):
+            return None
+        return (
+            f"ValueError: Eagle3 is only supported for {list(rule.model_types)} models. "
+            f"Got self.target_model_config.hf_text_config.model_type={model_type!r}"
+        )
+
+    def eagle3_source(self, version: str | None) -> str:
+        hit = next((r for r in self.eagle3_targets if version is None or r.covers(version)), None)
+        return hit.source if hit else ""
 
 
 class MethodSupport(_Strict):
