@@ -95,7 +95,7 @@ class EngineReleases(_Strict):
     def eagle3_refusal(self, version: str | None, model_type: str) -> str | None:
         """The engine's refusal of an EAGLE-3 head on a ``model_type`` target, in its words, else None.
 
-        >>> engine_releases("vllm").eagle3_refusal("0.10.1", "gemma2")[:64]
+        >>> engine_releases("vllm").eagle3_refusal("0.10.1", "gemma2")[:65]
         "ValueError: Eagle3 is only supported for ['llama', 'qwen'] models"
         >>> engine_releases("vllm").eagle3_refusal("0.10.1", "qwen3") is None
         True
