@@ -172,9 +172,7 @@ def main() -> int:
     layouts = _non_torch_layouts()
     print(
         "\nnon-torch medians (GiB): "
-        + ", ".join(
-            f"{k} {statistics.median(g for _, g in v):.2f} (n={len(v)})" for k, v in sorted(layouts.items())
-        )
+        + ", ".join(f"{k} {statistics.median(g for _, g in v):.2f} (n={len(v)})" for k, v in sorted(layouts.items()))
     )
     return 0
 

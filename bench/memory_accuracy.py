@@ -261,9 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {case.case_id:<44} {case.reason}")
     if args.record:
         record_accuracy(
-            accuracy_record(
-                token_errors_known, token_errors_v0, gib_errors, datetime.date.today().isoformat(), unseen
-            )
+            accuracy_record(token_errors_known, token_errors_v0, gib_errors, datetime.date.today().isoformat(), unseen)
         )
         print(f"\nrecorded in {ENGINES_FILE.relative_to(REPO_ROOT)} (calibration.accuracy)")
     return 0
