@@ -1,5 +1,8 @@
 """The longest ``max_model_len`` an engine accepts without its override: the length it derives from the config.
 
+Two derivations (``context_limit.derivation`` in data/engine_releases.json): ``smallest_length_key`` (vLLM) and
+``first_length_key`` (SGLang).
+
 vLLM (``_get_and_verify_max_len``, vllm/config.py to 0.10, vllm/config/model.py after): the smallest of the
 length keys the config has; a rope scaling other than ``llama3``, ``su`` and ``longrope`` multiplies it by its
 factor (YaRN from ``original_max_position_embeddings``). SGLang (``get_context_length``,
@@ -8,10 +11,11 @@ scaling is ``llama3`` or names ``original_max_position_embeddings``. Each engine
 ``data/engine_releases.json`` (``context_limit``).
 
 >>> derived_max_model_len({"max_position_embeddings": 131072,
-...                        "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}, "vllm")
+...                        "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}, "smallest_length_key")
 131072
 >>> derived_max_model_len({"max_position_embeddings": 32768,
-...     "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}, "vllm")
+...     "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}},
+...     "smallest_length_key")
 131072
 """
 
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-Derivation = Literal["vllm", "sglang"]
+Derivation = Literal["smallest_length_key", "first_length_key"]
 
 #: vLLM's ``possible_keys`` (the smallest present wins).
 VLLM_KEYS = (
@@ -53,7 +57,7 @@ def derived_max_model_len(config: dict, derivation: Derivation) -> int | None:
     scaling = scaling if isinstance(scaling, dict) else {}
     kind = str(scaling.get("rope_type") or scaling.get("type") or "default")
     factor = float(scaling.get("factor") or 1.0)
-    if derivation == "vllm":
+    if derivation == "smallest_length_key":
         found = [v for v in (_int(cfg.get(key)) for key in VLLM_KEYS) if v is not None]
         if not found:
             return None

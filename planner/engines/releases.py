@@ -58,7 +58,7 @@ class MethodRefusal(_Strict):
 class ContextLimit(_Strict):
     """The engine's refusal of a max length above the one it derives (:mod:`planner.engines.context_limit`)."""
 
-    derivation: Literal["vllm", "sglang"]
+    derivation: Literal["smallest_length_key", "first_length_key"]
     override_env: str
     message: str
     risk: str

@@ -82,11 +82,13 @@ def test_sglang_refuses_a_longer_context_in_its_own_words():
 
 def test_derived_context_follows_each_engine_s_rope_rule():
     yarn = {"max_position_embeddings": 32768, "rope_scaling": {"type": "yarn", "factor": 4.0}}
-    assert derived_max_model_len(yarn, "vllm") == 131072
-    assert derived_max_model_len(yarn, "sglang") == 131072
+    assert derived_max_model_len(yarn, "smallest_length_key") == 131072
+    assert derived_max_model_len(yarn, "first_length_key") == 131072
     named = {**yarn, "rope_scaling": {**yarn["rope_scaling"], "original_max_position_embeddings": 32768}}
-    assert derived_max_model_len(named, "sglang") == 32768  # SGLang leaves the factor out when the original is named
-    assert derived_max_model_len({"n_positions": 2048, "max_position_embeddings": 4096}, "vllm") == 2048
+    # SGLang leaves the factor out when the original length is named
+    assert derived_max_model_len(named, "first_length_key") == 32768
+    lengths = {"n_positions": 2048, "max_position_embeddings": 4096}
+    assert derived_max_model_len(lengths, "smallest_length_key") == 2048
 
 
 def test_qwen_72b_with_the_05b_draft_at_tp8_is_refused_for_its_14_heads():
