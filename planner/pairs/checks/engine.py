@@ -39,7 +39,7 @@ def engine_check(ctx: PairContext) -> Check:
     if rule.draft_tp_rule == "one_or_equal" and draft_tp not in (1, target_tp):
         problems.append(f"draft TP {draft_tp} must be 1 or the target's TP {target_tp}: {rule.draft_tp_detail}")
     problem = tp_problem(ctx.draft.architecture, draft_tp)
-    if problem:
+    if problem and not (refused and draft_tp == target_tp):  # said once
         own = heads_refusal(rule, ctx.draft.architecture, draft_tp)
         problems.append(f"the draft cannot run at TP {draft_tp}: {own or problem}")
     if problems:
