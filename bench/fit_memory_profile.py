@@ -107,6 +107,43 @@ def fit_cudagraphs():
     return mean_y - slope * mean_x, slope, points
 
 
+#: Logs the SGLang non-torch constant was set from (``sglang_non_torch_gib`` in data/engines.json cites them).
+SGLANG_NON_TORCH_ROWS = ("vllm21348-qwen3-235b-fp8-tp4-sglang",)
+
+
+def _non_torch_layouts() -> dict[str, list[tuple[str, float]]]:
+    """Logged vLLM non-torch memory by parallel layout (the medians are the ``non_torch_gib`` constants)."""
+    layouts: dict[str, list[tuple[str, float]]] = {}
+    for case in load_cases():
+        dep = case.deployment
+        if dep is None or dep.engine != "vllm" or case.logged.non_torch_increase_bytes is None:
+            continue
+        key = "pp_only" if dep.pp > 1 and dep.tp == 1 else ("tp_multi" if dep.tp > 1 else "tp1")
+        layouts.setdefault(key, []).append((case.case_id, case.logged.non_torch_increase_bytes / GIB))
+    return layouts
+
+
+def fitted_case_ids() -> dict[str, list[str]]:
+    """Each log a calibration coefficient was fitted on, with the fits that used it: the rows
+    ``make bench-accuracy`` marks and keeps out of its figures over unseen logs.
+
+    The same selections as the fits below (activation: logs stating or implying their peak; CUDA graphs:
+    logs stating the estimate; non-torch: vLLM logs stating it; SGLang's constant: its cited log).
+    """
+    used: dict[str, list[str]] = {}
+    for fit, rows in (("V1 activation", _activation_rows()), ("V0 activation", _activation_rows("vllm-v0"))):
+        for row in rows:
+            used.setdefault(row["case"], []).append(fit)
+    for case_id, _, _ in fit_cudagraphs()[2]:
+        used.setdefault(case_id, []).append("CUDA graphs")
+    for entries in _non_torch_layouts().values():
+        for case_id, _ in entries:
+            used.setdefault(case_id, []).append("non-torch")
+    for case_id in SGLANG_NON_TORCH_ROWS:
+        used.setdefault(case_id, []).append("SGLang non-torch")
+    return used
+
+
 def _print_activation(label: str, rows, s: float, f: float) -> None:
     print(f"{label}: sampler bytes per logit = {s:.1f}, forward activation factor = {f:.2f}  (n={len(rows)})")
     for r in rows:
@@ -132,16 +169,10 @@ def main() -> int:
     for case, x, y in points:
         pred = first + per * x
         print(f"  {case:<46} logged {y / GIB:5.2f} GiB  fitted {pred / GIB:5.2f}  ({100 * (pred / y - 1):+5.1f}%)")
-    layouts: dict[str, list[float]] = {}
-    for case in load_cases():
-        dep = case.deployment
-        if dep is None or dep.engine != "vllm" or case.logged.non_torch_increase_bytes is None:
-            continue
-        key = "pp_only" if dep.pp > 1 and dep.tp == 1 else ("tp_multi" if dep.tp > 1 else "tp1")
-        layouts.setdefault(key, []).append(case.logged.non_torch_increase_bytes / GIB)
+    layouts = _non_torch_layouts()
     print(
         "\nnon-torch medians (GiB): "
-        + ", ".join(f"{k} {statistics.median(v):.2f} (n={len(v)})" for k, v in sorted(layouts.items()))
+        + ", ".join(f"{k} {statistics.median(g for _, g in v):.2f} (n={len(v)})" for k, v in sorted(layouts.items()))
     )
     return 0
 

@@ -72,6 +72,9 @@ class Deployment(BaseModel):
     #: ``ngram`` needs no draft; ``mtp`` without a draft runs the target's own MTP layers.
     method: SpeculatorKind | None = None
     enforce_eager: bool = False
+    #: The engine's override for a max_model_len above the model's derived context is set (vLLM
+    #: ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1``, SGLang ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``).
+    allow_long_max_model_len: bool = False
     #: Plain transformers has no pool: memory for this many sequences of max_model_len tokens.
     hf_batch_size: int = Field(default=1, ge=1)
 

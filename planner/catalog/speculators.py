@@ -76,11 +76,13 @@ def mtp_module(target: ModelSpec) -> ModelSpec | None:
 # ----- heads as the engine loads them --------------------------------------------------------------
 
 
-def head_tensors(spec: ModelSpec) -> list[WeightTensor] | None:
+def head_tensors(spec: ModelSpec, own_embeddings: bool = False, own_lm_head: bool = False) -> list[WeightTensor] | None:
     """The tensors an engine allocates for ``spec`` when it is a head (shared ones left to the target), else None.
 
     EAGLE-3's ``fc`` reads three target hidden states: ``3 x target_hidden_size`` when the config names it, else
-    ``3 x hidden_size`` (vLLM ``llama_eagle3.py``).
+    ``3 x hidden_size`` (vLLM ``llama_eagle3.py``). ``own_embeddings``: the engine holds the head's own copies of the
+    embedding and LM head (an engine that loads them before freeing the duplicates); ``own_lm_head``: its own LM
+    head only (vLLM releases that keep an MTP module's ``shared_head.head``).
 
     >>> from planner.catalog.lookup import get_model
     >>> tensors = head_tensors(get_model("EAGLE3-LLaMA3.1-Instruct-8B"))
@@ -99,8 +101,8 @@ def head_tensors(spec: ModelSpec) -> list[WeightTensor] | None:
         block.kind,
         target_hidden=target_hidden if isinstance(target_hidden, int) else None,
         draft_vocab=block.draft_vocab_size,
-        shares_embeddings=block.shares_embeddings,
-        shares_lm_head=block.shares_lm_head,
+        shares_embeddings=block.shares_embeddings and not own_embeddings,
+        shares_lm_head=False if (own_embeddings or own_lm_head) else block.shares_lm_head,
     )
 
 

@@ -64,6 +64,12 @@ def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) 
         "TensorRT-LLM free_gpu_memory_fraction)",
     )
     parser.add_argument("--max-model-len", type=positive_int)
+    parser.add_argument(
+        "--allow-long-max-model-len",
+        action="store_true",
+        help="the engine's override for a max length above the model's context is set "
+        "(VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1); planned as a risk",
+    )
     parser.add_argument("--max-num-batched-tokens", type=positive_int)
     parser.add_argument("--max-num-seqs", type=positive_int)
     parser.add_argument(
@@ -120,6 +126,7 @@ def deployment_from_args(args: argparse.Namespace) -> Deployment:
         "max_num_batched_tokens": args.max_num_batched_tokens,
         "max_num_seqs": args.max_num_seqs,
         "enforce_eager": args.enforce_eager,
+        "allow_long_max_model_len": args.allow_long_max_model_len,
         "hf_batch_size": args.hf_batch_size,
     }
     if args.k is not None:

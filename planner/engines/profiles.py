@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from planner.catalog.hardware import device_total_bytes
 from planner.deployment import Deployment
@@ -31,7 +31,9 @@ from planner.units import GIB, MIB
 BudgetRule = Literal[
     "fraction_of_total", "fraction_of_free_after_weights", "static_fraction_after_weights", "whole_device"
 ]
-DraftKv = Literal["shared_pool", "even_block_split", "separate_pool_with_headroom", "separate_cache"]
+DraftKv = Literal[
+    "shared_pool", "even_block_split", "separate_pool_with_headroom", "static_region_by_layers", "separate_cache"
+]
 
 
 class _Strict(BaseModel):
@@ -184,7 +186,57 @@ class ReservedMemoryRule(_Strict):
     min_mib_on_large_gpus: float
     draft_extra_mib: dict[str, float]
     fraction_decimals: int = Field(ge=0)
+    #: Prefill CUDA graphs captured by default: MiB per captured token count (MLA models: ``prefill_graph_mla_mib``).
+    prefill_graph_mib_per_size: float = 0.0
+    prefill_graph_mla_mib: float = 0.0
     source: str
+
+    def prefill_graph_mib(self, chunked_prefill_size: int, mla: bool) -> float:
+        """The prefill CUDA-graph reserve: ``len(sizes) · 8`` MiB for the token counts captured up to the chunk
+        (MLA: 1.5 GiB flat).
+
+        >>> rule = ReservedMemoryRule(base_mib=0, per_chunked_prefill_token_mib=0, per_cuda_graph_bs_mib=0,
+        ...     per_eighth_gpu_mib=0, min_chunked_prefill_tokens=0, large_gpu_above_mib=0, min_mib_on_large_gpus=0,
+        ...     draft_extra_mib={}, fraction_decimals=3, prefill_graph_mib_per_size=8, source="")
+        >>> rule.prefill_graph_mib(2048, mla=False)  # 42 sizes, as a 2,048-token log captures them
+        336.0
+        """
+        if not self.prefill_graph_mib_per_size:
+            return 0.0
+        if mla:
+            return self.prefill_graph_mla_mib
+        return len(prefill_graph_sizes(chunked_prefill_size)) * self.prefill_graph_mib_per_size
+
+
+def prefill_graph_sizes(max_tokens: int) -> list[int]:
+    """The token counts SGLang captures prefill CUDA graphs for, up to ``max_tokens`` (the chunked-prefill size):
+    4..32 by 4, 48..256 by 16, 288..512 by 32, 576..1,024 by 64, 1,280..4,096 by 256, then by 512."""
+    sizes = [*range(4, 33, 4), *range(48, 257, 16), *range(288, 513, 32), *range(576, 1025, 64)]
+    sizes += [*range(1280, 4097, 256), *range(4608, max_tokens + 1, 512)]
+    return [size for size in sizes if size <= max_tokens]
+
+
+class TpFraction(_Strict):
+    """One step of SGLang 0.4's ``mem_fraction_static`` table: the fraction from ``min_tp`` GPUs of TP up."""
+
+    min_tp: int = Field(ge=1)
+    fraction: float = Field(gt=0, le=1)
+
+
+class FractionByTp(_Strict):
+    """SGLang 0.4's default ``mem_fraction_static`` by tensor-parallel size (no GPU-memory term)."""
+
+    steps: tuple[TpFraction, ...]
+    source: str
+
+    def fraction(self, tp: int) -> float:
+        """The fraction of the largest step at or below ``tp``.
+
+        >>> FractionByTp(steps=(TpFraction(min_tp=1, fraction=0.88), TpFraction(min_tp=8, fraction=0.81)),
+        ...              source="").fraction(4)
+        0.88
+        """
+        return max((s for s in self.steps if s.min_tp <= tp), key=lambda s: s.min_tp).fraction
 
 
 class HybridKvGroups(_Strict):
@@ -279,6 +331,8 @@ class EngineProfile(_Strict):
     hybrid_kv_groups: HybridKvGroups | None = None
     #: The engine allocates rotary cos/sin caches with the model, inside its weights memory (vLLM).
     rope_cache_in_weights: bool = False
+    #: An MTP module keeps its own LM head (``shared_head.head``) beside the target's (older vLLM releases).
+    mtp_keeps_own_lm_head: bool = False
     #: How the largest CUDA-graph batch follows max_num_seqs and speculation (None: ``min(2 · seqs, 512)``).
     cudagraph_capture: CudagraphCapture | None = None
     source: str
@@ -326,9 +380,23 @@ class HfProfile(EngineProfile):
 
 
 class SglangProfile(EngineProfile):
+    """One SGLang release family: its default static fraction (a TP table in 0.4, the reserved-memory rule
+    after), what the static region holds, and when the draft's weights are loaded."""
+
     engine: Literal["sglang"]
     default_limits: SglangLimits
-    reserved_memory_rule: ReservedMemoryRule
+    reserved_memory_rule: ReservedMemoryRule | None = None
+    fraction_by_tp: FractionByTp | None = None
+    #: The draft's weights are loaded before the pool is sized, so they come out of the static region.
+    draft_weights_in_static_region: bool = False
+    #: While the pool is sized the draft head still holds its own copies of the target's embedding and LM head.
+    draft_head_copies_kept_while_sizing: bool = False
+
+    @model_validator(mode="after")
+    def _one_fraction_rule(self) -> SglangProfile:
+        if (self.reserved_memory_rule is None) == (self.fraction_by_tp is None):
+            raise ValueError("exactly one of reserved_memory_rule and fraction_by_tp")
+        return self
 
     def memory_fraction(self, dep: Deployment, total_bytes: int) -> tuple[float, list[str]]:
         """SGLang's default ``mem_fraction_static = round((gpu_mem - reserved_mem) / gpu_mem, 3)``."""
@@ -342,9 +410,13 @@ class SglangProfile(EngineProfile):
 
         >>> from planner.catalog.lookup import get_model, get_gpu
         >>> dep = Deployment.build(target=get_model("Llama-3.1-8B"), gpu=get_gpu("h200-sxm-141gb"), engine="sglang")
-        >>> engine_profile("sglang").default_fraction(dep, 0, None)
+        >>> engine_profile("sglang", "0.5.3").default_fraction(dep, 0, None)
         0.907
+        >>> engine_profile("sglang", "0.4.6").default_fraction(dep, 0, None)
+        0.88
         """
+        if self.fraction_by_tp is not None:  # 0.4: by TP alone, whatever the GPU or the speculative method
+            return self.fraction_by_tp.fraction(dep.tp)
         rule, limits = self.reserved_memory_rule, self.default_limits
         gpu_mib = sglang_gpu_mib(dep, total_bytes)
         tier = limits.tier(gpu_mib)
@@ -354,6 +426,7 @@ class SglangProfile(EngineProfile):
             + max(chunk, rule.min_chunked_prefill_tokens) * rule.per_chunked_prefill_token_mib
             + limits.cuda_graph_max_bs(gpu_mib, dep.tp) * rule.per_cuda_graph_bs_mib
             + dep.tp * dep.pp / 8 * rule.per_eighth_gpu_mib
+            + rule.prefill_graph_mib(max(chunk, 0), mla=dep.target.architecture.mla is not None)
         )
         if gpu_mib > rule.large_gpu_above_mib:
             reserved = max(reserved, rule.min_mib_on_large_gpus)

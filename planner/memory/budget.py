@@ -51,17 +51,22 @@ def _draft_on_stage(dep: Deployment, stage: int) -> bool:
     return dep.speculator is not None and stage == dep.pp - 1
 
 
-def _speculator_weights_bytes(dep: Deployment) -> int:
+def _speculator_weights_bytes(dep: Deployment, profile: EngineProfile) -> int:
     """The speculator's weights on one GPU as the engine loads them: a head's own tensors (embedding and LM head
-    left to the target when it shares them, :func:`planner.catalog.speculators.head_tensors`), else the draft."""
+    left to the target when it shares them, :func:`planner.catalog.speculators.head_tensors`), else the draft.
+    Where the release keeps the head's duplicate embedding and LM head while it sizes the pool
+    (``draft_head_copies_kept_while_sizing``), the head weighs its own copies of both; where it keeps an MTP
+    module's own LM head (``mtp_keeps_own_lm_head``), that copy."""
     spec = dep.speculator
     arch = spec.architecture
+    kept = getattr(profile, "draft_head_copies_kept_while_sizing", False)
+    own_head = profile.mtp_keeps_own_lm_head and spec.speculator is not None and spec.speculator.kind == "mtp"
     return weight_bytes_per_gpu(
         arch,
         dep.draft_format,
         tp=dep.resolved_draft_tp,
         config=spec.config,
-        tensors=head_tensors(spec),
+        tensors=head_tensors(spec, own_embeddings=kept, own_lm_head=own_head),
     )
 
 
@@ -82,7 +87,7 @@ def _stage_inputs(
     if _draft_on_stage(dep, stage):
         draft = dep.speculator.architecture
         draft_tp = dep.resolved_draft_tp
-        draft_w = _speculator_weights_bytes(dep)
+        draft_w = _speculator_weights_bytes(dep, profile)
         draft_layers = draft.num_layers
         if profile.draft_weights_budgeted:  # V0 profiles the scorer (target) only
             peaks.append(forward_activation_bytes(draft, tokens, draft_tp, elem, profile))
@@ -111,6 +116,8 @@ def _stage_inputs(
         k=dep.num_speculative_tokens if dep.is_speculative else 0,
         sequence_bytes=lambda tokens: _sequence_bytes(dep, tokens, layers, stage, slack=slack),
         layers_kv=_layers_kv(dep, layers, stage),
+        target_layers=len(layers),
+        draft_layers=draft_layers,
     )
 
 
@@ -213,7 +220,7 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
         tokens = dep.hf_batch_size * max_len
         concurrency = float(dep.hf_batch_size) if num_blocks > 0 else 0.0
     draft_share = draft_kv / kv_total if kv_total else 0.0
-    if profile.draft_kv == "separate_pool_with_headroom" and dep.speculator is not None:
+    if profile.draft_kv in ("separate_pool_with_headroom", "static_region_by_layers") and dep.speculator is not None:
         pool = stages[-1].kv_cache_bytes
         draft_share = draft_pools[-1] / pool if pool else 0.0
     plan = MemoryPlan(

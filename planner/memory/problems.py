@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from planner.deployment import Deployment
+from planner.engines.context_limit import derived_max_model_len
 from planner.engines.profiles import EngineProfile
 from planner.engines.releases import engine_releases, method_support
 from planner.memory.budget_rules import budget_rule
@@ -74,11 +75,36 @@ def deployment_problems(dep: Deployment, plan: MemoryPlan, profile: EngineProfil
             stops_start=True,
             fits=False,
         )
+    _context_problems(dep, profile, found)
     if dep.is_speculative:
         _speculation_problems(dep, profile, plan, found)
     if dep.target_format.id == "bf16" and not dep.gpu.supports_bf16:
         found.add(f"{dep.gpu.name} has no bf16 support: use --dtype fp16", stops_start=True, fits=False)
     return found
+
+
+def _context_problems(dep: Deployment, profile: EngineProfile, found: Findings) -> None:
+    """A max_model_len above the length the engine derives from the config: refused in the engine's words, or a
+    risk when the user sets the engine's override (data/engine_releases.json ``context_limit``)."""
+    limit = engine_releases(dep.engine).context_limit
+    if limit is None or dep.max_model_len is None:
+        return
+    derived = derived_max_model_len(dep.target.config, limit.derivation)
+    if derived is None or dep.max_model_len <= derived:
+        return
+    releases = f"releases {profile.min_version} to <{profile.max_version}"
+    if dep.allow_long_max_model_len:
+        found.add(
+            f"max_model_len {dep.max_model_len:,} is above the {derived:,} tokens {profile.engine_name} derives from "
+            f"the config; you set {limit.override_env}, so it starts with a warning, at a risk: {limit.risk} "
+            f"({releases}; {limit.source})"
+        )
+        return
+    message = limit.message.format(max_model_len=dep.max_model_len, derived=derived)
+    found.add(
+        f'{profile.engine_name} refuses max_model_len {dep.max_model_len:,}: "{message}" ({releases}; {limit.source})',
+        stops_start=True,
+    )
 
 
 #: How a problem names each speculative method.
@@ -97,12 +123,24 @@ def _speculation_problems(dep: Deployment, profile: EngineProfile, plan: MemoryP
     support = method_support(dep.engine, dep.engine_version, method)
     if not support.supported:
         since = f"; releases from {support.first_release} run it" if support.first_release else ""
+        said = f': "{support.engine_message}"' if support.engine_message else ""
         found.add(
             f"{profile.engine_name} {dep.engine_version or ''} does not run {METHOD_WORDS[method]} "
-            f"(speculative method {method}; it refuses the speculative config at start-up){since} "
-            f"({support.source})".replace("  ", " "),
+            f"(speculative method {method}; it refuses the speculative config at start-up{said}){since} "
+            f"(releases {profile.min_version} to <{profile.max_version}; "
+            f"{support.engine_message_source or support.source})".replace("  ", " "),
             stops_start=True,
         )
+    if method == "eagle3" and support.supported:
+        releases = engine_releases(dep.engine)
+        model_type = str(dep.target.config.get("model_type") or dep.target.architecture.model_type)
+        refusal = releases.eagle3_refusal(dep.engine_version, model_type)
+        if refusal:
+            found.add(
+                f'{profile.engine_name} refuses EAGLE-3 on a {model_type} target: "{refusal}" (releases '
+                f"{profile.min_version} to <{profile.max_version}; {releases.eagle3_source(dep.engine_version)})",
+                stops_start=True,
+            )
     if dep.speculator is None:  # n-gram: no model, no weights, no KV of its own
         return
     if dep.draft is not None:

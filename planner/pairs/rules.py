@@ -42,6 +42,12 @@ class EngineRule(BaseModel):
     draft_tp_rule: Literal["equal", "one_or_equal", "any"]
     draft_tp_detail: str
     context_detail: str
+    #: The engine's own refusal of a draft (or head) whose attention heads do not split over its TP
+    #: (``{heads}``, ``{tp}``), and where it is raised.
+    heads_over_tp_message: str | None = None
+    heads_over_tp_source: str | None = None
+    #: What the engine does with an EAGLE head over another vocabulary than the target's (None: not recorded).
+    head_vocab_detail: str | None = None
     source: list[str] = Field(min_length=1)
 
 

@@ -126,7 +126,8 @@ def _engine_version(facts: EngineLogFacts, engine: str, notes: list[str]) -> str
             return None
     profiles = engine_profiles(engine)
     if facts.cudagraph_profiling_enabled is not None and len({p.cudagraph_subtracted for p in profiles}) > 1:
-        profile = next(p for p in profiles if p.cudagraph_subtracted == facts.cudagraph_profiling_enabled)
+        # the newest profile that behaves as the log does (a log that states the flag is a recent release)
+        profile = next(p for p in reversed(profiles) if p.cudagraph_subtracted == facts.cudagraph_profiling_enabled)
         state = "subtracts" if facts.cudagraph_profiling_enabled else "estimates but does not subtract"
         notes.append(f"no release in the log; it {state} CUDA-graph memory: profile {profile.id}")
         return profile.min_version

@@ -68,6 +68,8 @@ def test_the_figures_the_app_quotes_are_the_benchmark_s_current_ones(capsys):
         "kv_tokens_known_engine": r"KV tokens, known engine, release and flags",
         "kv_tokens_v0": r"KV tokens \(else GiB\), vLLM V0 cases",
         "kv_gib_all": r"KV GiB, all cases with logged GiB",
+        "kv_tokens_unseen_known": r"KV tokens, known engine, release and flags, unseen",
+        "kv_tokens_unseen_v0": r"KV tokens \(else GiB\), vLLM V0 cases, unseen",
     }
     for key, label in lines.items():
         printed = re.search(label + r".*median\s+([\d.]+)%\s+worst\s+([\d.]+)%\s+n=(\d+)", out)

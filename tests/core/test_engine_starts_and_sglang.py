@@ -18,7 +18,11 @@ from planner.memory import plan_memory
 
 def test_sglang_target_pool_is_sized_from_the_target_alone_as_sglang_does():
     dep = Deployment.build(
-        target=get_model("Llama-3.1-8B"), draft=get_model("Llama-3.2-1B"), gpu=get_gpu("h100-sxm-80gb"), engine="sglang"
+        target=get_model("Llama-3.1-8B"),
+        draft=get_model("Llama-3.2-1B"),
+        gpu=get_gpu("h100-sxm-80gb"),
+        engine="sglang",
+        engine_version="0.5.3",
     )
     plan = plan_memory(dep, with_suggestions=False)
     gpu = plan.per_gpu
@@ -38,13 +42,15 @@ def test_sglang_target_pool_is_sized_from_the_target_alone_as_sglang_does():
 
 
 def test_sglang_default_fraction_on_h200_is_the_documented_0907():
-    dep = Deployment.build(target=get_model("Llama-3.1-8B"), gpu=get_gpu("h200-sxm-141gb"), engine="sglang")
-    assert engine_profile("sglang").default_fraction(dep, 0, None) == 0.907
+    dep = Deployment.build(
+        target=get_model("Llama-3.1-8B"), gpu=get_gpu("h200-sxm-141gb"), engine="sglang", engine_version="0.5.3"
+    )
+    assert engine_profile("sglang", "0.5.3").default_fraction(dep, 0, None) == 0.907
     assert plan_memory(dep, with_suggestions=False).limits.memory_fraction == 0.907
 
 
 def test_sglang_gpu_classes_follow_server_args():
-    limits = engine_profile("sglang").default_limits
+    limits = engine_profile("sglang", "0.5.3").default_limits
     assert limits.tier(143771).chunked_prefill_size == 8192  # H200: 8K chunk, not 16K
     assert limits.cuda_graph_max_bs(143771, tp=4) == 512 and limits.cuda_graph_max_bs(143771, tp=2) == 256
     assert limits.tier(183359).chunked_prefill_size == 16384  # B200
@@ -55,9 +61,14 @@ def test_sglang_gpu_classes_follow_server_args():
 def test_sglang_eagle3_b200_case_target_pool_is_the_whole_static_region():
     """sgl-project/sglang#12421: Qwen3-30B-A3B TP4 with an EAGLE-3 draft, 5,874,221 target tokens logged."""
     dep = Deployment.build(
-        target=get_model("Qwen3-30B-A3B"), gpu=get_gpu("b200-180gb"), gpu_count=4, tp=4, engine="sglang"
+        target=get_model("Qwen3-30B-A3B"),
+        gpu=get_gpu("b200-180gb"),
+        gpu_count=4,
+        tp=4,
+        engine="sglang",
+        engine_version="0.5.3",
     )
-    fraction = engine_profile("sglang").default_fraction(dep, 0, "eagle3")
+    fraction = engine_profile("sglang", "0.5.3").default_fraction(dep, 0, "eagle3")
     assert fraction == 0.844  # (183,359 - (512 + 16384*1.5 + 512*2 + 4/8*1024 + 2048)) / 183,359
     plan = plan_memory(dep.replace(memory_fraction=fraction), with_suggestions=False)
     gpu = plan.per_gpu

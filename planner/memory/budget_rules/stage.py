@@ -31,6 +31,14 @@ class StageInputs:
     sequence_bytes: Callable[[int], int]
     #: Every attention layer this GPU caches (target stage, then the draft's), for hybrid grouping.
     layers_kv: tuple[LayerKv, ...] = ()
+    #: Attention layers of the target on this stage and of the draft beside it (SGLang scales its cell by them).
+    target_layers: int = 0
+    draft_layers: int = 0
+
+    @property
+    def draft_weights_in_region(self) -> bool:
+        """The engine loads the draft before sizing its pool (SGLang from 0.5.15), so its weights are budgeted."""
+        return bool(getattr(self.profile, "draft_weights_in_static_region", False))
 
     @property
     def weights_bytes(self) -> int:

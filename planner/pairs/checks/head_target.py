@@ -21,6 +21,7 @@ from __future__ import annotations
 from planner.catalog.schemas import ModelSpec
 from planner.model.architecture import unwrap_layer_config
 from planner.pairs.context import Check, PairContext
+from planner.pairs.rules import EngineRule
 
 LOADERS = [
     "https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/models/llama_eagle3.py",
@@ -35,20 +36,27 @@ def head_hidden_size(head: ModelSpec) -> int:
 
 
 def head_geometry_problem(target: ModelSpec, head: ModelSpec) -> str | None:
-    """Why the engine cannot load ``head`` beside ``target`` (hidden size or vocabulary), else None."""
-    t, h = target.architecture, head.architecture
+    """Why the engine cannot load ``head`` beside ``target`` at all (its ``fc`` reads another hidden size), else
+    None. A different vocabulary loads (see :func:`head_vocab_problem`)."""
+    t = target.architecture
     reads = head_hidden_size(head)
     if reads != t.hidden_size:
         return (
             f"it reads hidden states of size {reads:,} but {target.short_name}'s are {t.hidden_size:,}: the engine "
             "cannot load it"
         )
-    if h.vocab_size != t.vocab_size:
-        return (
-            f"its vocabulary ({h.vocab_size:,} tokens) is not {target.short_name}'s ({t.vocab_size:,}): it embeds "
-            "and maps tokens by the target's ids"
-        )
     return None
+
+
+def head_vocab_problem(target: ModelSpec, head: ModelSpec, rule: EngineRule) -> str | None:
+    """A head over another vocabulary: the engine loads it (its own words in ``head_vocab_detail``) but it embeds
+    and proposes by ids that are not the target's, else None."""
+    t, h = target.architecture, head.architecture
+    if h.vocab_size == t.vocab_size:
+        return None
+    return f"its vocabulary ({h.vocab_size:,} tokens) is not {target.short_name}'s ({t.vocab_size:,}): " + (
+        rule.head_vocab_detail or "it embeds and maps tokens by the target's ids"
+    )
 
 
 def _trained_for(head: ModelSpec) -> str:
@@ -63,7 +71,7 @@ def head_target_check(ctx: PairContext) -> Check | None:
         return None
     block = head.speculator
     trained = _trained_for(head)
-    geometry = head_geometry_problem(target, head)
+    geometry = head_geometry_problem(target, head) or head_vocab_problem(target, head, ctx.rule)
     lead = f"{head.id} was trained on {trained}'s hidden states"
     if geometry is not None:
         return Check(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from planner.catalog.lookup import get_gpu, get_model, get_node
 from planner.deployment import Deployment
 from planner.memory import plan_memory
@@ -48,11 +50,21 @@ def test_ngram_has_no_weights_or_kv_but_reserves_lookahead():
     assert plan.lookahead_slots_per_seq == 5 and plan.kv_cache_tokens_without_draft is not None
 
 
-def test_sglang_reserves_per_method():
-    draft = plan_memory(_on_h100(draft=get_model("Llama-3.2-1B"), engine="sglang")).limits.memory_fraction
-    head = plan_memory(_on_h100(draft=get_model(HEAD), engine="sglang")).limits.memory_fraction
-    ngram = plan_memory(_on_h100(method="ngram", engine="sglang")).limits.memory_fraction
-    assert draft < head < ngram  # +6 GiB for a draft model, +2 GiB for EAGLE, nothing for n-gram
+@pytest.mark.parametrize(
+    ("version", "draft_mib", "head_mib"),
+    [("0.5.3", 6144, 2048), ("0.5.12", 6144, 4096), ("0.5.15", 0, 0), ("0.5.20", 0, 0)],
+)
+def test_sglang_reserves_per_method_by_release(version, draft_mib, head_mib):
+    """server_args.py _handle_gpu_memory_settings: STANDALONE +6 GiB, EAGLE +2 GiB (v0.5.3), +4 GiB from 0.5.12;
+    the flat reserve is gone from 0.5.15 (sgl-project/sglang PR #23862); n-gram never reserves."""
+
+    def fraction(**fields):
+        return plan_memory(_on_h100(engine="sglang", engine_version=version, **fields)).limits.memory_fraction
+
+    ngram = fraction(method="ngram")
+    total_mib = 81559  # nvidia-smi's H100 SXM total
+    assert fraction(draft=get_model("Llama-3.2-1B")) == pytest.approx(ngram - draft_mib / total_mib, abs=0.0011)
+    assert fraction(draft=get_model(HEAD)) == pytest.approx(ngram - head_mib / total_mib, abs=0.0011)
 
 
 def test_a_head_for_another_target_does_not_start():

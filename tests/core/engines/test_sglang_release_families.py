@@ -1,0 +1,153 @@
+"""Each SGLang release family plans the static fraction and KV tokens its own source computes.
+
+The reference below is written from each release's code, not from the planner:
+
+* 0.4 (to 0.4.6): ``ServerArgs.__post_init__`` sets ``mem_fraction_static`` by TP alone (0.88 at TP 1, 0.87 at 2,
+  0.85 at 4, 0.81 at 8, 0.79 at 16), ``chunked_prefill_size`` 2048 below 25,000 MiB else 8192 and
+  ``cuda_graph_max_bs`` 8 / 160 (https://github.com/sgl-project/sglang/blob/v0.4.6/python/sglang/srt/server_args.py);
+* 0.5.3 to 0.5.14: ``_handle_gpu_memory_settings``: ``reserved_mem = 512 + max(chunk, 2048) · 1.5 +
+  cuda_graph_max_bs · 2 + tp · pp / 8 · 1024`` MiB, at least 10,240 above 61,440 MiB, + 6,144 for STANDALONE and
+  + 2,048 (0.5.3) or + 4,096 (0.5.12, the "flat 4GB/6GB heuristic reservation" sgl-project/sglang PR #23862 removed)
+  for EAGLE; ``mem_fraction_static = round((gpu_mem − reserved) / gpu_mem, 3)``
+  (https://github.com/sgl-project/sglang/blob/v0.5.3/python/sglang/srt/server_args.py);
+* from 0.5.15: no speculative reserve; 0.5.20's 20–35 GiB tier takes chunk 4096 and decode max_bs 48 (PR #37898) and
+  ``reserve_for_graph_mb`` adds 8 MiB per prefill CUDA-graph token count
+  (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/arg_groups/gpu_memory.py).
+
+Tokens: ``profile_max_num_token``: ``rest = free after loading − free before loading · (1 − fraction)``,
+``tokens = rest // cell``; before 0.5.15 the draft loads afterwards and ``cell`` is the target's; from 0.5.15 the
+draft's weights load first and ``cell = target cell · (1 + draft layers / target layers)``
+(``DefaultPoolConfigurator``, https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/model_executor/pool_configurator.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.catalog.lookup import get_gpu, get_model
+from planner.deployment import Deployment
+from planner.engines.profiles import engine_profile
+from planner.errors import InputError
+from planner.memory import plan_memory
+
+HEAD = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+GPU_MIB = {"h100-sxm-80gb": 81559, "l4-24gb": 23034}  # nvidia-smi totals SGLang reads
+TP_TABLE = {1: 0.88, 2: 0.87, 4: 0.85, 8: 0.81, 16: 0.79}
+
+
+def _prefill_graph_sizes(max_tokens: int) -> int:
+    sizes = [*range(4, 33, 4), *range(48, 257, 16), *range(288, 513, 32), *range(576, 1025, 64)]
+    sizes += [*range(1280, 4097, 256), *range(4608, max_tokens + 1, 512)]
+    return len([s for s in sizes if s <= max_tokens])
+
+
+def reference_fraction(family: str, gpu_mib: int, tp: int, algorithm: str | None) -> float:
+    """``mem_fraction_static`` as the family's server_args computes it (TP 1, PP 1 here)."""
+    if family == "0.4":
+        return TP_TABLE[tp]
+    small = 20480 <= gpu_mib < 35840
+    if family == "0.5.20" and small:
+        chunk, graph_bs = 4096, 48
+    elif small:
+        chunk, graph_bs = 2048, 24
+    else:  # the H100 class
+        chunk, graph_bs = 8192, 256
+    reserved = 512 + max(chunk, 2048) * 1.5 + graph_bs * 2 + tp / 8 * 1024
+    if family == "0.5.20":
+        reserved += _prefill_graph_sizes(chunk) * 8
+    if gpu_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    if family in ("0.5.3", "0.5.12") and algorithm == "STANDALONE":
+        reserved += 6 * 1024
+    elif algorithm in ("EAGLE", "EAGLE3"):
+        reserved += {"0.5.3": 2048, "0.5.12": 4096}.get(family, 0)
+    return round((gpu_mib - reserved) / gpu_mib, 3)
+
+
+def reference_tokens(family: str, plan, fraction: float) -> int:
+    gpu = plan.per_gpu
+    before = gpu.total_bytes - gpu.non_torch_increase_bytes  # free memory before loading
+    cell = plan.target_kv_bytes_per_token_per_gpu
+    held = gpu.target_weights_bytes
+    if family in ("0.5.15", "0.5.20") and plan.draft_kv_bytes_per_token_per_gpu:
+        held += gpu.draft_weights_bytes
+        draft_layers = plan.draft_kv_bytes_per_token_per_gpu and _draft_layers(plan)
+        cell = int(cell * (1 + draft_layers / 32))  # Llama-3.1-8B: 32 layers
+    rest = before - held - before * (1 - fraction)
+    return int(rest // cell)
+
+
+def _draft_layers(plan) -> int:
+    return {4096: 1, 32768: 16}[plan.draft_kv_bytes_per_token_per_gpu]  # EAGLE-3 head: 1 layer; Llama-3.2-1B: 16
+
+
+FAMILIES = {"0.4": "0.4.6", "0.5.3": "0.5.3", "0.5.12": "0.5.12", "0.5.15": "0.5.15", "0.5.20": "0.5.20"}
+CONFIGS = [
+    # (GPU, draft, weight format, SGLang algorithm)
+    ("h100-sxm-80gb", None, None, None),
+    ("h100-sxm-80gb", HEAD, None, "EAGLE3"),
+    ("h100-sxm-80gb", "Llama-3.2-1B", None, "STANDALONE"),
+    ("l4-24gb", None, "fp8", None),
+    ("l4-24gb", HEAD, "fp8", "EAGLE3"),
+]
+
+
+#: 0.4 has no STANDALONE draft model (tests/core/engines/test_engine_refusals.py).
+CASES = [(family, *config) for family in FAMILIES for config in CONFIGS if (family, config[3]) != ("0.4", "STANDALONE")]
+
+
+@pytest.mark.parametrize(("family", "gpu", "draft", "dtype", "algorithm"), CASES)
+def test_each_family_plans_what_its_source_computes(family, gpu, draft, dtype, algorithm):
+    dep = Deployment.build(
+        target=get_model("Llama-3.1-8B"),
+        draft=get_model(draft) if draft else None,
+        gpu=get_gpu(gpu),
+        dtype=dtype,
+        engine="sglang",
+        engine_version=FAMILIES[family],
+    )
+    plan = plan_memory(dep, with_suggestions=False)
+    fraction = reference_fraction(family, GPU_MIB[gpu], 1, algorithm)
+    assert plan.limits.memory_fraction == pytest.approx(fraction, abs=1e-9)
+    expected = reference_tokens(family, plan, fraction)
+    assert plan.kv_cache_tokens == pytest.approx(expected, rel=0.01)
+    assert plan.engine_profile == f"sglang-{family}"
+
+
+def test_sglang_046_static_fraction_is_088_where_053_gives_0835():
+    """The 0.4 TP table against 0.5.3's reserved-memory rule on one H100 (8B, TP 1)."""
+    dep = Deployment.build(target=get_model("Llama-3.1-8B"), gpu=get_gpu("h100-sxm-80gb"), engine="sglang")
+    assert plan_memory(dep.replace(engine_version="0.4.6"), with_suggestions=False).limits.memory_fraction == 0.88
+    assert plan_memory(dep.replace(engine_version="0.5.3"), with_suggestions=False).limits.memory_fraction == 0.835
+
+
+def test_from_0515_the_draft_lives_inside_the_static_region():
+    """0.5.3 sizes the target's pool alone and puts the 1B draft's pool beside it; 0.5.20 shares the region:
+    the current release's pool is 40% smaller (8B + 1B draft on one H100)."""
+    dep = Deployment.build(
+        target=get_model("Llama-3.1-8B"), draft=get_model("Llama-3.2-1B"), gpu=get_gpu("h100-sxm-80gb"), engine="sglang"
+    )
+    old = plan_memory(dep.replace(engine_version="0.5.3"), with_suggestions=False)
+    new = plan_memory(dep.replace(engine_version="0.5.20"), with_suggestions=False)
+    assert old.kv_cache_tokens / new.kv_cache_tokens == pytest.approx(1.40, abs=0.01)
+    assert new.per_gpu.unused_budget_bytes == 0  # weights and both models' KV fill the static region exactly
+
+
+def test_the_current_release_weighs_the_heads_duplicate_embedding_and_lm_head():
+    dep = Deployment.build(
+        target=get_model("Llama-3.1-8B"), draft=get_model(HEAD), gpu=get_gpu("h100-sxm-80gb"), engine="sglang"
+    )
+    earlier = plan_memory(dep.replace(engine_version="0.5.15"), with_suggestions=False).per_gpu.draft_weights_bytes
+    current = plan_memory(dep.replace(engine_version="0.5.20"), with_suggestions=False).per_gpu.draft_weights_bytes
+    embedding = 128256 * 4096 * 2  # the head's own bf16 copy of Llama-3.1's embedding
+    assert current - earlier == embedding  # its LM head is already its own (32,000 draft tokens)
+
+
+def test_a_version_outside_every_family_is_refused_naming_the_ranges():
+    with pytest.raises(InputError) as err:
+        engine_profile("sglang", "0.5.0")
+    assert "[0.4.0, 0.4.7)" in str(err.value) and "[0.5.20, 99.0.0)" in str(err.value)
+
+
+def test_the_default_is_the_newest_family():
+    assert engine_profile("sglang").id == "sglang-0.5.20"
