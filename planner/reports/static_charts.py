@@ -76,7 +76,12 @@ class ChartBrowser:
         import kaleido  # noqa: PLC0415
 
         loop = asyncio.new_event_loop()
-        threading.Thread(target=loop.run_forever, daemon=True, name="chart-browser").start()
+
+        def serve() -> None:
+            loop.run_forever()
+            loop.close()
+
+        threading.Thread(target=serve, daemon=True, name="chart-browser").start()
         self.loop, self.path = loop, browser
 
         async def open_browser() -> Any:
