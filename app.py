@@ -11,6 +11,7 @@ import streamlit as st
 from pages._common import run_page_guarded
 from pages._frame import run_in_app_frame
 from pages._scenario import scenario_sidebar
+from pages._timing import timed
 
 st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon="🧮", layout="wide")
 
@@ -23,8 +24,10 @@ PAGES = [
     st.Page("pages/validation.py", title="Validation", icon="🔬", url_path="validation"),
     st.Page("pages/saved.py", title="Saved", icon="💾", url_path="saved"),
 ]
-page = st.navigation(PAGES)
-# Every page draws the scenario and keeps it in its link: sidebar widgets that stay on screen keep their state
-# (a widget left out of one run loses it, and a fast switch back could show its first option).
-scenario_sidebar()
-run_in_app_frame(lambda: run_page_guarded(page))
+with timed("run") as this_run:  # server-side render time, logged only for `make bench-app`
+    page = st.navigation(PAGES)
+    this_run.name = page.url_path
+    # Every page draws the scenario and keeps it in its link: sidebar widgets that stay on screen keep their state
+    # (a widget left out of one run loses it, and a fast switch back could show its first option).
+    scenario_sidebar()
+    run_in_app_frame(lambda: run_page_guarded(page))

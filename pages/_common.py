@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
+from pages._timing import timed
 from planner import PlannerError
 from planner.catalog import MAX_CONFIG_BYTES, list_models, model_facts
 from planner.memory import concurrency_by_context, plan_memory
@@ -191,7 +192,8 @@ def download_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
     def data(fmt: str) -> Callable[[], bytes]:
         def make() -> bytes:
             try:
-                return build().export(fmt)
+                with timed("export", fmt):
+                    return build().export(fmt)
             except Exception as exc:  # the download carries the reason; the log has the traceback
                 LOG.exception("export %s failed", fmt)
                 return f"The {fmt.upper()} export failed: {error_message(exc, 'this export')}\n".encode()

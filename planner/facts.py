@@ -59,6 +59,11 @@ def data_cache(func: F) -> F:
     return cached  # type: ignore[return-value]
 
 
+def register_cache(cached: Any) -> None:
+    """Have :func:`clear_caches` clear ``cached`` too (anything with ``cache_clear()``, e.g. an ``lru_cache``)."""
+    _CACHES.append(cached)
+
+
 def clear_caches() -> None:
     """Forget everything loaded from the data folder, in every module."""
     for cached in _CACHES:

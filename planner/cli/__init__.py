@@ -3,6 +3,11 @@
 Every command prints a readable summary, or with ``--json`` one JSON object on stdout. Bad input
 exits with code 2 and one line on stderr naming the field; nothing else is printed.
 Each command lives in its own module and registers itself in :data:`COMMANDS`.
+
+The parser is lazy: only the module of the command being run is imported (``params`` never loads
+pandas or plotly). The other commands are listed from the first line of their module's docstring,
+``python -m planner NAME ...``: SUMMARY, read as text, so ``--help`` lists them all without importing
+any. A module whose first line does not follow that form is imported and registered as before.
 """
 
 from __future__ import annotations
@@ -10,13 +15,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 from planner.errors import PlannerError
 
-#: Modules under planner.cli that each define ``register(subparsers)``.
+#: Modules under planner.cli that each define ``register(subparsers)``, in the order ``--help`` lists them.
 COMMANDS = (
     "params_cmd",
     "kv_cmd",
@@ -32,6 +39,11 @@ COMMANDS = (
     "saved_cmd",
 )
 
+#: ``"""``python -m planner params``: exact parameter counts by component."""`` -> ("params", "exact ...").
+_SYNOPSIS = re.compile(
+    r'^[rRuU]?"""``python -m planner (?P<name>[a-z][a-z0-9-]*)[^`]*``:\s*(?P<summary>.*?)\s*(?:""")?$'
+)
+
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit code 2."""
@@ -41,16 +53,50 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_synopsis(module: str) -> tuple[str, str] | None:
+    """(command name, one-line summary) of a command module, read from its first line without importing it.
+
+    >>> command_synopsis("params_cmd")
+    ('params', 'exact parameter counts by component')
+    """
+    try:
+        with (Path(__file__).parent / f"{module}.py").open(encoding="utf-8") as source:
+            first_line = source.readline().rstrip("\n")
+    except OSError:
+        return None
+    match = _SYNOPSIS.match(first_line)
+    return (match["name"], match["summary"].replace("``", "").rstrip(".")) if match else None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: the chosen command registered in full, every other one listed by name.
+
+    Without ``argv`` (or when it names no known command) every command is listed and none imported;
+    ``build_parser(["params"])`` imports ``planner.cli.params_cmd`` only.
+    """
     parser = OneLineParser(prog="python -m planner", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    for name in COMMANDS:
-        importlib.import_module(f"planner.cli.{name}").register(subparsers)
+    chosen = _chosen_command(argv)
+    for module in COMMANDS:
+        synopsis = command_synopsis(module)
+        if synopsis is None or synopsis[0] == chosen:
+            importlib.import_module(f"planner.cli.{module}").register(subparsers)
+        else:
+            subparsers.add_parser(synopsis[0], help=synopsis[1], add_help=False)
     return parser
 
 
+def _chosen_command(argv: Sequence[str] | None) -> str | None:
+    """The first argument that is not an option (the top-level parser has only ``-h``)."""
+    for arg in argv or ():
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

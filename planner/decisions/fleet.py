@@ -39,10 +39,11 @@ from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
-from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.speed.estimate import SpeedWorkload
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics, replica_capacity, simulate_one
+from planner.speed.simulate import ServingMetrics
 from planner.speed.speed_source import speed_source
+from planner.speed.step_cache import estimate_speed_cached, replica_capacity_cached, simulate_one_cached
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
@@ -185,12 +186,12 @@ class _Search:
         )
 
     def capacity(self) -> ServingMetrics:
-        return replica_capacity(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
+        return replica_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
 
     def at(self, n: int) -> ServingMetrics:
         if n not in self.runs:
             rate = self.traffic.requests_per_s / n
-            self.runs[n] = simulate_one(self.dep, self.workload(request_rate=rate), alpha=self.alpha, k=self.k)
+            self.runs[n] = simulate_one_cached(self.dep, self.workload(request_rate=rate), alpha=self.alpha, k=self.k)
         return self.runs[n]
 
     def objective_misses(self, run: ServingMetrics) -> list[ObjectiveMiss]:
@@ -290,7 +291,7 @@ def _best_k(dep: Deployment, traffic: Traffic, batch: float) -> int:
         output_tokens=traffic.output_tokens,
         alpha=traffic.alpha,
     )
-    return estimate_speed(dep, workload).optimal_k
+    return estimate_speed_cached(dep, workload).optimal_k
 
 
 def check_context(target: ModelSpec, traffic: Traffic) -> None:

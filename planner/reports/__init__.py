@@ -1,30 +1,50 @@
-"""Reports: documents (PDF, XLSX, HTML, JSON, Markdown), tables and charts built from core results; no formulas."""
+"""Reports: documents (PDF, XLSX, HTML, JSON, Markdown), tables and charts built from core results; no formulas.
 
-from planner.reports import charts
-from planner.reports.document import FORMATS, MIME, Report, Section, Summary
-from planner.reports.quote import misses_table, options_table, quote_report, quotes_table
-from planner.reports.render_pdf import chromium_available as pdf_available
-from planner.reports.screen import human_columns, human_label, memory_components_view, suggestions_view, whole_requests
-from planner.reports.sizing import sizing_report
-from planner.reports.table_format import Table
-from planner.reports.tables import (
-    COLUMNS,
-    MAIN_COLUMNS,
-    VALUE_LABELS,
-    Column,
-    ScreenTable,
-    gpu_memory_table,
-    gpus_table,
-    log_facts_table,
-    log_facts_view,
-    models_table,
-    nodes_table,
-    screen_table,
-    speed_assumptions_table,
-    step_times_table,
-    suggestions_table,
-    task_verdicts_table,
-)
+Every name below is imported from its module on first access (PEP 562): a page that shows a table does not
+import openpyxl, kaleido or plotly.express, and exports load their renderers only when they run.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Each public name: (module under planner.reports, its name there); ``charts`` is a sub-package.
+_OWNER: dict[str, tuple[str, str]] = {
+    "COLUMNS": ("tables", "COLUMNS"),
+    "Column": ("tables", "Column"),
+    "FORMATS": ("document", "FORMATS"),
+    "MAIN_COLUMNS": ("tables", "MAIN_COLUMNS"),
+    "MIME": ("document", "MIME"),
+    "Report": ("document", "Report"),
+    "ScreenTable": ("tables", "ScreenTable"),
+    "Section": ("document", "Section"),
+    "Summary": ("document", "Summary"),
+    "Table": ("table_format", "Table"),
+    "VALUE_LABELS": ("tables", "VALUE_LABELS"),
+    "gpu_memory_table": ("tables", "gpu_memory_table"),
+    "gpus_table": ("tables", "gpus_table"),
+    "human_columns": ("screen", "human_columns"),
+    "human_label": ("screen", "human_label"),
+    "log_facts_table": ("tables", "log_facts_table"),
+    "log_facts_view": ("tables", "log_facts_view"),
+    "memory_components_view": ("screen", "memory_components_view"),
+    "misses_table": ("quote", "misses_table"),
+    "models_table": ("tables", "models_table"),
+    "nodes_table": ("tables", "nodes_table"),
+    "options_table": ("quote", "options_table"),
+    "pdf_available": ("render_pdf", "chromium_available"),
+    "quote_report": ("quote", "quote_report"),
+    "quotes_table": ("quote", "quotes_table"),
+    "screen_table": ("tables", "screen_table"),
+    "sizing_report": ("sizing", "sizing_report"),
+    "speed_assumptions_table": ("tables", "speed_assumptions_table"),
+    "step_times_table": ("tables", "step_times_table"),
+    "suggestions_table": ("tables", "suggestions_table"),
+    "suggestions_view": ("screen", "suggestions_view"),
+    "task_verdicts_table": ("tables", "task_verdicts_table"),
+    "whole_requests": ("screen", "whole_requests"),
+}
 
 __all__ = [
     "COLUMNS",
@@ -62,3 +82,19 @@ __all__ = [
     "task_verdicts_table",
     "whole_requests",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "charts":
+        value: Any = importlib.import_module("planner.reports.charts")
+    elif name in _OWNER:
+        module, attribute = _OWNER[name]
+        value = getattr(importlib.import_module(f"planner.reports.{module}"), attribute)
+    else:
+        raise AttributeError(f"module 'planner.reports' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_OWNER, "charts"})

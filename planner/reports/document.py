@@ -33,9 +33,6 @@ from planner.errors import PlannerError
 from planner.reports.escaping import CONTENT_POLICY, md_escape, xlsx_safe
 from planner.reports.render_html import report_html
 from planner.reports.render_markdown import report_markdown
-from planner.reports.render_pdf import print_pdf
-from planner.reports.render_xlsx import report_xlsx
-from planner.reports.static_charts import figures_to_svg
 from planner.reports.table_format import Table
 
 __all__ = ["CONTENT_POLICY", "FORMATS", "MIME", "Report", "Section", "Summary", "md_escape", "xlsx_safe"]
@@ -123,6 +120,8 @@ class Report:
     def chart_images(self) -> tuple[list[str | None], str | None]:
         """An SVG per section (None where it has no figure), drawn once per report, and why none were drawn."""
         if self._svg is None:
+            from planner.reports.static_charts import figures_to_svg  # noqa: PLC0415 (plotly, kaleido: on export)
+
             self._svg = figures_to_svg([s.figure for s in self.sections if s.figure is not None])
         images, reason = self._svg
         drawn = iter(images)
@@ -214,10 +213,14 @@ class Report:
         return report_html(self, with_charts=with_charts)
 
     def to_xlsx(self) -> bytes:
+        from planner.reports.render_xlsx import report_xlsx  # noqa: PLC0415 (openpyxl: only on export)
+
         return report_xlsx(self)
 
     def to_pdf(self, chromium: str | None = None) -> bytes:
         """Print the HTML report with headless Chromium (Debian's package; `make test` installs it)."""
+        from planner.reports.render_pdf import print_pdf  # noqa: PLC0415 (only on export)
+
         return print_pdf(self.to_html(), chromium)
 
     def export(self, fmt: str) -> bytes:

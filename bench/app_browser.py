@@ -1,0 +1,246 @@
+"""`make bench-app`, through a real server and browser: each page's first render after server start, a widget
+change, Fleet with six node types and the PDF build (prints, never asserts).
+
+For every page a fresh ``streamlit run app.py`` listens on 127.0.0.1 (a free port, stopped afterwards) and
+headless Chromium (Debian's, through Playwright) opens the page's own link. Two clocks per action:
+
+- server: the seconds app.py's script runs took (``PLANNER_RENDER_LOG``, pages/_timing.py), summed over the
+  runs the action caused (a deep link on a fresh server runs app.py once through the page's frame);
+- browser: from the request (navigation, key press, click) until the page is settled: the run is logged,
+  Streamlit's "running" indicator is gone and the page's heading is on screen.
+
+``python -m bench.app_browser --pages fleet,sizing`` times only those pages. The machine's load is not
+controlled: on a shared machine every figure is an upper bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlencode
+
+REPO = Path(__file__).resolve().parents[1]
+SERVER_LIFETIME_S = 900
+SETTLE_TIMEOUT_S = 180.0
+
+#: Six node types for the Fleet figure (the default four plus B200 and A100).
+SIX_NODES = (
+    "8x-h100-sxm-80gb",
+    "8x-h200-sxm-141gb",
+    "8x-mi300x-192gb",
+    "4x-l40s-48gb",
+    "8x-b200-180gb",
+    "8x-a100-sxm-80gb",
+)
+
+
+@dataclass(frozen=True)
+class PageCase:
+    """A page: its link, its heading, and one widget change (a labelled input and the value typed into it)."""
+
+    path: str
+    heading: str
+    widget: str
+    value: str
+    sidebar: bool = False
+
+
+CASES = {
+    "sizing": PageCase("sizing", "Sizing", "Max model length (tokens)", "16384", sidebar=True),
+    "catalog": PageCase("catalog", "Catalog", "Search models", "qwen"),
+    "performance": PageCase("performance", "Performance", "Batch size (sequences)", "16"),
+    "draft_selection": PageCase("draft-selection", "Draft Selection", "Batch size to rank at", "16"),
+    "fleet": PageCase("fleet", "Fleet & Quote", "TPOT objective (ms, 0 = none)", "40"),
+    "validation": PageCase("validation", "Validation", "Draft length K (draft tokens per step)", "4", sidebar=True),
+    "saved": PageCase("saved", "Saved", "Draft length K (draft tokens per step)", "4", sidebar=True),
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """``streamlit run app.py`` on 127.0.0.1:port with render timing on; stopped by :meth:`stop`."""
+
+    def __init__(self, store: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = Path(tempfile.mkstemp(prefix="bench-render-", suffix=".jsonl")[1])
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "PLANNER_RENDER_LOG": str(self.log),
+            "PLANNER_STORE_PATH": str(store),
+        }
+        server = ["--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.headless", "true"]
+        self.proc = subprocess.Popen(
+            ["timeout", str(SERVER_LIFETIME_S), sys.executable, "-m", "streamlit", "run", "app.py", *server],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.started_s = self._wait_healthy()
+
+    def _wait_healthy(self, timeout_s: float = 180) -> float:
+        start = time.perf_counter()
+        while time.perf_counter() - start < timeout_s:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited with {self.proc.returncode}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as response:
+                    if response.read().decode().strip() == "ok":
+                        return time.perf_counter() - start
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("the server did not become healthy")
+
+    def entries(self, kind: str, since: float) -> list[dict]:
+        lines = self.log.read_text(encoding="utf-8").splitlines() if self.log.exists() else []
+        return [e for e in map(json.loads, lines) if e["kind"] == kind and e["start"] >= since]
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.log.unlink(missing_ok=True)
+
+
+def _settle(page, server: Server, since: float, heading: str, runs: int = 1) -> tuple[float, float]:
+    """Wait until ``runs`` script runs started after ``since`` are logged and the page is idle.
+
+    Returns (server seconds: the logged runs summed, browser seconds since ``since``).
+    """
+    deadline = time.time() + SETTLE_TIMEOUT_S
+    while time.time() < deadline:
+        done = server.entries("run", since)
+        if len(done) >= runs:
+            status = page.locator("[data-testid=stStatusWidget]")
+            if status.count() == 0 and page.get_by_role("heading", name=heading, exact=True).count():
+                elapsed = time.time() - since
+                time.sleep(0.3)  # a rerun queued right behind the first shows up here
+                return sum(e["seconds"] for e in server.entries("run", since)), elapsed
+        time.sleep(0.02)
+    raise TimeoutError(f"{heading}: not settled in {SETTLE_TIMEOUT_S:.0f} s")
+
+
+def _change(page, server: Server, case: PageCase) -> tuple[float, float]:
+    scope = page.locator("[data-testid=stSidebar]") if case.sidebar else page.locator("[data-testid=stMain]")
+    box = scope.get_by_label(case.widget, exact=True).first
+    box.fill(case.value)
+    since = time.time()
+    box.press("Enter")
+    return _settle(page, server, since, case.heading)
+
+
+def _add_node(page, server: Server, node: str) -> tuple[float, float]:
+    page.get_by_label("Node types to compare").first.click()
+    since = time.time()
+    page.get_by_role("option", name=node, exact=True).click()
+    page.keyboard.press("Escape")
+    return _settle(page, server, since, "Fleet & Quote")
+
+
+def _pdf(page, server: Server) -> tuple[float, float]:
+    page.get_by_role("heading", name="Export the quote").scroll_into_view_if_needed()
+    button = page.locator("[data-testid=stDownloadButton]").get_by_role("button", name="PDF", exact=True).first
+    since = time.time()
+    with page.expect_download(timeout=SETTLE_TIMEOUT_S * 1000) as info:
+        button.click()
+    info.value.path()
+    elapsed = time.time() - since
+    exports = server.entries("export", since)
+    return (exports[-1]["seconds"] if exports else float("nan")), elapsed
+
+
+def _open(browser, server: Server, link: str, heading: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(SETTLE_TIMEOUT_S * 1000)
+    since = time.time()
+    page.goto(server.url + link)
+    times = _settle(page, server, since, heading)
+    dialog = page.locator("[role=dialog]")
+    if dialog.count():  # e.g. Streamlit's "Page not found" on a fresh server's deep link: noted, then closed
+        print(f"  note: {link.partition('?')[0]} opened with a dialog: {dialog.first.inner_text().splitlines()[0]}")
+        page.keyboard.press("Escape")
+        dialog.first.wait_for(state="detached")
+    return context, page, times
+
+
+def _seeded_store() -> Path:
+    from bench.app_timing import _seeded_store as seeded  # noqa: PLC0415 (the AppTest bench's seeded store)
+
+    return seeded()
+
+
+def _row(label: str, server_s: float, browser_s: float | None = None) -> str:
+    shown = f"{browser_s * 1e3:10.0f}" if browser_s is not None else f"{'':>10}"
+    return f"{label:<44} {server_s * 1e3:10.0f} {shown}"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.app_browser")
+    parser.add_argument("--pages", default=",".join(CASES), help="comma-separated pages to time")
+    args = parser.parse_args(argv)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        print("browser timing skipped: Debian chromium is not installed (make chromium)")
+        return 0
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 (a dev dependency, for this bench only)
+
+    from planner.scenario import Scenario  # noqa: PLC0415
+
+    store = _seeded_store()
+    print("Real server and headless Chromium, ms (server: script runs; browser: request to settled page)")
+    print(f"{'':<44} {'server':>10} {'browser':>10}")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--headless", "--disable-gpu"])
+        try:
+            for name in [p for p in args.pages.split(",") if p]:
+                case = CASES[name]
+                server = Server(store)
+                try:
+                    context, page, first = _open(browser, server, f"/{case.path}", case.heading)
+                    print(_row(f"{name}: first render after server start", *first), flush=True)
+                    print(_row(f"{name}: widget change ({case.widget[:24]})", *_change(page, server, case)), flush=True)
+                    if name == "fleet":
+                        print(_row("fleet: node type added (8x-b200-180gb)", *_add_node(page, server, "8x-b200-180gb")))
+                        print(_row("fleet: PDF built on click", *_pdf(page, server)), flush=True)
+                    context.close()
+                finally:
+                    server.stop()
+            if "fleet" in args.pages:
+                server = Server(store)
+                try:
+                    query = urlencode(Scenario(fleet_nodes=SIX_NODES).to_query())
+                    context, page, first = _open(browser, server, f"/fleet?{query}", "Fleet & Quote")
+                    print(_row("fleet, six node types: first render", *first), flush=True)
+                    print(_row("fleet, six node types: objective change", *_change(page, server, CASES["fleet"])))
+                    context.close()
+                finally:
+                    server.stop()
+        finally:
+            browser.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,150 @@
+"""Memoised speed results: a replica's simulated run and a speed estimate are computed once per configuration.
+
+:func:`planner.speed.simulate.simulate_one` and :func:`planner.speed.estimate.estimate_speed` are pure
+functions of immutable values (the deployment, the workload, whose arrivals are seeded, α, K and the
+speed profile): the same inputs always give the same answer. The functions here key a bounded LRU cache on
+exactly those inputs (each pydantic value by its JSON, which holds every field, custom model
+architectures included), so
+
+- the fleet search's repeated runs (the same replica at the same rate) are simulated once;
+- a widget change that leaves a replica's load alone (an objective, the percentile, the price, one node
+  type added or removed) reuses every run it shares with the previous answer, across calls and sessions;
+- a configuration that cannot run raises the same error again without being recomputed;
+- :func:`planner.facts.clear_caches` forgets them with every other data cache (the speed profiles and
+  catalog they were computed from).
+
+The step model itself stays pure and uncached; callers get a shallow copy of a cached result and must not
+mutate the lists inside it.
+
+>>> from planner.catalog.lookup import get_model, get_node
+>>> from planner.deployment import Deployment
+>>> from planner.speed.serving_workload import ServingWorkload
+>>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"))
+>>> work = ServingWorkload.build(request_rate=4.0, num_prompts=50)
+>>> first = simulate_one_cached(dep, work)
+>>> again = simulate_one_cached(dep.model_copy(), work)
+>>> again.ttft_values_s is first.ttft_values_s, again == simulate_one(dep, work)
+(True, True)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from planner.deployment import Deployment
+from planner.errors import PlannerError
+from planner.facts import register_cache
+from planner.speed.estimate import SpeedEstimate, estimate_speed
+from planner.speed.profiles import SpeedProfile
+from planner.speed.serving_workload import ServingWorkload
+from planner.speed.simulate import ServingMetrics, replica_capacity, simulate_one
+from planner.speed.workload import SpeedWorkload
+
+#: Results kept per cache (a 400-request run holds its requests' TTFT and TPOT: about 20 kB).
+MAX_ENTRIES = 2048
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class ResultCache:
+    """A bounded, thread-safe LRU of results and of the errors of inputs that cannot run.
+
+    Streamlit serves sessions from several threads; two threads missing the same key both compute it
+    (the results are equal), neither blocks the other.
+    """
+
+    def __init__(self, maxsize: int = MAX_ENTRIES) -> None:
+        self.maxsize = maxsize
+        self.entries: OrderedDict[tuple, BaseModel | PlannerError] = OrderedDict()
+        self.lock = threading.Lock()
+        self.hits = self.misses = 0
+        register_cache(self)
+
+    def get_or_compute(self, key: tuple, compute: Callable[[], R]) -> R:
+        with self.lock:
+            entry = self.entries.get(key)
+            if entry is not None:
+                self.entries.move_to_end(key)
+                self.hits += 1
+            else:
+                self.misses += 1
+        if entry is None:
+            try:
+                entry = compute()
+            except PlannerError as exc:
+                entry = exc
+            with self.lock:
+                self.entries[key] = entry
+                self.entries.move_to_end(key)
+                while len(self.entries) > self.maxsize:
+                    self.entries.popitem(last=False)
+        if isinstance(entry, PlannerError):
+            raise _fresh(entry)
+        return entry.model_copy()  # type: ignore[return-value]
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.hits = self.misses = 0
+
+
+def _fresh(error: PlannerError) -> PlannerError:
+    """A new exception equal to ``error`` (the cached one is never raised, so it gains no traceback or context)."""
+    fresh = type(error).__new__(type(error))
+    fresh.args = error.args
+    fresh.__dict__.update(error.__dict__)
+    return fresh
+
+
+def _key(*values: Any) -> tuple:
+    """Pydantic values by their JSON (every field), the rest as they are (numbers, None)."""
+    return tuple(v.model_dump_json() if isinstance(v, BaseModel) else v for v in values)
+
+
+RUNS = ResultCache()
+CAPACITIES = ResultCache()
+ESTIMATES = ResultCache()
+
+
+def simulate_one_cached(
+    dep: Deployment,
+    workload: ServingWorkload,
+    *,
+    alpha: float | None = None,
+    k: int | None = None,
+    profile: SpeedProfile | None = None,
+) -> ServingMetrics:
+    """:func:`planner.speed.simulate.simulate_one`, computed once per (deployment, workload, α, K, profile)."""
+    return RUNS.get_or_compute(
+        _key(dep, workload, alpha, k, profile),
+        lambda: simulate_one(dep, workload, alpha=alpha, k=k, profile=profile),
+    )
+
+
+def replica_capacity_cached(
+    dep: Deployment,
+    workload: ServingWorkload,
+    *,
+    alpha: float | None = None,
+    k: int | None = None,
+    profile: SpeedProfile | None = None,
+) -> ServingMetrics:
+    """:func:`planner.speed.simulate.replica_capacity`, computed once per (deployment, workload, α, K, profile)."""
+    return CAPACITIES.get_or_compute(
+        _key(dep, workload, alpha, k, profile),
+        lambda: replica_capacity(dep, workload, alpha=alpha, k=k, profile=profile),
+    )
+
+
+def estimate_speed_cached(
+    deployment: Deployment, workload: SpeedWorkload, profile: SpeedProfile | None = None
+) -> SpeedEstimate:
+    """:func:`planner.speed.estimate.estimate_speed`, computed once per (deployment, workload, profile)."""
+    return ESTIMATES.get_or_compute(
+        _key(deployment, workload, profile), lambda: estimate_speed(deployment, workload, profile)
+    )

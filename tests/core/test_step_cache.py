@@ -1,0 +1,65 @@
+"""Memoised speed results: equal to the uncached functions, computed once, errors re-raised unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.catalog.lookup import get_gpu, get_model, get_node
+from planner.deployment import Deployment
+from planner.errors import PlannerError
+from planner.facts import clear_caches
+from planner.speed.estimate import estimate_speed
+from planner.speed.serving_workload import ServingWorkload
+from planner.speed.simulate import simulate_one
+from planner.speed.step_cache import ESTIMATES, RUNS, estimate_speed_cached, simulate_one_cached
+from planner.speed.workload import SpeedWorkload
+
+
+@pytest.fixture
+def dep() -> Deployment:
+    return Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), draft=get_model("Llama-3.2-1B"))
+
+
+def test_cached_run_equals_the_simulation_and_is_computed_once(dep):
+    clear_caches()
+    work = ServingWorkload.build(request_rate=6.0, num_prompts=60, prompt_tokens=512, output_tokens=64)
+    first = simulate_one_cached(dep, work, alpha=0.7, k=3)
+    assert first == simulate_one(dep, work, alpha=0.7, k=3)
+    misses = RUNS.misses
+    again = simulate_one_cached(dep.model_copy(deep=True), work, alpha=0.7, k=3)
+    assert again == first and RUNS.misses == misses
+    # a copy: assigning to the returned result never changes what the next caller gets
+    again.mean_batch_size = -1.0
+    assert simulate_one_cached(dep, work, alpha=0.7, k=3).mean_batch_size == first.mean_batch_size
+
+
+def test_every_input_is_part_of_the_key(dep):
+    work = ServingWorkload.build(request_rate=6.0, num_prompts=40, prompt_tokens=512, output_tokens=64)
+    base = simulate_one_cached(dep, work, alpha=0.7, k=3)
+    assert simulate_one_cached(dep, work, alpha=0.5, k=3) == simulate_one(dep, work, alpha=0.5, k=3)
+    assert simulate_one_cached(dep, work, alpha=0.7, k=2) != base
+    faster = work.model_copy(update={"request_rate": 12.0})
+    assert simulate_one_cached(dep, faster, alpha=0.7, k=3) == simulate_one(dep, faster, alpha=0.7, k=3)
+    bigger = dep.replace(node_id=None, gpu=get_gpu("h200-sxm-141gb"))
+    assert simulate_one_cached(bigger, work, alpha=0.7, k=3) == simulate_one(bigger, work, alpha=0.7, k=3)
+    assert simulate_one_cached(dep, work) == simulate_one(dep, work)
+
+
+def test_an_input_that_cannot_run_raises_the_same_error_each_time(dep):
+    too_long = ServingWorkload.build(request_rate=1.0, num_prompts=5, prompt_tokens=10**6, output_tokens=8)
+    messages = []
+    for _ in range(2):
+        with pytest.raises(PlannerError) as caught:
+            simulate_one_cached(dep, too_long)
+        messages.append((type(caught.value), str(caught.value), caught.value.field))
+    with pytest.raises(PlannerError) as direct:
+        simulate_one(dep, too_long)
+    assert messages[0] == messages[1] == (type(direct.value), str(direct.value), direct.value.field)
+
+
+def test_cached_estimate_equals_the_estimate_and_clear_caches_forgets(dep):
+    workload = SpeedWorkload.build(batch_size=8, prompt_tokens=512, output_tokens=128, alpha=0.7)
+    assert estimate_speed_cached(dep, workload) == estimate_speed(dep, workload)
+    assert ESTIMATES.entries
+    clear_caches()
+    assert not ESTIMATES.entries and not RUNS.entries
