@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from pages._common import cached_chart, cached_plan, guarded
+from pages._common import cached_chart, guarded
 from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
 from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
 from planner.reports import speed_assumptions_table, step_times_table
-from planner.speed import SpeedWorkload, calibration_summary, deployment_acceptance
+from planner.speed import calibration_summary, workload_for
 
 ensure_app_frame()
 st.title("Performance")
@@ -23,20 +23,23 @@ if dep is not None:
     if not dep.is_speculative:
         st.info("No draft selected: pick a draft model, a head or a method in the sidebar to estimate speculation.")
     else:
-        assumed = guarded(lambda: deployment_acceptance(dep))
-        if assumed is not None:
+        basis = guarded(lambda: workload_for(dep, **fields))
+        workload = basis[0] if basis else None
+        if basis is not None:
+            source, detail = basis[1], basis[2]
             st.caption(
-                f"This speculator's own α: {assumed.alpha:.2f} ({assumed.source}; {assumed.detail}). "
-                "The estimate below uses the acceptance set on this page."
+                f"α {workload.resolved_alpha(workload.k):.2f}: "
+                + ("your value." if source == "entered" else f"this speculator's own ({source}; {detail}).")
             )
-        workload = guarded(lambda: SpeedWorkload.build(**fields))
         report = guarded(lambda: cached_speed_report(dep, workload)) if workload else None
 
-plan = guarded(lambda: cached_plan(dep)) if report is not None else None
-if report is not None and plan is not None and not (plan.fits and plan.starts):
-    # a deployment that does not fit (or would not start) is never recommended, whatever its speed would be
-    reasons = "; ".join((plan.start_problems + plan.problems)[:2])
-    st.error(f"**NOT RECOMMENDED**: this deployment does not fit the node ({reasons}). Fix it on the Sizing page.")
+if report is not None and not report.runnable.ok:
+    # a workload that cannot run gets no verdict and no speed figure: the reasons and the fixes that work
+    st.error("**Cannot run**: " + "; ".join(report.runnable.reasons) + ".", icon="⛔")
+    if report.runnable.fixes:
+        st.markdown("Changes that make it run, best first:\n" + "\n".join(f"- {f}" for f in report.runnable.fixes))
+    else:
+        st.warning("No change searched makes it run: pick a larger node type or a smaller model.")
     report = None
 if report is not None:
     est = report.estimate

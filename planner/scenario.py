@@ -45,7 +45,6 @@ from planner.catalog.lookup import (
 )
 from planner.catalog.schemas import ModelSpec
 from planner.decisions.fleet import Traffic
-from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment, Engine
 from planner.errors import first_pydantic_error
 from planner.units import gib_to_bytes
@@ -107,7 +106,8 @@ class Scenario(BaseModel):
     fleet_tpot_slo_ms: float = Field(default=50.0, ge=0, le=1e9, allow_inf_nan=False)
     fleet_ttft_slo_ms: float = Field(default=2000.0, ge=0, le=1e9, allow_inf_nan=False)
     fleet_percentile: float = Field(default=99.0, ge=1, le=100, allow_inf_nan=False)
-    fleet_alpha: float = Field(default=ACCEPTANCE_ALPHA, ge=0, le=1, allow_inf_nan=False)
+    #: Acceptance α the Fleet page assumes; None: the speculator's own (as the CLI and every page).
+    fleet_alpha: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     fleet_nodes: tuple[str, ...] = Field(default=FLEET_NODES, max_length=64)
     #: One $/GPU-hour for every node type; 0 = the catalog's prices.
     fleet_usd_per_gpu_hour: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)

@@ -257,7 +257,8 @@ def decision_matrix(
 ) -> DecisionMatrix:
     """Rank every candidate for ``base`` (its target, node, engine, precisions; its draft ignored).
 
-    ``alpha`` assumes one acceptance for every candidate (the user's value, labelled "entered");
+    ``alpha`` assumes one acceptance for every learned candidate (draft models, heads, MTP; the user's value,
+    labelled "entered"), n-gram lookup keeping its own;
     ``measured_alphas`` gives per-candidate measurements (labelled "measured"; keyed by draft id, or ``ngram`` /
     ``mtp``); ``draft_free`` adds n-gram lookup and the target's MTP module.
     """
@@ -273,7 +274,12 @@ def decision_matrix(
     ]
     if draft_free:
         methods: list[SpeculatorKind] = ["ngram"] + (["mtp"] if mtp_layer_count(base.target) else [])
-        rows += [_draft_free_row(alone, method, _Alpha(alpha, measured.get(method)), load) for method in methods]
+        # one assumed α is a statement about learned drafts; n-gram lookup's α is a property of the prompts (how
+        # much of the output repeats them), so it keeps its own evidence and never wins on an α it cannot reach
+        rows += [
+            _draft_free_row(alone, method, _Alpha(None if method == "ngram" else alpha, measured.get(method)), load)
+            for method in methods
+        ]
     rows.sort(key=_sort_key)
     for rank, row in enumerate(rows, start=1):
         row.rank = rank
@@ -290,7 +296,8 @@ def decision_matrix(
         baseline_kv_cache_tokens=baseline.kv_cache_tokens,
         rows=rows,
         assumptions=[
-            "α per pair: your value when entered, else a measurement, else a published measurement of the pair, "
+            "α per pair: your value when entered (for draft models, heads and MTP; n-gram lookup keeps its own), "
+            "else a measurement, else a published measurement of the pair, "
             "else the lineage/size prior "
             "(data/acceptance_priors.json) — each row says which",
             "n-gram lookup: α for open-ended prompts (data/draft_free_acceptance.json); prompts the output copies "

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from planner.catalog.lookup import get_price
-from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote, FleetRecommendation, QuotedOption
+from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote
+from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
 from planner.reports.accuracy import accuracy_figures, model_sources
 from planner.reports.charts.fleet import cost_by_node
 from planner.reports.document import Report, Section, Summary
@@ -144,7 +145,8 @@ def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summa
         f"{t.requests_per_s:,.4g} requests per second of {t.prompt_tokens:,} prompt + {t.output_tokens:,} output tokens"
     )
     assumption = (
-        f"Main assumptions: the draft {draft} accepts α = {t.alpha:.2f} of its tokens (measure it on your traffic; "
+        f"Main assumptions: the draft {draft} accepts α = {plan.alpha or 0:.2f} of its tokens (measure it on your "
+        "traffic; "
         "a lower α needs more GPUs), prices are on-demand list prices, and each replica is simulated under "
         "Poisson arrivals."
         if draft
@@ -161,9 +163,11 @@ def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summa
             f"of {target}: {fmt_ms(o.ttft_s)} TTFT and {fmt_ms(o.tpot_s)} TPOT at p{t.percentile:g}."
         )
         if plan.saving is not None:
-            text += f" Against the cheapest option without it, {plan.saving.describe()}."
+            text += f" On the same node type without it, {plan.saving.describe()}."
         elif plan.speculation_note:
             text += f" {plan.speculation_note}."
+        if plan.hardware_note:
+            text += f" Separately, the node type: {plan.hardware_note}."
         if plan.missing:
             text += f" {len(plan.missing)} other option(s) miss an objective and are shown apart."
     else:
@@ -174,10 +178,15 @@ def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summa
                 f" The nearest miss is {near.label}: " + "; ".join(m.describe() for m in near.option.misses) + "."
                 " Relax that objective, shorten the requests, or add a node type with faster GPUs."
             )
+    for flag in plan.flags:
+        text += f" Warning: {flag}."
     rows = [("Recommended", best)] if best else []
-    plain = next((q for q in plan.meeting if not q.option.speculation), None)
+    plain = next(
+        (q for q in plan.meeting if not q.option.speculation and best and (q.node, q.tp) == (best.node, best.tp)),
+        None,
+    )
     if best is not None and best.option.speculation and plain is not None:
-        rows.append(("Cheapest without speculation", plain))
+        rows.append(("Same node type without speculation", plain))
     if plan.nearest_miss is not None:
         rows.append(("Nearest miss", plan.nearest_miss))
     table = pd.DataFrame(
@@ -261,7 +270,7 @@ def quote_report(
             "TTFT objective": fmt_ms(t.ttft_slo_s, 0) if t.ttft_slo_s else "none",
             "TPOT objective": fmt_ms(t.tpot_slo_s, 0) if t.tpot_slo_s else "none",
             "Objectives hold at": f"p{pct:g}",
-            "Assumed acceptance α": f"{t.alpha:.2f}",
+            "Assumed acceptance α": "none (no speculation)" if plan.alpha is None else f"{plan.alpha:.2f}",
             "Price": f"{fmt_usd(t.usd_per_gpu_hour, 2)} / GPU-hour (entered)" if t.usd_per_gpu_hour else "catalog",
         },
         sections=sections,

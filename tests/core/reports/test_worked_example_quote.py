@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
-from planner.decisions.fleet import plan_fleet
+from planner.decisions.fleet_recommendation import plan_fleet
 from planner.reports.quote import quote_report
 from planner.scenario import EXAMPLES
 from tests.core.reports.pdf_pages import overflowing_pages, page_texts, print_layout_overflow
