@@ -8,6 +8,7 @@ import pytest
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions.fleet import FleetOption, FleetQuote, ObjectiveMiss, Traffic, compare_nodes
 from planner.decisions.fleet_recommendation import plan_fleet, recommend_fleet
+from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS
 from planner.errors import InputError
 
 NODES = [get_node("8x-h100-sxm-80gb"), get_node("8x-h200-sxm-141gb"), get_node("4x-l40s-48gb")]
@@ -141,8 +142,6 @@ def test_a_change_of_node_type_is_a_separate_line_not_credited_to_speculation():
 
 
 def test_a_fleet_beyond_any_real_purchase_is_flagged():
-    from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS
-
     traffic = Traffic(requests_per_s=1e9, prompt_tokens=10, output_tokens=10)
     huge = LARGEST_REPORTED_CLUSTER_GPUS * 8
     rec = recommend_fleet(traffic, [_quote("a", _option(False, huge, True, 1e9), None)], [])
