@@ -97,7 +97,7 @@ def memory_shortfall_bar(plan: MemoryPlan) -> go.Figure | None:
     """
     gpu = plan.stages[plan.binding_stage]
     fig = go.Figure()
-    if gpu.kv_cache_bytes < 0:
+    if gpu.kv_shortfall_bytes > 0:
         needed_label = "needed before any KV cache"
         for field in _FIXED:
             value = getattr(gpu, field)
@@ -124,7 +124,7 @@ def memory_shortfall_bar(plan: MemoryPlan) -> go.Figure | None:
                 showlegend=False,
                 hovertemplate=f"{label}: %{{x:.2f}} GiB<extra></extra>",
             )
-        title = f"Short by {-gpu.kv_cache_bytes / GIB:,.1f} GiB per GPU before any KV cache"
+        title = f"Short by {gpu.kv_shortfall_bytes / GIB:,.1f} GiB per GPU before any KV cache"
         axis = "GiB (2^30 bytes) per GPU"
     elif plan.kv_cache_tokens < plan.max_model_len:
         for label, value, colour in (
