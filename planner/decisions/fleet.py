@@ -319,8 +319,8 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
     source = (
         "entered by the user"
         if traffic.usd_per_gpu_hour
-        else f"median of {len(price_entry.observations)} dated on-demand prices (latest {price_entry.latest_date}), "
-        "data/prices.json"
+        else f"median of {len(price_entry.observations)} dated on-demand prices (latest {price_entry.latest_date}) "
+        "in the price catalog"
         if price_entry
         else "no price in the catalog: enter one"
     )

@@ -112,7 +112,7 @@ class Report:
         return [next(drawn, None) if s.figure is not None else None for s in self.sections], reason
 
     def to_json(self) -> dict[str, Any]:
-        """Machine-readable, full precision."""
+        """Machine-readable: table keys name their units, numbers rounded as people read them."""
         return {
             "title": self.title,
             "subtitle": self.subtitle,
@@ -134,7 +134,9 @@ class Report:
                     "text": s.text,
                     "notes": s.notes,
                     "table": None if s.table is None else s.table.records(),
-                    "column_kinds": None if s.table is None else {c: s.table.kind(c) for c in s.table.frame.columns},
+                    "column_kinds": None
+                    if s.table is None
+                    else {s.table.json_key(c): s.table.kind(c) for c in s.table.frame.columns},
                 }
                 for s in self.sections
             ],

@@ -13,7 +13,7 @@ import pandas as pd
 from planner.catalog.lookup import get_price
 from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote
 from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
-from planner.reports.accuracy import accuracy_figures, model_sources
+from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
 from planner.reports.charts.fleet import cost_by_node
 from planner.reports.document import Report, Section, Summary
 from planner.reports.table_format import Table
@@ -238,7 +238,7 @@ def quote_report(
             else "None: see the options that miss below.",
             table=options_table(plan.meeting, pct) if plan.meeting else None,
             figure=cost_by_node(quotes) if quotes else None,
-            notes=[f"{q.node}: price {q.price_source}" for q in quotes],
+            notes=[for_customers(f"{q.node}: price {q.price_source}") for q in quotes],
         )
     ]
     if plan.missing:
@@ -252,7 +252,7 @@ def quote_report(
         )
     if plan.unusable:
         sections.append(Section(title="Node types that cannot serve the model", notes=plan.unusable))
-    notes = list(dict.fromkeys(n for q in quotes for n in q.notes))
+    notes = list(dict.fromkeys(for_customers(n) for q in quotes for n in q.notes))
     return Report(
         title=f"Serving quote: {target}" + (f" with draft {draft}" if draft else ""),
         subtitle=f"{t.requests_per_s:,.4g} requests/s of {t.prompt_tokens:,} + {t.output_tokens:,} tokens; "
@@ -275,7 +275,7 @@ def quote_report(
         },
         sections=sections,
         assumptions=[
-            f"a month is {HOURS_PER_MONTH} hours of on-demand time; prices are dated and editable (data/prices.json)",
+            f"a month is {HOURS_PER_MONTH} hours of on-demand time; prices are dated list prices and can be overridden",
             "replicas: the fewest at which a simulated replica (continuous batching, chunked prefill, the memory "
             "plan's KV cache, the engine's request caps) meets the objectives at its share of the traffic; "
             "throughput is met by sizing (replicas x capacity covers the offered rate)",

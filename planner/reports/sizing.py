@@ -6,7 +6,7 @@ import pandas as pd
 
 from planner.deployment import Deployment
 from planner.memory import MemoryPlan
-from planner.reports.accuracy import accuracy_figures, model_sources
+from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
 from planner.reports.charts.memory import gpu_memory_bar, memory_shortfall_bar
 from planner.reports.document import Report, Section, Summary
 from planner.reports.screen import memory_components_view, suggestions_view, whole_requests
@@ -88,7 +88,7 @@ def sizing_report(
         Section(title="Capacity", table=capacity),
     ]
     if plan.problems:
-        sections.append(Section(title="Problems", notes=list(dict.fromkeys(plan.problems))))
+        sections.append(Section(title="Problems", notes=[for_customers(p) for p in dict.fromkeys(plan.problems)]))
     if plan.suggestions:
         view = suggestions_view(plan).drop(columns=["Detail"], errors="ignore")
         sections.append(
@@ -117,7 +117,7 @@ def sizing_report(
             "Engine": f"{dep.engine} ({plan.engine_profile})",
         },
         sections=sections,
-        assumptions=list(plan.assumptions),
+        assumptions=[for_customers(a) for a in plan.assumptions],
         sources=model_sources()[:1],
         accuracy=[line for line in accuracy_figures() if line[0].startswith("Memory")],
     )
