@@ -16,7 +16,7 @@ ensure_app_frame()
 st.title("Fleet & Quote")
 st.caption(
     "How many nodes a workload needs, and what they cost, with and without the scenario's draft. "
-    "Prices are dated on-demand medians (data/prices.json); override them below."
+    "Prices are dated on-demand medians from the price catalog; override them below."
 )
 st.caption(
     "From the sidebar this page uses the **target**, the **draft**, the **serving engine** and the **KV-cache "
