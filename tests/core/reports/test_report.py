@@ -98,7 +98,7 @@ def test_sizing_report_has_the_plan():
     report = sizing_report(dep, plan_memory(dep), prepared_by="SA")
     data = json.loads(report.export("json"))
     titles = [s["title"] for s in data["sections"]]
-    assert titles[:2] == ["One GPU's memory", "Capacity"] and "What would make it fit" in titles
+    assert titles[:2] == ["One GPU's memory", "Capacity"] and "Changes that fit and start, best first" in titles
     assert data["summary"]["text"].startswith("Does not fit")
     assert data["prepared_by"] == "SA"
     text = report.export("md").decode()
