@@ -73,7 +73,8 @@ class FleetRecommendation(BaseModel):
     saving: SpeculationSaving | None = None
     #: Why speculation is not recommended when an option with the draft also meets the objectives.
     speculation_note: str | None = None
-    #: What the recommended node type saves against the cheapest other node type, both without speculation.
+    #: The recommended node type against the cheapest other node type, both without speculation (a change of
+    #: hardware, never credited to speculation).
     hardware_note: str | None = None
     #: Inputs or results beyond any real purchase (a fleet larger than the largest reported GPU cluster).
     flags: list[str] = []
@@ -136,15 +137,24 @@ def _saving(plain: QuotedOption, cheaper: QuotedOption) -> SpeculationSaving | N
     return None if saving.gpus_frac is None and saving.usd_per_month is None else saving
 
 
-def _hardware_note(other: QuotedOption, same: QuotedOption) -> str | None:
-    """What choosing ``same``'s node type over ``other``'s saves, both without speculation (None: nothing)."""
-    saving = _saving(other, same)
-    if saving is None:
-        return None
-    return (
-        saving.describe().replace("speculation saves", f"{same.node} without speculation saves", 1)
-        + " (a change of hardware, not of speculation)"
-    )
+def _hardware_note(other: QuotedOption, same: QuotedOption) -> str:
+    """The recommended node type against the cheapest other one, both without speculation: a change of hardware.
+
+    >>> from planner.decisions.fleet import FleetOption
+    >>> def opt(node, gpus, usd):
+    ...     o = FleetOption(speculation=False, batch_size=1, k=None, tpot_s=0.01, ttft_s=0.1,
+    ...         requests_per_s_per_replica=1, capacity_requests_per_s=1, replicas=1, nodes=1, gpus=gpus,
+    ...         usd_per_hour=None, usd_per_month=usd, usd_per_million_output_tokens=None, limited_by="",
+    ...         replica_limited_by="", meets_slo=True, delivered_flops_frac=0.1, delivered_bandwidth_frac=0.1)
+    ...     return QuotedOption(node=node, tp=1, gpu="g", usd_per_gpu_hour=None, option=o)
+    >>> _hardware_note(opt("8x-h100", 32, 95_000.0), opt("8x-b200", 16, 96_000.0))
+    'without speculation, 8x-b200 needs 16 GPUs ($96,000 per month) against 32 GPUs ($95,000 per month) on 8x-h100'
+    """
+
+    def cost(o: FleetOption) -> str:
+        return f"{o.gpus:,} GPUs" + (f" (${o.usd_per_month:,.0f} per month)" if o.usd_per_month is not None else "")
+
+    return f"without speculation, {same.node} needs {cost(same.option)} against {cost(other.option)} on {other.node}"
 
 
 def _absurd(options: list[QuotedOption]) -> list[str]:
@@ -208,7 +218,7 @@ def recommend_fleet(traffic: Traffic, quotes: list[FleetQuote], unusable: list[s
             note = "With the draft, no option meets every objective"
         other = next((o for o in meeting if not o.option.speculation and o.node != best.node), None)
         same = plain if best.option.speculation else (best if not best.option.speculation else None)
-        if other is not None and same is not None and other.cost_key() > same.cost_key():
+        if other is not None and same is not None:
             hardware = _hardware_note(other, same)
     flags = _absurd(meeting + missing)
     return FleetRecommendation(

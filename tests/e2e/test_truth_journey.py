@@ -22,14 +22,12 @@ from planner.speed import deployment_acceptance, estimate_speed, workload_for
 
 WAIT_MS = 180_000
 LLAMA8 = "meta-llama/Llama-3.1-8B"
-#: The B200 + H100 quote of (d): 8B + 1B at 20 req/s, TPOT objective 20 ms, α 0.8 (see test_fleet_recommendation
-#: for the arithmetic of the split).
+#: The B200 + H100 quote of (d): 70B + 1B at 50 req/s, p99 TPOT objective 50 ms, the pair's own α. B200 with the
+#: draft needs half the GPUs of B200 without it (speculation: 50%), and B200 without it half of H100 without it (a
+#: change of hardware); the mixed comparison (B200 with the draft against H100 without) would read 75%.
 QUOTE = {
-    "target": LLAMA8,
-    "draft": "meta-llama/Llama-3.2-1B",
-    "fleet_requests_per_s": 20.0,
-    "fleet_tpot_slo_ms": 20.0,
-    "fleet_alpha": 0.8,
+    "fleet_requests_per_s": 50.0,
+    "fleet_tpot_slo_ms": 50.0,
     "fleet_nodes": ("8x-b200-180gb", "8x-h100-sxm-80gb"),
 }
 
@@ -87,22 +85,23 @@ def test_405b_bf16_on_one_h100_offers_only_fixes_that_fit(page, app_url):
 
 @pytest.mark.e2e
 def test_the_b200_and_h100_quote_credits_speculation_on_the_same_node_type(page, app_url):
+    scenario = Scenario(**QUOTE)
     plan = plan_fleet(
-        get_model(QUOTE["target"]),
-        [get_node(n) for n in QUOTE["fleet_nodes"]],
-        Scenario(**QUOTE).traffic(),
-        draft=get_model(QUOTE["draft"]),
+        get_model(scenario.target),
+        [get_node(n) for n in scenario.fleet_nodes],
+        scenario.traffic(),
+        draft=get_model(scenario.draft),
     )
     best = plan.recommended
     assert best is not None and best.option.speculation and best.node == "8x-b200-180gb"
     assert plan.saving is not None and plan.saving.gpus_frac == pytest.approx(0.5)
-    page.goto(f"{app_url}/fleet?{urlencode(Scenario(**QUOTE).to_query())}")
+    page.goto(f"{app_url}/fleet?{urlencode(scenario.to_query())}")
     expect(page.get_by_text("On the same node type").first).to_be_visible(timeout=WAIT_MS)
     _settled(page)
     text = page.locator("[data-testid=stMain]").inner_text()
     assert "speculation saves 50% of GPUs" in text and "8x-b200-180gb, TP" in text.split("On the same node type")[1]
-    if plan.hardware_note:
-        assert "Separately, the node type" in text
+    assert "Separately, the node type: without speculation, 8x-b200-180gb needs" in text
+    assert "75%" not in text
 
 
 @pytest.mark.e2e

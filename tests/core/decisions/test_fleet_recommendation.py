@@ -137,7 +137,8 @@ def test_a_change_of_node_type_is_a_separate_line_not_credited_to_speculation():
     rec = recommend_fleet(traffic, quotes, [])
     assert rec.recommended.node == "8x-b200" and rec.recommended.option.speculation
     assert rec.saving.gpus_frac == pytest.approx(0.5) and "8x-b200" in rec.saving.against
-    assert "50% of GPUs" in rec.hardware_note and "8x-h100" in rec.hardware_note
+    assert rec.hardware_note.startswith("without speculation, 8x-b200 needs 16 GPUs")
+    assert "against 32 GPUs ($60,000 per month) on 8x-h100" in rec.hardware_note
     assert "75%" not in rec.saving.describe() + rec.hardware_note
 
 
