@@ -53,6 +53,8 @@ class MatrixRow(BaseModel):
     #: Every compatibility check of the pair, in the verdict's order, with its status, detail and sources.
     checks: list[Check]
     fits: bool
+    #: The engine would start with it (nothing in the plan's ``start_problems``).
+    starts: bool = True
     memory_problems: list[str]
     draft_weights_bytes_per_gpu: int | None = None
     draft_kv_share_frac: float | None = None
@@ -130,7 +132,7 @@ def _evaluate(row: MatrixRow, build: Callable[[], Deployment], alpha: _Alpha, lo
     except PlannerError as exc:
         row.memory_problems = [str(exc)]
         return row
-    row.fits = plan.fits
+    row.fits, row.starts = plan.fits, plan.starts
     row.memory_problems = plan.problems
     row.draft_weights_bytes_per_gpu = plan.per_gpu.draft_weights_bytes
     row.draft_kv_share_frac = plan.draft_kv_share_frac
@@ -187,7 +189,8 @@ def _time(row: MatrixRow, dep: Deployment, estimate: AcceptanceEstimate, load: _
     row.speedup_at_batch = at_b.speedup if fixed_k else at_b.speedup_at_optimal_k
     row.optimal_k_at_batch = fixed_k or at_b.optimal_k
     row.break_even_alpha = at_b.break_even_alpha
-    row.speed_verdict = at_b.verdict
+    # a candidate that does not fit or would not start gets no speed verdict (its speedups stay as figures)
+    row.speed_verdict = at_b.verdict if row.fits and row.starts else "cannot_run"
     return row
 
 
