@@ -301,9 +301,8 @@ def decision_matrix(
         assumptions=[
             "α per pair: your value when entered (for draft models, heads and MTP; n-gram lookup keeps its own), "
             "else a measurement, else a published measurement of the pair, "
-            "else the lineage/size prior "
-            "(data/acceptance_priors.json) — each row says which",
-            "n-gram lookup: α for open-ended prompts (data/draft_free_acceptance.json); prompts the output copies "
+            "else the prior fitted on published pairs of the same lineage and size ratio — each row says which",
+            "n-gram lookup: α for open-ended prompts; prompts the output copies "
             "(summaries, code edits) accept far more — measure yours",
             f"speedups are at the optimal K for {prompt_tokens}-token prompts and {output_tokens}-token outputs",
             "drafts run at the target's TP where they can, else TP 1 (replicated on every rank)",
