@@ -124,9 +124,9 @@ OTHER_GPU_FIXES = 3
 
 
 def _layouts(dep: Deployment, gpu_id: str) -> list[tuple[int, int, NodeType]]:
-    """(tp, pp, node) layouts of ``gpu_id`` up to ``MAX_NODES_PER_REPLICA`` nodes, fewest GPUs first: TP within a
-    node, pipeline stages across nodes; each on the smallest catalog node that holds it (or several of the
-    largest)."""
+    """(tp, pp, node) layouts of ``gpu_id`` up to ``MAX_NODES_PER_REPLICA`` nodes, in the order a fix tries them
+    (fewest nodes, then fewest pipeline stages, then the lowest TP); each on the smallest catalog node that holds it
+    (or several of the largest)."""
     nodes = sorted((n for n in list_nodes() if n.gpu == gpu_id), key=lambda n: n.gpu_count)
     if not nodes:
         return []
@@ -140,7 +140,11 @@ def _layouts(dep: Deployment, gpu_id: str) -> list[tuple[int, int, NodeType]]:
                 continue
             node = next((n for n in nodes if n.gpu_count >= gpus), largest)
             out.append((tp, pp, node))
-    return sorted(out, key=lambda layout: (layout[0] * layout[1], layout[1]))
+    # fewest nodes first, then tensor parallelism within a node before pipeline stages (the layout engines
+    # document for one node), then fewest GPUs
+    return sorted(
+        out, key=lambda t: (-(-(t[0] * t[1]) // t[2].gpu_count) if t[0] * t[1] > t[2].gpu_count else 1, t[1], t[0])
+    )
 
 
 def _placed(dep: Deployment, tp: int, pp: int, node: NodeType) -> dict:
@@ -274,6 +278,12 @@ def suggestions_for(dep: Deployment, plan: MemoryPlan) -> list[Suggestion]:
     def order(s: Suggestion) -> tuple:
         return (s.model_changes, s.gpus_per_replica, s.change.count(";"), -s.max_concurrency, s.change)
 
+    # a fix that only adds a change to another fix, on as many GPUs, is no better: left out
+    found = [
+        s
+        for s in found
+        if not any(s.change.startswith(o.change + "; ") and s.gpus_per_replica >= o.gpus_per_replica for o in found)
+    ]
     same_gpu = sorted((s for s in found if not s.other_gpu), key=order)
     other_gpu = sorted((s for s in found if s.other_gpu), key=order)[:OTHER_GPU_FIXES]
     return (same_gpu + other_gpu)[:MAX_FIXES]
