@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import TypeVar
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -30,6 +29,7 @@ from planner.reports import (
     pdf_available,
     screen_table,
 )
+from planner.reports.links import scenario_link as public_scenario_link
 
 T = TypeVar("T")
 LOG = logging.getLogger("planner.pages")
@@ -154,14 +154,13 @@ def upload_bytes(upload, kind: str, limit_bytes: int) -> bytes | None:
 
 
 def scenario_link(query: dict[str, str]) -> str:
-    """This page's link with the scenario's query (empty when the browser's URL is unknown, as in tests)."""
+    """This page's public link with the scenario's query (``planner.reports.links``: the configured public
+    address, never the server's loopback one; empty when none is known, as in tests)."""
     try:
-        base = st.context.url
+        browser = st.context.url
     except Exception:  # no browser context (bare mode)
-        base = None
-    if not base:
-        return ""
-    return base + ("?" + urlencode(query) if query else "")
+        browser = None
+    return public_scenario_link(query, browser)
 
 
 def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._scenario import bind
-from planner.acceptance_math import draft_acceptance_rate, expected_tokens_per_step
-from planner.defaults import ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS
 from planner.speed import RateSweep, SpeedReport, SpeedWorkload, rate_sweep, speculation_rules, speed_report
 
 ACCEPTANCE_MODES = {
@@ -19,12 +17,6 @@ ACCEPTANCE_MODES = {
         "mean_accepted_len"
     ),
     "ρ (vLLM V1 'Avg Draft acceptance rate', a fraction)": "draft_acceptance_rate",
-}
-#: The default acceptance in each spelling: α, and τ and ρ computed from it at the default K.
-_DEFAULT_VALUES = {
-    "alpha": ACCEPTANCE_ALPHA,
-    "mean_accepted_len": round(expected_tokens_per_step(ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS), 2),
-    "draft_acceptance_rate": round(draft_acceptance_rate(ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS), 2),
 }
 
 
@@ -38,13 +30,18 @@ def cached_rate_sweep(dep, alpha: float, k: int, prompt_tokens: int, output_toke
     return rate_sweep(dep, alpha=alpha, k=k, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
 
 
+def _optional_float(value) -> float | None:
+    return None if value is None else float(value)
+
+
 def _or(default: int):
     """A bound field's widget value: the field's, or ``default`` when the scenario leaves it to the rules."""
     return lambda value: int(default if value is None else value)
 
 
 def workload_fields() -> dict:
-    """Draw the page's workload inputs (main area) and return SpeedWorkload fields."""
+    """Draw the page's workload inputs (main area) and return the fields of ``planner.speed.workload_for``
+    (an empty acceptance: the speculator's own α)."""
     defaults = speculation_rules().default_workload
     labels = {mode: label for label, mode in ACCEPTANCE_MODES.items()}
     mode_label = st.selectbox(
@@ -57,10 +54,13 @@ def workload_fields() -> dict:
     value = cols[0].number_input(
         mode_label.split(" (")[0],
         min_value=0.0,
+        value=None,
         step=0.01,
         format="%.3f",
-        help="α and ρ are fractions in [0, 1]; τ lies in [1, K+1]",
-        **bind(f"perf_{mode}", "acceptance", lambda v: _DEFAULT_VALUES[mode] if v is None else float(v), float),
+        placeholder="the speculator's own",
+        help="Leave empty to use the speculator's own α (measured, published or the prior of its kind). "
+        "α and ρ are fractions from 0 to 1; τ lies from 1 to K+1.",
+        **bind(f"perf_{mode}", "acceptance", lambda v: None if v is None else float(v), _optional_float),
     )
     batch = cols[1].number_input(
         "Batch size (sequences)", 0, step=1, **bind("perf_batch", "batch_size", _or(defaults.batch_size), int)
@@ -72,7 +72,7 @@ def workload_fields() -> dict:
         "Output tokens", 0, step=64, **bind("perf_output", "output_tokens", _or(defaults.output_tokens), int)
     )
     return {
-        mode: float(value),
+        mode: None if value is None else float(value),
         "batch_size": int(batch),
         "prompt_tokens": int(prompt),
         "output_tokens": int(output),

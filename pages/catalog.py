@@ -64,7 +64,7 @@ with gpus_tab:
     shown_table(catalog_view("gpus"), key="catalog_gpus")
     st.caption(
         "Memory software sees is what CUDA reports as total, the figure engines budget against; "
-        "'estimated' rows derive it from the catalog (see data/gpus.json)."
+        "'estimated' rows have no published log of that total and take it from the vendor's stated memory."
     )
 
 with nodes_tab:

@@ -53,7 +53,7 @@ if ranked is not None:
             f"Best draft: {top.draft} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size} "
             f"({top.speedup_batch_1:.2f}x at batch 1), α {top.alpha:.2f} "
             f"({VALUE_LABELS.get(top.alpha_source, top.alpha_source)}), "
-            f"speed verdict: {top.speed_verdict}.",
+            f"speed verdict: {VALUE_LABELS.get(top.speed_verdict, top.speed_verdict)}.",
             icon="✅",
         )
     else:
@@ -70,7 +70,8 @@ if ranked is not None:
     if row is not None:
         st.subheader(f"Why: {row.draft}")
         ratio = "no draft model" if row.parameter_ratio is None else f"parameter ratio {row.parameter_ratio:.1f}x"
-        st.write(f"Verdict **{row.verdict}**, {row.method}, {ratio}. {row.why_lower}")
+        words = [VALUE_LABELS.get(v, v) for v in (row.verdict, row.method)]
+        st.write(f"Compatibility **{words[0]}**, {words[1]}, {ratio}. {row.why_lower}")
         for check in row.checks:
             icon = {"pass": "✅", "warn": "⚠️", "fail": "⛔"}[check.status]
             st.write(f"{icon} **{check.name}** — {check.detail}")

@@ -16,7 +16,7 @@ ensure_app_frame()
 st.title("Fleet & Quote")
 st.caption(
     "How many nodes a workload needs, and what they cost, with and without the scenario's draft. "
-    "Prices are dated on-demand medians (data/prices.json); override them below."
+    "Prices are dated on-demand medians from the price catalog; override them below."
 )
 st.caption(
     "From the sidebar this page uses the **target**, the **draft**, the **serving engine** and the **KV-cache "
@@ -37,7 +37,16 @@ ttft_ms = t1.number_input("TTFT objective (ms, 0 = none)", 0.0, step=50.0, **bin
 percentile = t2.number_input(
     "Objectives hold at percentile", 1.0, 100.0, step=1.0, **bind("fleet_percentile", "fleet_percentile")
 )
-alpha = st.slider("Assumed acceptance α of the draft", 0.0, 1.0, step=0.01, **bind("fleet_alpha", "fleet_alpha"))
+alpha = st.number_input(
+    "Acceptance α of the speculator",
+    0.0,
+    1.0,
+    value=None,
+    step=0.01,
+    placeholder="the speculator's own",
+    help="Leave empty to use the speculator's own α (measured, published or the prior of its kind).",
+    **bind("fleet_alpha", "fleet_alpha"),
+)
 node_ids = [n.id for n in list_nodes()]
 chosen = st.multiselect("Node types to compare", node_ids, **bind("fleet_nodes", "fleet_nodes", list, tuple))
 price = st.number_input(
@@ -107,10 +116,16 @@ if plan is not None:
         st.success(plan.headline, icon="💰")
     else:
         st.error(plan.headline, icon="⛔")
+    for flag in plan.flags:
+        st.warning(flag[:1].upper() + flag[1:] + ".", icon="⚠️")
     if plan.saving is not None:
-        st.info(plan.saving.describe()[:1].upper() + plan.saving.describe()[1:] + ".", icon="📉")
+        st.info("On the same node type, " + plan.saving.describe() + ".", icon="📉")
     elif plan.speculation_note:
         st.info(plan.speculation_note + ".", icon="📉")
+    if plan.hardware_note:
+        st.info("Separately, the node type: " + plan.hardware_note + ".", icon="🖥️")
+    if plan.alpha_basis and plan.alpha_basis != "no speculation":
+        st.caption("Acceptance: " + plan.alpha_basis + ".")
     decisive, details, misses, figure = _views(*key)
     if decisive is not None:
         best = plan.recommended.option

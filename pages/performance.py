@@ -2,18 +2,19 @@
 
 import streamlit as st
 
-from pages._common import cached_chart, cached_plan, guarded
+from pages._common import cached_chart, guarded
 from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
 from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
-from planner.reports import speed_assumptions_table, step_times_table
-from planner.speed import SpeedWorkload, calibration_summary, deployment_acceptance, speed_source
+from planner.reports import VALUE_LABELS, speed_assumptions_table, step_times_table
+from planner.reports.accuracy import for_customers
+from planner.speed import calibration_summary, speed_source, workload_for
 
 ensure_app_frame()
 st.title("Performance")
 st.caption(
-    "Roofline step times per GPU (bytes over achievable bandwidth vs FLOPs over achievable peak, plus "
-    "all-reduce and engine overheads) and the Leviathan acceptance model. K comes from the sidebar."
+    "How long each decoding step takes on these GPUs (memory bandwidth and compute, communication and engine "
+    "overheads), with and without the speculator, and how many drafted tokens are accepted. K comes from the sidebar."
 )
 
 dep = scenario_deployment()
@@ -23,30 +24,39 @@ if dep is not None:
     if not dep.is_speculative:
         st.info("No draft selected: pick a draft model, a head or a method in the sidebar to estimate speculation.")
     else:
-        assumed = guarded(lambda: deployment_acceptance(dep))
-        if assumed is not None:
+        # the sidebar's K is the user's K (for an MTP module too): the verdict is read there
+        basis = guarded(lambda: workload_for(dep, k=dep.num_speculative_tokens, **fields))
+        workload = basis[0] if basis else None
+        if basis is not None:
+            source, detail = basis[1], basis[2]
             st.caption(
-                f"This speculator's own α: {assumed.alpha:.2f} ({assumed.source}; {assumed.detail}). "
-                "The estimate below uses the acceptance set on this page."
+                f"α {workload.resolved_alpha(workload.k):.2f}: "
+                + (
+                    "your value."
+                    if source == "entered"
+                    else f"this speculator's own ({VALUE_LABELS.get(source, source)}: {for_customers(detail)})."
+                )
             )
-        workload = guarded(lambda: SpeedWorkload.build(**fields))
         report = guarded(lambda: cached_speed_report(dep, workload)) if workload else None
 
-plan = guarded(lambda: cached_plan(dep)) if report is not None else None
-if report is not None and plan is not None and not (plan.fits and plan.starts):
-    # a deployment that does not fit (or would not start) is never recommended, whatever its speed would be
-    reasons = "; ".join((plan.start_problems + plan.problems)[:2])
-    st.error(f"**NOT RECOMMENDED**: this deployment does not fit the node ({reasons}). Fix it on the Sizing page.")
+if report is not None and not report.runnable.ok:
+    # a workload that cannot run gets no verdict and no speed figure: the reasons and the fixes that work
+    st.error("**Cannot run**: " + "; ".join(report.runnable.reasons) + ".", icon="⛔")
+    if report.runnable.fixes:
+        st.markdown("Changes that make it run, best first:\n" + "\n".join(f"- {f}" for f in report.runnable.fixes))
+    else:
+        st.warning("No change searched makes it run: pick a larger node type or a smaller model.")
     report = None
 if report is not None:
     est = report.estimate
     key = dep.model_dump_json() + workload.model_dump_json()
     show = {"recommend": st.success, "enable": st.info, "disable": st.warning}[est.verdict]
     show(f"**{est.verdict.upper()}**: {est.verdict_reason}.", icon="⚡")
+    limits = est.thresholds
     st.caption(
-        "Thresholds: "
-        + ", ".join(f"{name} {value}" for name, value in est.thresholds.items())
-        + f". Source: {est.thresholds_source}"
+        f"Recommended from a predicted speedup of {limits['recommend_min_speedup']:g}x, enabled above "
+        f"{limits['enable_min_speedup']:g}x; acceptance below α {limits['warn_below_alpha']:g} rarely pays. "
+        f"Source: {for_customers(est.thresholds_source)}"
     )
     for warning in est.warnings:
         st.warning(warning, icon="⚠️")
@@ -66,8 +76,9 @@ if report is not None:
         f"{est.throughput_tok_s - est.baseline_throughput_tok_s:+,.0f}",
     )
     st.caption(
-        f"α {est.alpha:.3f} at K {est.k}: τ = {est.expected_tokens_per_step:.2f} tokens per step, vLLM ρ = "
-        f"{est.draft_acceptance_rate:.3f}; draft/target step cost c = {est.steps.cost_ratio:.3f}; "
+        f"α {est.alpha:.3f} at K {est.k}: {est.expected_tokens_per_step:.2f} tokens per step on average (vLLM "
+        f"reports this as a draft acceptance rate of {est.draft_acceptance_rate:.1%}); a draft step costs "
+        f"{est.steps.cost_ratio:.1%} of a target step; "
         f"{est.tok_s_per_sequence:,.1f} tok/s per sequence (without the draft "
         f"{est.baseline_tok_s_per_sequence:,.1f}); {est.replicas_per_node} replica(s) per node."
     )
@@ -84,14 +95,13 @@ if report is not None:
         st.plotly_chart(cached_chart("latency_chart", key, est), key="perf_latency")
 
     with st.expander("Assumptions: the engine speed profile and its calibration"):
-        st.write(f"Profile **{est.profile}** (data/speed_profiles.json).")
+        st.write(f"Engine speed profile **{est.profile}**, calibrated against the public measurements below.")
         st.write(f"Step times: {guarded(lambda: speed_source(dep))}.")
         st.dataframe(speed_assumptions_table(est), hide_index=True)
         calibration = calibration_summary()
         for key in ("goal_rows", "prior_rows", "plain_rows", "serving_rows"):
             if key in calibration:
-                st.write(f"- {calibration[key]}")
-        st.caption("Reproduce with `make bench-speed-accuracy`; refit with `python -m bench.fit_speed_profile`.")
+                st.write(f"- {for_customers(calibration[key])}")
         st.dataframe(
             step_times_table(est),
             hide_index=True,

@@ -39,14 +39,29 @@ if plan is not None:
             f"{whole_requests(plan.max_concurrency):,} concurrent requests at {plan.max_model_len:,} tokens.",
             icon="✅",
         )
-    else:
-        st.error("Does not fit: " + "; ".join(plan.problems[:2]), icon="⛔")
-    if not plan.starts:
-        st.error("Would not start: " + "; ".join(plan.start_problems), icon="🛑")
-    for problem in plan.problems[(0 if plan.fits else 2) :]:
-        if problem not in plan.start_problems:
+    problems = list(dict.fromkeys(plan.problems))  # each reason once
+    shown = [] if plan.fits else problems[:2]
+    if shown:
+        st.error("Does not fit: " + "; ".join(shown), icon="⛔")
+    refusals = [p for p in plan.start_problems if p not in shown]
+    if refusals:
+        st.error("Would not start: " + "; ".join(refusals), icon="🛑")
+    for problem in problems:
+        if problem not in shown and problem not in plan.start_problems:
             st.warning(problem, icon="⚠️")
 
+if plan is not None and not plan.fits:
+    # nothing to measure in a plan that does not fit: the shortfall, then the changes that fit and start
+    if plan.suggestions:
+        st.subheader("Changes that fit and start, best first")
+        st.dataframe(suggestions_view(plan), hide_index=True)
+    else:
+        st.warning(
+            "No change searched makes it fit: more GPUs of this type, pipeline stages across up to 4 nodes, "
+            "other GPU types, fp8 or int4 weights, an fp8 KV cache and serving without the draft were all tried.",
+            icon="⛔",
+        )
+if plan is not None and plan.fits:
     cols = st.columns(4)
     cols[0].metric("KV cache tokens / replica", f"{plan.kv_cache_tokens:,}")
     cols[1].metric(
@@ -58,9 +73,10 @@ if plan is not None:
     cols[3].metric("Draft's share of KV pool", f"{plan.draft_kv_share_frac:.1%}")
 
     if plan.suggestions:
-        st.subheader("What would make it fit")
+        st.subheader("Changes that make it start, best first")
         st.dataframe(suggestions_view(plan), hide_index=True)
 
+if plan is not None:
     shortfall = None if plan.fits else cached_chart("memory_shortfall_bar", key, plan)
     if shortfall is not None:
         st.subheader("What is needed against what the GPU has")
@@ -77,6 +93,7 @@ if plan is not None:
         },
     )
 
+if plan is not None and plan.fits:
     left, right = st.columns(2)
     with left:
         st.subheader("The draft's cost")
@@ -105,6 +122,7 @@ if plan is not None:
                 cached_chart("concurrency_curve", key, points, plan.max_model_len), key="sizing_concurrency"
             )
 
+if plan is not None:
     st.subheader("Export this sizing")
     link = scenario_link(current_scenario().to_query())
     export_buttons(lambda: sizing_report(dep, plan, scenario_link=link), "sizing", "sizing")

@@ -18,5 +18,9 @@ NUM_SPECULATIVE_TOKENS = 5
 #: report α of about 0.6-0.9 for same-family drafts (Table 3, https://arxiv.org/abs/2211.17192).
 ACCEPTANCE_ALPHA = 0.8
 
+#: The largest GPU cluster publicly reported: xAI's Colossus, 200,000 GPUs (https://x.ai/colossus, 2025). A quote
+#: that needs more GPUs than this is flagged as beyond any real purchase (most likely a mistyped request rate).
+LARGEST_REPORTED_CLUSTER_GPUS = 200_000
+
 #: The planner's release, printed on every exported document (``planner.__version__``).
 PLANNER_VERSION = "0.1.0"

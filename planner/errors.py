@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -40,8 +41,90 @@ class CatalogError(PlannerError):
     """An id is not in the catalog, or a catalog file is malformed."""
 
 
-def first_pydantic_error(exc: Exception, prefix: str = "") -> PlannerError:
-    """Turn a pydantic ``ValidationError`` into a one-line ``PlannerError`` naming the field.
+#: Units a field's name ends with, as a message writes them after a number.
+_NAME_UNITS = (
+    ("max_model_len", " tokens"),
+    ("_tokens", " tokens"),
+    ("_per_s", " per second"),
+    ("_ms", " ms"),
+    ("_s", " s"),
+    ("_gib", " GiB"),
+    ("_bytes", " bytes"),
+    ("_usd_per_gpu_hour", " $/GPU-hour"),
+)
+#: Unit suffixes a name drops when it is written as words (the unit follows the number instead).
+_UNIT_SUFFIXES = ("_ms", "_s", "_gib", "_bytes")
+#: Field names whose words are not their name's.
+_FIELD_WORDS = {
+    "max_model_len": "max model length",
+    "tp": "tensor parallelism",
+    "pp": "pipeline parallelism",
+    "k": "draft length K",
+    "fleet_tpot_slo_ms": "TPOT objective",
+    "fleet_ttft_slo_ms": "TTFT objective",
+    "tpot_slo_s": "TPOT objective",
+    "ttft_slo_s": "TTFT objective",
+    "usd_per_gpu_hour": "price per GPU-hour",
+}
+
+
+def field_words(name: str, labels: Mapping[str, str] | None = None) -> str:
+    """A field's name as words, capitalised: ``labels`` first, then the few names above, else its parts.
+
+    >>> field_words("max_model_len"), field_words("rps", {"rps": "requests per second"})
+    ('Max model length', 'Requests per second')
+    """
+    bare = name.removesuffix("_per_s") if name.endswith("_per_s") else name
+    bare = next((bare.removesuffix(u) for u in _UNIT_SUFFIXES if bare.endswith(u) and bare == name), bare)
+    words = bare.replace("_", " ") + (" per second" if name.endswith("_per_s") else "")
+    text = (labels or {}).get(name) or _FIELD_WORDS.get(name) or words
+    return text[:1].upper() + text[1:]
+
+
+def _unit(name: str) -> str:
+    return next((unit for suffix, unit in _NAME_UNITS if name.endswith(suffix)), "")
+
+
+def _number(value) -> str:
+    return f"{value:,g}" if isinstance(value, int | float) else str(value)
+
+
+def pydantic_words(error: Mapping, field: str, labels: Mapping[str, str] | None = None) -> str:
+    """One pydantic error in words a person reads: "Max model length must be at least 16 tokens".
+
+    >>> pydantic_words({"type": "greater_than_equal", "ctx": {"ge": 16}}, "max_model_len")
+    'Max model length must be at least 16 tokens'
+    """
+    name = field.rsplit(".", 1)[-1]
+    label, unit, ctx = field_words(name, labels), _unit(name), error.get("ctx") or {}
+    unit = "" if unit == " per second" else unit
+    kind = error.get("type", "")
+    phrases = {
+        "greater_than_equal": lambda: f"must be at least {_number(ctx.get('ge'))}{unit}",
+        "greater_than": lambda: f"must be more than {_number(ctx.get('gt'))}{unit}",
+        "less_than_equal": lambda: f"must be at most {_number(ctx.get('le'))}{unit}",
+        "less_than": lambda: f"must be less than {_number(ctx.get('lt'))}{unit}",
+        "int_parsing": lambda: "must be a whole number",
+        "int_type": lambda: "must be a whole number",
+        "int_from_float": lambda: "must be a whole number",
+        "float_parsing": lambda: "must be a number",
+        "float_type": lambda: "must be a number",
+        "finite_number": lambda: "must be a finite number",
+        "bool_parsing": lambda: "must be yes or no",
+        "literal_error": lambda: f"must be one of {ctx.get('expected', 'the listed values')}",
+        "too_long": lambda: f"may hold at most {_number(ctx.get('max_length'))} items",
+        "string_too_long": lambda: f"may be at most {_number(ctx.get('max_length'))} characters long",
+        "string_too_short": lambda: f"must be at least {_number(ctx.get('min_length'))} characters long",
+        "missing": lambda: "is required",
+        "extra_forbidden": lambda: "is not a field this input has",
+    }
+    phrase = phrases.get(kind)
+    return f"{label} {phrase()}" if phrase else f"{label}: {error.get('msg', 'invalid value')}"
+
+
+def first_pydantic_error(exc: Exception, prefix: str = "", labels: Mapping[str, str] | None = None) -> PlannerError:
+    """Turn a pydantic ``ValidationError`` into a one-line ``PlannerError`` in words, naming the field
+    (``labels`` maps field names to the words the page or command uses).
 
     A ``PlannerError`` raised inside a validator comes back as itself.
     """
@@ -54,6 +137,6 @@ def first_pydantic_error(exc: Exception, prefix: str = "") -> PlannerError:
         return original
     loc = ".".join(str(part) for part in first.get("loc", ()) if part != "__root__")
     field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or None
-    value = first.get("input")
-    shown = "" if isinstance(value, dict) else f" = {value!r}"
-    return PlannerError(f"{field}{shown}: {first.get('msg', 'invalid value')}", field=field)
+    if not field:
+        return PlannerError(str(first.get("msg", "invalid value")), field=field)
+    return PlannerError(pydantic_words(first, field, labels), field=field)

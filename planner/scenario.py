@@ -44,8 +44,7 @@ from planner.catalog.lookup import (
     list_weight_formats,
 )
 from planner.catalog.schemas import ModelSpec
-from planner.decisions.fleet import Traffic
-from planner.defaults import ACCEPTANCE_ALPHA
+from planner.decisions.fleet import SLO_PRESETS, Traffic
 from planner.deployment import Deployment, Engine
 from planner.errors import first_pydantic_error
 from planner.units import gib_to_bytes
@@ -103,11 +102,13 @@ class Scenario(BaseModel):
     fleet_requests_per_s: float = Field(default=20.0, gt=0, le=1e9, allow_inf_nan=False)
     fleet_prompt_tokens: int = Field(default=1024, ge=1, le=2**31 - 1)
     fleet_output_tokens: int = Field(default=256, ge=1, le=2**31 - 1)
-    #: Time per output token objective, ms; 0 = none.
-    fleet_tpot_slo_ms: float = Field(default=50.0, ge=0, le=1e9, allow_inf_nan=False)
-    fleet_ttft_slo_ms: float = Field(default=2000.0, ge=0, le=1e9, allow_inf_nan=False)
+    #: Time per output token and time to first token objectives, ms; 0 = none. The defaults are the
+    #: command line's (the MLPerf Server preset, ``planner.decisions.SLO_PRESETS``): one default per input.
+    fleet_tpot_slo_ms: float = Field(default=SLO_PRESETS["server"][1] * 1e3, ge=0, le=1e9, allow_inf_nan=False)
+    fleet_ttft_slo_ms: float = Field(default=SLO_PRESETS["server"][0] * 1e3, ge=0, le=1e9, allow_inf_nan=False)
     fleet_percentile: float = Field(default=99.0, ge=1, le=100, allow_inf_nan=False)
-    fleet_alpha: float = Field(default=ACCEPTANCE_ALPHA, ge=0, le=1, allow_inf_nan=False)
+    #: Acceptance α the Fleet page assumes; None: the speculator's own (as the CLI and every page).
+    fleet_alpha: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     fleet_nodes: tuple[str, ...] = Field(default=FLEET_NODES, max_length=64)
     #: One $/GPU-hour for every node type; 0 = the catalog's prices.
     fleet_usd_per_gpu_hour: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
@@ -118,7 +119,7 @@ class Scenario(BaseModel):
         try:
             return cls(**fields)
         except ValidationError as exc:
-            raise first_pydantic_error(exc) from None
+            raise first_pydantic_error(exc, labels=_LABELS) from None
 
     def traffic(self) -> Traffic:
         """The Fleet page's traffic and objectives (0 ms: no objective; 0 $/GPU-hour: the catalog's prices)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from planner import Deployment
 from planner.catalog import get_node, resolve_model
 from planner.cli.common import (
     add_json_flag,
@@ -18,10 +17,8 @@ from planner.cli.common import (
     write_report,
 )
 from planner.decisions import SLO_PRESETS, Traffic, compare_nodes, recommend_fleet
-from planner.defaults import ACCEPTANCE_ALPHA
 from planner.reports import quote_report
 from planner.scenario import Scenario
-from planner.speed import deployment_acceptance
 from planner.validation import save_quote
 
 
@@ -33,16 +30,6 @@ def _percentile(text: str) -> float:
     if not 0 < value <= 100:
         raise argparse.ArgumentTypeError(f"{value} must be in (0, 100]")
     return value
-
-
-def _alpha(args: argparse.Namespace, target, node, speculation: dict) -> tuple[float, str]:
-    """α as entered, else the speculator's measured, published or prior α (the default when nothing speculates)."""
-    if args.alpha is not None:
-        return args.alpha, "entered"
-    if speculation["draft"] is None and speculation["method"] is None:
-        return ACCEPTANCE_ALPHA, "unused: no speculation"
-    estimate = deployment_acceptance(Deployment.on_node(target, node, tp=1, **speculation))
-    return estimate.alpha, estimate.source
 
 
 def _save(args: argparse.Namespace, report, target: str, draft: str | None, nodes: list[str], traffic) -> None:
@@ -122,7 +109,6 @@ def run(args: argparse.Namespace) -> int:
     draft = resolve_model(args.draft, args.draft_config, field="draft") if (args.draft or args.draft_config) else None
     nodes = [get_node(n) for n in args.node]
     speculation = {"draft": draft, "method": args.method}
-    alpha, alpha_source = _alpha(args, target, nodes[0], speculation)
     traffic = Traffic.build(
         requests_per_s=args.requests_per_s,
         prompt_tokens=args.prompt_tokens,
@@ -130,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         ttft_slo_s=args.ttft_slo_ms / 1e3 if args.ttft_slo_ms else SLO_PRESETS[args.slo_preset][0],
         tpot_slo_s=args.tpot_slo_ms / 1e3 if args.tpot_slo_ms else SLO_PRESETS[args.slo_preset][1],
         percentile=args.percentile,
-        alpha=alpha,
+        alpha=args.alpha,
         usd_per_gpu_hour=args.price_usd_per_gpu_hour,
     )
     quotes, unusable = compare_nodes(target, nodes, traffic, **speculation, engine=args.engine, kv_dtype=args.kv_dtype)
@@ -143,13 +129,16 @@ def run(args: argparse.Namespace) -> int:
         _save(args, report, target.id, draft.id if draft else None, [n.id for n in nodes], traffic)
     lines = [f"Serving {traffic.requests_per_s:g} req/s of {target.id}" + (f" (+ {speculator})" if speculator else "")]
     lines.append(f"  objectives: {traffic.objectives()}")
-    if speculator:
-        lines.append(f"  acceptance α {alpha:.3f} ({alpha_source})")
+    if speculator and plan.alpha_basis:
+        lines.append(f"  acceptance: {plan.alpha_basis}")
     lines.append(f"  {plan.headline}")
     if plan.saving is not None:
-        lines.append(f"  {plan.saving.describe()}")
+        lines.append(f"  on the same node type, {plan.saving.describe()}")
     elif plan.speculation_note:
         lines.append(f"  {plan.speculation_note}")
+    if plan.hardware_note:
+        lines.append(f"  separately, the node type: {plan.hardware_note}")
+    lines += [f"  warning: {flag}" for flag in plan.flags]
     for q in quotes:
         lines.append(f"  {q.node:<20} step times: {q.speed_source}")
         for o in (q.without_speculation, q.with_speculation):
@@ -171,8 +160,10 @@ def run(args: argparse.Namespace) -> int:
             "quotes": [q.model_dump() for q in quotes],
             "unusable": unusable,
             "verdict": plan.headline,
-            "alpha": alpha,
-            "alpha_source": alpha_source,
+            "alpha": plan.alpha,
+            "alpha_basis": plan.alpha_basis,
+            "hardware_note": plan.hardware_note,
+            "flags": plan.flags,
             "recommended": recommended.model_dump() if recommended else None,
             "saving": plan.saving.model_dump() if plan.saving else None,
             "report": report.to_json(),

@@ -62,6 +62,14 @@ def run(args: argparse.Namespace) -> int:
         f"  per GPU (GiB):  total {fmt_gib(gpu.total_bytes, 2)}, "
         f"engine memory limit {fmt_gib(gpu.memory_limit_bytes, 2)}",
         *(f"    {name.removesuffix('_bytes'):<26}{fmt_gib(getattr(gpu, name), 2):>10}" for name in COMPONENT_LABELS),
+        *(
+            f"    {label:<26}{fmt_gib(value, 2):>10}"
+            for label, value in (
+                ("short of any KV cache by", gpu.kv_shortfall_bytes),
+                ("over-committed by", gpu.over_commit_bytes),
+            )
+            if value
+        ),
         f"  KV per token per GPU: {plan.kv_bytes_per_token_per_gpu:,} B "
         f"(target {plan.target_kv_bytes_per_token_per_gpu:,} + draft {plan.draft_kv_bytes_per_token_per_gpu:,})",
         f"  KV cache: {plan.kv_cache_tokens:,} tokens per replica; max concurrency {plan.max_concurrency:g} "
@@ -73,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
             f"  the speculator takes {plan.draft_kv_share_frac:.1%} of the KV pool: without it "
             f"{plan.kv_cache_tokens_without_draft:,} tokens, concurrency {plan.max_concurrency_without_draft:g}"
         )
-    lines += [f"  problem: {p}" for p in plan.problems]
-    lines += [f"  try: {s.change} -> {s.detail}" for s in plan.suggestions[:6]]
+    lines += [f"  problem: {p}" for p in dict.fromkeys(plan.problems)]
+    lines += [f"  fix: {s.change} -> {s.detail}" for s in plan.suggestions[:6]]
+    if not (plan.fits and plan.starts) and not plan.suggestions:
+        lines.append("  fix: none found: no change searched makes it fit and start")
     emit(args, payload, lines)
     return 0
 

@@ -8,7 +8,14 @@ import math
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.errors import InputError
-from planner.speed import VERIFICATIONS, SpeedWorkload, deployment_acceptance, estimate_speed, speed_source
+from planner.speed import (
+    VERIFICATIONS,
+    estimate_speed,
+    gate_verdict,
+    runnable,
+    speed_source,
+    workload_for,
+)
 
 
 def _number(text: str) -> float:
@@ -79,19 +86,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "--draft", None, "a draft model or head (--draft ID or --draft-config PATH), or --method mtp|ngram"
         )
-    given = [args.alpha, args.mean_accepted_len, args.draft_acceptance_rate]
-    if any(v is not None for v in given):
-        alpha_source, alpha_detail = "entered", "your value, given on the command line"
-        acceptance = {
-            "alpha": args.alpha,
-            "mean_accepted_len": args.mean_accepted_len,
-            "draft_acceptance_rate": args.draft_acceptance_rate,
-        }
-    else:
-        assumed = deployment_acceptance(dep, task=args.task)
-        alpha_source, alpha_detail = assumed.source, assumed.detail
-        acceptance = {"alpha": assumed.alpha}
-    workload = SpeedWorkload.build(
+    workload, alpha_source, alpha_detail = workload_for(
+        dep,
+        task=args.task,
         batch_size=args.batch_size,
         prompt_tokens=args.prompt_tokens,
         output_tokens=args.output_tokens,
@@ -99,9 +96,14 @@ def run(args: argparse.Namespace) -> int:
         verification=args.verification,
         tree_topk=args.tree_topk,
         tree_verify_tokens=args.tree_verify_tokens,
-        **acceptance,
+        alpha=args.alpha,
+        mean_accepted_len=args.mean_accepted_len,
+        draft_acceptance_rate=args.draft_acceptance_rate,
     )
-    est = estimate_speed(dep, workload)
+    if alpha_source == "entered":
+        alpha_detail = "your value, given on the command line"
+    check = runnable(dep, workload)
+    est = gate_verdict(estimate_speed(dep, workload), check)
     payload = {
         "method": est.method,
         "draft": est.draft,
@@ -128,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         "acceptance_convention": est.acceptance_convention,
         "thresholds": est.thresholds,
         "verdict_reason": est.verdict_reason,
+        "cannot_run_reasons": check.reasons,
+        "fixes": check.fixes,
         "thresholds_source": est.thresholds_source,
         "draft_acceptance_rate": est.draft_acceptance_rate,
         "prompt_tokens": est.prompt_tokens,
@@ -166,10 +170,12 @@ def run(args: argparse.Namespace) -> int:
         f"  TTFT {est.baseline_ttft_s * 1e3:.1f} ms -> {est.spec_ttft_s * 1e3:.1f} ms (draft prefill added)",
         f"  throughput per replica {est.baseline_throughput_tok_s:,.0f} -> {est.throughput_tok_s:,.0f} tok/s",
         f"  optimal K {est.optimal_k}: speedup {est.speedup_at_optimal_k:.2f}x; break-even α {break_even}",
-        f"  verdict: {est.verdict.upper()} - {est.verdict_reason}"
-        + ("" if est.k_given else " (no --k given: at the optimal K)"),
+        f"  verdict: {est.verdict.upper()} - {est.verdict_reason}",
         "  thresholds: " + ", ".join(f"{k} {v}" for k, v in est.thresholds.items()),
     ]
     lines += [f"  warning: {w}" for w in est.warnings]
+    if not check.ok:  # no speed figure or verdict for a workload that cannot run: the reasons and the fixes
+        lines = lines[:2] + [f"  cannot run: {reason}" for reason in check.reasons]
+        lines += [f"  fix: {fix}" for fix in check.fixes] or ["  fix: none found: no change searched makes it run"]
     emit(args, payload, lines)
     return 0

@@ -5,14 +5,16 @@ from planner.decisions.fleet import (
     SLO_PRESETS,
     FleetOption,
     FleetQuote,
-    FleetRecommendation,
     ObjectiveMiss,
-    QuotedOption,
-    SpeculationSaving,
     Traffic,
     best_quote_on_node,
     compare_nodes,
     fleet_quote,
+)
+from planner.decisions.fleet_recommendation import (
+    FleetRecommendation,
+    QuotedOption,
+    SpeculationSaving,
     plan_fleet,
     recommend_fleet,
 )

@@ -34,11 +34,11 @@ from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from planner.catalog.lookup import get_price
 from planner.catalog.schemas import ModelSpec
-from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
+from planner.speed.deployment_acceptance import deployment_acceptance
 from planner.speed.estimate import SpeedWorkload
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics
@@ -71,8 +71,9 @@ class Traffic(BaseModel):
     #: Time-per-output-token objective at ``percentile`` (None: none).
     tpot_slo_s: float | None = Field(default=SLO_PRESETS["server"][1], gt=0)
     percentile: float = Field(default=99.0, gt=0, le=100)
-    #: Acceptance assumed for the draft (Leviathan α).
-    alpha: float = Field(default=ACCEPTANCE_ALPHA, ge=0, le=1)
+    #: Acceptance assumed for the draft (Leviathan α); None: the speculator's own (measured, published or the
+    #: prior of its kind, :func:`planner.speed.deployment_acceptance`), as every page and command uses.
+    alpha: float | None = Field(default=None, ge=0, le=1)
     #: Override of the catalog price ($/GPU-hour).
     usd_per_gpu_hour: float | None = Field(default=None, gt=0)
 
@@ -164,6 +165,8 @@ class FleetQuote(BaseModel):
     notes: list[str]
     #: Where the replica's step times come from (measured kernel tables or the roofline), in words.
     speed_source: str = ""
+    #: The α the speculative option assumes and where it comes from ("no speculation" without a speculator).
+    alpha_basis: str = "no speculation"
 
     @property
     def chosen(self) -> FleetOption:
@@ -320,8 +323,8 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
     source = (
         "entered by the user"
         if traffic.usd_per_gpu_hour
-        else f"median of {len(price_entry.observations)} dated on-demand prices (latest {price_entry.latest_date}), "
-        "data/prices.json"
+        else f"median of {len(price_entry.observations)} dated on-demand prices (latest {price_entry.latest_date}) "
+        "in the price catalog"
         if price_entry
         else "no price in the catalog: enter one"
     )
@@ -330,6 +333,13 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
     except PlannerError as exc:
         raise PlannerError(f"the target does not fit {dep.node_id or dep.gpu.id}: {exc}", field="node") from exc
     with_spec, savings, notes, chosen = None, None, [], False
+    alpha_note = "no speculation"
+    if dep.is_speculative and traffic.alpha is None:
+        assumed = deployment_acceptance(dep)
+        traffic = traffic.model_copy(update={"alpha": assumed.alpha})
+        alpha_note = f"α = {assumed.alpha:.2f} for {dep.speculator_name} ({assumed.source}: {assumed.detail})"
+    elif dep.is_speculative:
+        alpha_note = f"α = {traffic.alpha:.2f} for {dep.speculator_name} (your value)"
     if dep.is_speculative:
         try:
             k = _best_k(sized, traffic, without.batch_size)
@@ -349,7 +359,7 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
                     f"{without.gpus} without the draft)"
                 )
     notes.append(
-        f"α = {traffic.alpha:.2f} assumed for {dep.speculator_name or 'the draft'}; requests of "
+        f"{alpha_note}; requests of "
         f"{traffic.prompt_tokens} + {traffic.output_tokens} tokens; objectives {traffic.objectives()}; "
         f"each replica simulated with {QUOTE_REQUESTS} Poisson requests (prefill and decode share its GPUs)"
     )
@@ -371,6 +381,7 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         savings_frac=savings,
         notes=notes,
         speed_source=step_source,
+        alpha_basis=alpha_note,
     )
 
 
@@ -411,161 +422,3 @@ def compare_nodes(target, nodes, traffic: Traffic, *, draft=None, **fields) -> t
         except PlannerError as exc:
             unusable.append(str(exc))
     return sorted(quotes, key=_cost_key), unusable
-
-
-class QuotedOption(BaseModel):
-    """One option of a comparison: a node type, its layout, and the fleet with or without speculation."""
-
-    node: str
-    tp: int
-    gpu: str
-    usd_per_gpu_hour: float | None
-    option: FleetOption
-
-    @property
-    def label(self) -> str:
-        how = f"with speculation (K {self.option.k})" if self.option.speculation else "without speculation"
-        return f"{self.node}, TP {self.tp}, {how}"
-
-    def cost_key(self) -> tuple:
-        """Cheapest first: priced options by $/month, then unpriced ones by GPUs."""
-        o = self.option
-        return (o.usd_per_month is None, o.usd_per_month or 0.0, o.gpus)
-
-    def miss_key(self) -> tuple:
-        """Nearest miss first: the smallest worst shortfall, then the cost."""
-        return (max((m.shortfall_frac for m in self.option.misses), default=0.0), *self.cost_key())
-
-
-class SpeculationSaving(BaseModel):
-    """What the recommended (speculative) option saves against the cheapest option without speculation.
-
-    Both meet every objective; the saving is positive (never a negative saving)."""
-
-    against: str
-    gpus_saved: int
-    gpus_frac: float | None
-    usd_per_month: float | None
-
-    def describe(self) -> str:
-        parts = []
-        if self.gpus_frac is not None:
-            parts.append(f"{self.gpus_frac:.0%} of GPUs ({self.gpus_saved:,} GPUs)")
-        if self.usd_per_month is not None:
-            parts.append(f"${self.usd_per_month:,.0f} per month")
-        return f"speculation saves {' and '.join(parts)} against {self.against}"
-
-
-class FleetRecommendation(BaseModel):
-    """A comparison read as a decision: the cheapest option that meets every objective, and the others."""
-
-    traffic: Traffic
-    quotes: list[FleetQuote]
-    unusable: list[str]
-    #: Options that meet every objective, cheapest first.
-    meeting: list[QuotedOption]
-    #: Options that miss at least one objective, nearest miss first, each with its misses.
-    missing: list[QuotedOption]
-    saving: SpeculationSaving | None = None
-    #: Why speculation is not recommended when an option with the draft also meets the objectives.
-    speculation_note: str | None = None
-
-    @property
-    def recommended(self) -> QuotedOption | None:
-        return self.meeting[0] if self.meeting else None
-
-    @property
-    def nearest_miss(self) -> QuotedOption | None:
-        return self.missing[0] if self.missing else None
-
-    @property
-    def headline(self) -> str:
-        """The verdict in one sentence."""
-        best = self.recommended
-        if best is not None:
-            o = best.option
-            cost = f"${o.usd_per_month:,.0f} per month" if o.usd_per_month is not None else "no catalog price"
-            return (
-                f"Cheapest option that meets every objective: {o.nodes} x {best.node} (TP {best.tp}, "
-                f"{'with' if o.speculation else 'without'} speculation), {o.gpus:,} GPUs, {cost}"
-            )
-        near = self.nearest_miss
-        if near is None:
-            return "No node type can serve this model: see the reasons below"
-        return (
-            f"No option meets every objective ({self.traffic.objectives()}). Nearest miss: {near.label}, which misses "
-            + "; ".join(m.describe() for m in near.option.misses)
-        )
-
-
-def recommend_fleet(traffic: Traffic, quotes: list[FleetQuote], unusable: list[str]) -> FleetRecommendation:
-    """Split every option into those that meet the objectives (cheapest first) and those that miss.
-
-    A saving is computed only between options that meet every objective: the recommended option, when it
-    speculates, against the cheapest option without speculation, and only where that one costs more.
-    """
-    options = [
-        QuotedOption(node=q.node, tp=q.tp, gpu=q.gpu, usd_per_gpu_hour=q.usd_per_gpu_hour, option=o)
-        for q in quotes
-        for o in (q.without_speculation, q.with_speculation)
-        if o is not None
-    ]
-    meeting = sorted((o for o in options if o.option.meets_slo), key=QuotedOption.cost_key)
-    missing = sorted((o for o in options if not o.option.meets_slo), key=QuotedOption.miss_key)
-    saving, note = None, None
-    if meeting:
-        best = meeting[0]
-        plain = next((o for o in meeting if not o.option.speculation), None)
-        spec = next((o for o in meeting if o.option.speculation), None)
-        if best.option.speculation and plain is not None and plain.cost_key() > best.cost_key():
-            gpus = plain.option.gpus - best.option.gpus
-            usd = (
-                plain.option.usd_per_month - best.option.usd_per_month
-                if plain.option.usd_per_month is not None and best.option.usd_per_month is not None
-                else None
-            )
-            saving = SpeculationSaving(
-                against=f"{plain.label} ({plain.option.gpus:,} GPUs)",
-                gpus_saved=max(gpus, 0),
-                gpus_frac=gpus / plain.option.gpus if gpus > 0 else None,
-                usd_per_month=usd if usd is not None and usd > 0 else None,
-            )
-            if saving.gpus_frac is None and saving.usd_per_month is None:
-                saving = None
-        elif not best.option.speculation and spec is not None:
-            usd = (
-                spec.option.usd_per_month - best.option.usd_per_month
-                if spec.option.usd_per_month is not None and best.option.usd_per_month is not None
-                else None
-            )
-            if spec.option.gpus == best.option.gpus and not usd:
-                extra = (
-                    f"the same {best.option.gpus:,} GPUs (p{traffic.percentile:g} TPOT "
-                    f"{spec.option.tpot_s * 1e3:.1f} ms against {best.option.tpot_s * 1e3:.1f} ms): it buys latency, "
-                    "not capacity"
-                )
-            elif usd is not None:
-                extra = f"${usd:,.0f} per month more"
-            else:
-                extra = f"{spec.option.gpus:,} GPUs against {best.option.gpus:,}"
-            note = (
-                f"Speculation does not pay at this load: the cheapest option with speculation ({spec.label}) "
-                f"needs {extra}"
-            )
-        elif not best.option.speculation and any(o.option.speculation for o in missing):
-            note = "With the draft, no option meets every objective"
-    return FleetRecommendation(
-        traffic=traffic,
-        quotes=quotes,
-        unusable=unusable,
-        meeting=meeting,
-        missing=missing,
-        saving=saving,
-        speculation_note=note,
-    )
-
-
-def plan_fleet(target, nodes, traffic: Traffic, *, draft=None, **fields) -> FleetRecommendation:
-    """:func:`compare_nodes` read as a decision (:func:`recommend_fleet`)."""
-    quotes, unusable = compare_nodes(target, nodes, traffic, draft=draft, **fields)
-    return recommend_fleet(traffic, quotes, unusable)

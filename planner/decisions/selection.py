@@ -53,6 +53,8 @@ class MatrixRow(BaseModel):
     #: Every compatibility check of the pair, in the verdict's order, with its status, detail and sources.
     checks: list[Check]
     fits: bool
+    #: The engine would start with it (nothing in the plan's ``start_problems``).
+    starts: bool = True
     memory_problems: list[str]
     draft_weights_bytes_per_gpu: int | None = None
     draft_kv_share_frac: float | None = None
@@ -130,7 +132,7 @@ def _evaluate(row: MatrixRow, build: Callable[[], Deployment], alpha: _Alpha, lo
     except PlannerError as exc:
         row.memory_problems = [str(exc)]
         return row
-    row.fits = plan.fits
+    row.fits, row.starts = plan.fits, plan.starts
     row.memory_problems = plan.problems
     row.draft_weights_bytes_per_gpu = plan.per_gpu.draft_weights_bytes
     row.draft_kv_share_frac = plan.draft_kv_share_frac
@@ -187,7 +189,8 @@ def _time(row: MatrixRow, dep: Deployment, estimate: AcceptanceEstimate, load: _
     row.speedup_at_batch = at_b.speedup if fixed_k else at_b.speedup_at_optimal_k
     row.optimal_k_at_batch = fixed_k or at_b.optimal_k
     row.break_even_alpha = at_b.break_even_alpha
-    row.speed_verdict = at_b.verdict
+    # a candidate that does not fit or would not start gets no speed verdict (its speedups stay as figures)
+    row.speed_verdict = at_b.verdict if row.fits and row.starts else "cannot_run"
     return row
 
 
@@ -257,7 +260,8 @@ def decision_matrix(
 ) -> DecisionMatrix:
     """Rank every candidate for ``base`` (its target, node, engine, precisions; its draft ignored).
 
-    ``alpha`` assumes one acceptance for every candidate (the user's value, labelled "entered");
+    ``alpha`` assumes one acceptance for every learned candidate (draft models, heads, MTP; the user's value,
+    labelled "entered"), n-gram lookup keeping its own;
     ``measured_alphas`` gives per-candidate measurements (labelled "measured"; keyed by draft id, or ``ngram`` /
     ``mtp``); ``draft_free`` adds n-gram lookup and the target's MTP module.
     """
@@ -273,7 +277,12 @@ def decision_matrix(
     ]
     if draft_free:
         methods: list[SpeculatorKind] = ["ngram"] + (["mtp"] if mtp_layer_count(base.target) else [])
-        rows += [_draft_free_row(alone, method, _Alpha(alpha, measured.get(method)), load) for method in methods]
+        # one assumed α is a statement about learned drafts; n-gram lookup's α is a property of the prompts (how
+        # much of the output repeats them), so it keeps its own evidence and never wins on an α it cannot reach
+        rows += [
+            _draft_free_row(alone, method, _Alpha(None if method == "ngram" else alpha, measured.get(method)), load)
+            for method in methods
+        ]
     rows.sort(key=_sort_key)
     for rank, row in enumerate(rows, start=1):
         row.rank = rank
@@ -290,10 +299,10 @@ def decision_matrix(
         baseline_kv_cache_tokens=baseline.kv_cache_tokens,
         rows=rows,
         assumptions=[
-            "α per pair: your value when entered, else a measurement, else a published measurement of the pair, "
-            "else the lineage/size prior "
-            "(data/acceptance_priors.json) — each row says which",
-            "n-gram lookup: α for open-ended prompts (data/draft_free_acceptance.json); prompts the output copies "
+            "α per pair: your value when entered (for draft models, heads and MTP; n-gram lookup keeps its own), "
+            "else a measurement, else a published measurement of the pair, "
+            "else the prior fitted on published pairs of the same lineage and size ratio — each row says which",
+            "n-gram lookup: α for open-ended prompts; prompts the output copies "
             "(summaries, code edits) accept far more — measure yours",
             f"speedups are at the optimal K for {prompt_tokens}-token prompts and {output_tokens}-token outputs",
             "drafts run at the target's TP where they can, else TP 1 (replicated on every rank)",

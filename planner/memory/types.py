@@ -32,7 +32,10 @@ class GpuMemory(BaseModel):
     TensorRT-LLM takes its KV fraction of the free memory left after weights and runtime, which is
     ``kv_fraction_base_bytes``. What no component uses is split into ``unused_budget_bytes`` (inside the
     limit) and ``outside_budget_bytes`` (the rest of the device, less what the engine puts there without
-    counting it, such as vLLM 0.10-0.20's CUDA graphs); either is negative when the plan over-commits.
+    counting it, such as vLLM 0.10-0.20's CUDA graphs). No field is negative: what the plan lacks is stated
+    apart, ``kv_shortfall_bytes`` (the budget is short of any KV cache by this much) and ``over_commit_bytes``
+    (the components need this much more than the device or the budget holds), so the parts add up to
+    ``total_bytes + kv_shortfall_bytes + over_commit_bytes``.
     """
 
     total_bytes: int
@@ -46,6 +49,8 @@ class GpuMemory(BaseModel):
     kv_cache_bytes: int
     unused_budget_bytes: int
     outside_budget_bytes: int
+    kv_shortfall_bytes: int = 0
+    over_commit_bytes: int = 0
 
     @property
     def weights_bytes(self) -> int:
@@ -53,11 +58,13 @@ class GpuMemory(BaseModel):
 
     @property
     def free_bytes(self) -> int:
-        """Memory no component uses (negative: over-committed)."""
-        return self.unused_budget_bytes + self.outside_budget_bytes
+        """Memory no component uses (negative: over-committed by that much)."""
+        return self.unused_budget_bytes + self.outside_budget_bytes - self.over_commit_bytes
 
 
 class Suggestion(BaseModel):
+    """A change that makes the deployment fit and start, re-planned: what it leaves and what it costs."""
+
     change: str
     fits: bool
     starts: bool = True
@@ -65,6 +72,12 @@ class Suggestion(BaseModel):
     kv_cache_tokens: int
     max_concurrency: float
     detail: str
+    #: GPUs one replica then needs (tp x pp).
+    gpus_per_replica: int = 1
+    #: Changes to what the model computes (weight precision, KV dtype, no draft, a shorter max length).
+    model_changes: int = 0
+    #: The fix moves to another GPU type (a different purchase).
+    other_gpu: bool = False
 
 
 class MemoryPlan(BaseModel):

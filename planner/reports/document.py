@@ -33,7 +33,7 @@ from planner.errors import PlannerError
 from planner.reports.escaping import CONTENT_POLICY, md_escape, xlsx_safe
 from planner.reports.render_html import report_html
 from planner.reports.render_markdown import report_markdown
-from planner.reports.table_format import Table
+from planner.reports.table_format import JSON_UNITS, Table
 
 __all__ = ["CONTENT_POLICY", "FORMATS", "MIME", "Report", "Section", "Summary", "md_escape", "xlsx_safe"]
 
@@ -48,11 +48,17 @@ MIME = {
 
 
 def _table(records: Any, kinds: Any) -> Table | None:
-    """A table from its JSON records (columns in their written order) and column kinds."""
+    """A table from its JSON records (columns in their written order) and column kinds, each column named again as
+    people read it (the JSON key's unit, "p99 TPOT (s)", taken off: the kind prints the unit)."""
     if not isinstance(records, list) or not records:
         return None
     frame = pd.DataFrame.from_records(records)
-    return Table(frame, {str(c): str(k) for c, k in (kinds or {}).items() if c in frame.columns})
+    kinds = {str(c): str(k) for c, k in (kinds or {}).items() if c in frame.columns}
+    names = {}
+    for key, kind in kinds.items():
+        suffix = f" ({JSON_UNITS[kind]})" if kind in JSON_UNITS else ""
+        names[key] = key.removesuffix(suffix) if suffix else key
+    return Table(frame.rename(columns=names), {names[c]: k for c, k in kinds.items()})
 
 
 def _figure(spec: Any) -> Any:
@@ -128,8 +134,8 @@ class Report:
         return [next(drawn, None) if s.figure is not None else None for s in self.sections], reason
 
     def to_json(self, *, with_figures: bool = False) -> dict[str, Any]:
-        """Machine-readable, full precision; ``with_figures`` adds each chart as plotly JSON (a saved document that
-        :meth:`from_json` rebuilds whole, charts included)."""
+        """Machine-readable: table keys name their units, numbers rounded as people read them; ``with_figures`` adds
+        each chart as plotly JSON (a saved document that :meth:`from_json` rebuilds whole, charts included)."""
         document = {
             "title": self.title,
             "subtitle": self.subtitle,
@@ -151,7 +157,9 @@ class Report:
                     "text": s.text,
                     "notes": s.notes,
                     "table": None if s.table is None else s.table.records(),
-                    "column_kinds": None if s.table is None else {c: s.table.kind(c) for c in s.table.frame.columns},
+                    "column_kinds": None
+                    if s.table is None
+                    else {s.table.json_key(c): s.table.kind(c) for c in s.table.frame.columns},
                 }
                 for s in self.sections
             ],

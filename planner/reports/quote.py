@@ -11,8 +11,9 @@ from __future__ import annotations
 import pandas as pd
 
 from planner.catalog.lookup import get_price
-from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote, FleetRecommendation, QuotedOption
-from planner.reports.accuracy import accuracy_figures, model_sources
+from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote
+from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
+from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
 from planner.reports.charts.fleet import cost_by_node
 from planner.reports.document import Report, Section, Summary
 from planner.reports.table_format import Table
@@ -144,7 +145,8 @@ def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summa
         f"{t.requests_per_s:,.4g} requests per second of {t.prompt_tokens:,} prompt + {t.output_tokens:,} output tokens"
     )
     assumption = (
-        f"Main assumptions: the draft {draft} accepts α = {t.alpha:.2f} of its tokens (measure it on your traffic; "
+        f"Main assumptions: the draft {draft} accepts α = {plan.alpha or 0:.2f} of its tokens (measure it on your "
+        "traffic; "
         "a lower α needs more GPUs), prices are on-demand list prices, and each replica is simulated under "
         "Poisson arrivals."
         if draft
@@ -161,9 +163,11 @@ def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summa
             f"of {target}: {fmt_ms(o.ttft_s)} TTFT and {fmt_ms(o.tpot_s)} TPOT at p{t.percentile:g}."
         )
         if plan.saving is not None:
-            text += f" Against the cheapest option without it, {plan.saving.describe()}."
+            text += f" On the same node type without it, {plan.saving.describe()}."
         elif plan.speculation_note:
             text += f" {plan.speculation_note}."
+        if plan.hardware_note:
+            text += f" Separately, the node type: {plan.hardware_note}."
         if plan.missing:
             text += f" {len(plan.missing)} other option(s) miss an objective and are shown apart."
     else:
@@ -174,10 +178,15 @@ def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summa
                 f" The nearest miss is {near.label}: " + "; ".join(m.describe() for m in near.option.misses) + "."
                 " Relax that objective, shorten the requests, or add a node type with faster GPUs."
             )
+    for flag in plan.flags:
+        text += f" Warning: {flag}."
     rows = [("Recommended", best)] if best else []
-    plain = next((q for q in plan.meeting if not q.option.speculation), None)
+    plain = next(
+        (q for q in plan.meeting if not q.option.speculation and best and (q.node, q.tp) == (best.node, best.tp)),
+        None,
+    )
     if best is not None and best.option.speculation and plain is not None:
-        rows.append(("Cheapest without speculation", plain))
+        rows.append(("Same node type without speculation", plain))
     if plan.nearest_miss is not None:
         rows.append(("Nearest miss", plan.nearest_miss))
     table = pd.DataFrame(
@@ -229,7 +238,7 @@ def quote_report(
             else "None: see the options that miss below.",
             table=options_table(plan.meeting, pct) if plan.meeting else None,
             figure=cost_by_node(quotes) if quotes else None,
-            notes=[f"{q.node}: price {q.price_source}" for q in quotes],
+            notes=[for_customers(f"{q.node}: price {q.price_source}") for q in quotes],
         )
     ]
     if plan.missing:
@@ -243,7 +252,7 @@ def quote_report(
         )
     if plan.unusable:
         sections.append(Section(title="Node types that cannot serve the model", notes=plan.unusable))
-    notes = list(dict.fromkeys(n for q in quotes for n in q.notes))
+    notes = list(dict.fromkeys(for_customers(n) for q in quotes for n in q.notes))
     return Report(
         title=f"Serving quote: {target}" + (f" with draft {draft}" if draft else ""),
         subtitle=f"{t.requests_per_s:,.4g} requests/s of {t.prompt_tokens:,} + {t.output_tokens:,} tokens; "
@@ -261,12 +270,12 @@ def quote_report(
             "TTFT objective": fmt_ms(t.ttft_slo_s, 0) if t.ttft_slo_s else "none",
             "TPOT objective": fmt_ms(t.tpot_slo_s, 0) if t.tpot_slo_s else "none",
             "Objectives hold at": f"p{pct:g}",
-            "Assumed acceptance α": f"{t.alpha:.2f}",
+            "Assumed acceptance α": "none (no speculation)" if plan.alpha is None else f"{plan.alpha:.2f}",
             "Price": f"{fmt_usd(t.usd_per_gpu_hour, 2)} / GPU-hour (entered)" if t.usd_per_gpu_hour else "catalog",
         },
         sections=sections,
         assumptions=[
-            f"a month is {HOURS_PER_MONTH} hours of on-demand time; prices are dated and editable (data/prices.json)",
+            f"a month is {HOURS_PER_MONTH} hours of on-demand time; prices are dated list prices and can be overridden",
             "replicas: the fewest at which a simulated replica (continuous batching, chunked prefill, the memory "
             "plan's KV cache, the engine's request caps) meets the objectives at its share of the traffic; "
             "throughput is met by sizing (replicas x capacity covers the offered rate)",

@@ -29,10 +29,11 @@ h1 { font-size: 22pt; margin: 0 0 0.3em; } h2 { font-size: 14pt; margin: 1.4em 0
 .meta th { text-align: left; background: none; border: none; padding-right: 2em; }
 .meta td { text-align: left; border: none; overflow-wrap: anywhere; }
 .summary { font-size: 11pt; border-left: 4px solid #2b6cb0; padding: 0.4em 0.9em; background: #f7fafc; }
-table { border-collapse: collapse; margin: 0.6em 0 1em; width: 100%; table-layout: fixed; }
-td, th { border: 1px solid #cbd5e0; padding: 3px 6px; vertical-align: top; overflow-wrap: anywhere;
-         word-break: break-word; white-space: normal; }
-th { background: #edf2f7; font-weight: 600; text-align: left; }
+table { border-collapse: collapse; margin: 0.6em 0 1em; width: 100%; table-layout: auto; }
+td, th { border: 1px solid #cbd5e0; padding: 3px 6px; vertical-align: top; white-space: normal; }
+td { overflow-wrap: anywhere; }
+th { background: #edf2f7; font-weight: 600; text-align: left; overflow-wrap: normal; word-break: normal;
+     hyphens: manual; }
 td.num, th.num { text-align: right; } tr { break-inside: avoid; }
 .caption { font-style: italic; color: #4a5568; margin: 0.4em 0 0; }
 figure { margin: 0.5em 0 1em; break-inside: avoid; } figure img { width: 100%; height: auto; display: block; }

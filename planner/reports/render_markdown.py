@@ -14,6 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from planner.reports.escaping import md_escape
+from planner.reports.links import safe_link
 from planner.reports.table_format import Table
 
 
@@ -48,7 +49,10 @@ def report_markdown(report) -> str:
     lines = [f"# {i(report.title)}", ""]
     if report.subtitle:
         lines += [e(report.subtitle), ""]
-    lines += [f"- **{i(k)}**: {i(v)}" for k, v in report.title_fields()] + [""]
+    lines += [
+        f"- **{i(k)}**: <{v}>" if k == "Scenario link" and safe_link(v) else f"- **{i(k)}**: {i(v)}"
+        for k, v in report.title_fields()
+    ] + [""]
     if report.summary is not None:
         lines += ["## Summary", "", e(report.summary.text), ""]
         if report.summary.table is not None:

@@ -66,13 +66,12 @@ def human_columns(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def suggestions_view(plan: MemoryPlan) -> pd.DataFrame:
-    """The plan's suggested fixes: what to change, whether it then fits and starts, KV tokens, whole requests."""
+    """The plan's fixes (each fits and starts), best first: what to change, GPUs, KV tokens, whole requests."""
     return pd.DataFrame(
         [
             {
                 "Change": s.change,
-                "Fits": s.fits,
-                "Engine starts": s.starts,
+                "GPUs per replica": s.gpus_per_replica,
                 "KV cache tokens": s.kv_cache_tokens,
                 "Concurrent requests at max length": whole_requests(s.max_concurrency),
                 "Detail": s.detail,
@@ -83,14 +82,14 @@ def suggestions_view(plan: MemoryPlan) -> pd.DataFrame:
 
 
 def memory_components_view(gpu: GpuMemory) -> pd.DataFrame:
-    """One GPU's memory by component in GiB and GB; a negative KV cache (does not fit) is shown as the shortfall."""
+    """One GPU's memory by component in GiB and GB, and what a plan that does not fit is short by."""
     rows = [("Total reported by the device", gpu.total_bytes), ("Engine memory limit", gpu.memory_limit_bytes)]
     if gpu.kv_fraction_base_bytes is not None:
         rows.append(("Free memory the KV fraction is taken of", gpu.kv_fraction_base_bytes))
     for field, label in COMPONENT_LABELS.items():
-        value = getattr(gpu, field)
-        if value < 0:
-            rows.append((f"{label[:1].upper()}{label[1:]}: short by", -value))
-        else:
-            rows.append((label[:1].upper() + label[1:], value))
+        rows.append((label[:1].upper() + label[1:], getattr(gpu, field)))
+    if gpu.kv_shortfall_bytes:
+        rows.append(("KV cache: short by", gpu.kv_shortfall_bytes))
+    if gpu.over_commit_bytes:
+        rows.append(("Over-committed: short by", gpu.over_commit_bytes))
     return pd.DataFrame([{"Component": name, "GiB (2^30 B)": v / GIB, "GB (10^9 B)": v / GB} for name, v in rows])

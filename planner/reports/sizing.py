@@ -6,7 +6,7 @@ import pandas as pd
 
 from planner.deployment import Deployment
 from planner.memory import MemoryPlan
-from planner.reports.accuracy import accuracy_figures, model_sources
+from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
 from planner.reports.charts.memory import gpu_memory_bar, memory_shortfall_bar
 from planner.reports.document import Report, Section, Summary
 from planner.reports.screen import memory_components_view, suggestions_view, whole_requests
@@ -30,9 +30,12 @@ def _verdict(dep: Deployment, plan: MemoryPlan) -> str:
     elif plan.fits:
         text = f"Fits but would not start: {pair} on {where}: " + "; ".join(plan.start_problems) + "."
     else:
-        text = f"Does not fit: {pair} on {where}: " + "; ".join(plan.problems[:2]) + "."
+        text = f"Does not fit: {pair} on {where}: " + "; ".join(list(dict.fromkeys(plan.problems))[:2]) + "."
         if plan.suggestions:
-            text += f" First fix to try: {plan.suggestions[0].change}."
+            text += f" The best change that fits and starts: {plan.suggestions[0].change}."
+        else:
+            text += " No change searched (more GPUs, pipeline stages across nodes, other GPU types, lower precision, "
+            text += "fp8 KV cache, no draft) makes it fit."
     return (
         f"{text} Main assumptions: {dep.target_format.id} weights, KV cache {dep.kv_dtype}, the engine's "
         f"{plan.engine_profile} memory budget, max model length {plan.max_model_len:,} tokens."
@@ -56,6 +59,8 @@ def sizing_report(
             "int",
         ),
     ]
+    if not plan.fits:  # a plan that does not fit has no capacity to report: no share of zero tokens
+        figures = [("Max model length (tokens)", plan.max_model_len, "int")]
     # one figure per row, each in its own unit: printed for people in every format
     capacity = Table(pd.DataFrame([{"Figure": f, "Value": format_cell(v, k)} for f, v, k in figures]))
     summary_table = Table(
@@ -83,12 +88,12 @@ def sizing_report(
         Section(title="Capacity", table=capacity),
     ]
     if plan.problems:
-        sections.append(Section(title="Problems", notes=list(plan.problems)))
+        sections.append(Section(title="Problems", notes=[for_customers(p) for p in dict.fromkeys(plan.problems)]))
     if plan.suggestions:
         view = suggestions_view(plan).drop(columns=["Detail"], errors="ignore")
         sections.append(
             Section(
-                title="What would make it fit",
+                title="Changes that fit and start, best first",
                 table=Table(view, {"KV cache tokens": "tokens", "Concurrent requests at max length": "int"}),
             )
         )
@@ -112,7 +117,7 @@ def sizing_report(
             "Engine": f"{dep.engine} ({plan.engine_profile})",
         },
         sections=sections,
-        assumptions=list(plan.assumptions),
+        assumptions=[for_customers(a) for a in plan.assumptions],
         sources=model_sources()[:1],
         accuracy=[line for line in accuracy_figures() if line[0].startswith("Memory")],
     )

@@ -60,6 +60,17 @@ XLSX_FORMATS = {
     "float": "#,##0.00",
     "float3": "#,##0.000",
 }
+#: The unit of each kind's raw value, named in JSON keys (``ms`` columns hold seconds, ``pct`` fractions).
+JSON_UNITS = {
+    "ms": "s",
+    "pct": "fraction",
+    "usd": "$",
+    "usd_cents": "$",
+    "usd_month": "$",
+    "gib": "GiB",
+    "gb": "GB",
+    "tokens": "tokens",
+}
 #: The most columns a table prints on a portrait page.
 MAX_PAGE_COLUMNS = 7
 NUMERIC_KINDS = frozenset(FORMATTERS)
@@ -135,7 +146,26 @@ class Table:
             for caption, chunk in zip(captions, chunks, strict=True)
         ]
 
+    def json_key(self, column: str) -> str:
+        """``column`` as a JSON key that names the unit its raw values are in ("p99 TPOT (s)")."""
+        unit = JSON_UNITS.get(self.kind(column))
+        return f"{column} ({unit})" if unit and "(" not in column else column
+
     def records(self) -> list[dict]:
-        """Full-precision rows for JSON (NaN as null)."""
+        """Rows for JSON: each key names its unit, numbers rounded (:func:`rounded`), NaN as null."""
         frame = self.frame.astype(object).where(self.frame.notna(), None)
-        return frame.to_dict(orient="records")
+        keys = {c: self.json_key(c) for c in frame.columns}
+        return [{keys[c]: rounded(v) for c, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def rounded(value):
+    """A float at the precision a reader uses (4 decimals, 4 significant digits below 1); other values as given.
+
+    >>> rounded(34923.200000000004), rounded(79.19000000040978), rounded(0.000123456), rounded("x")
+    (34923.2, 79.19, 0.0001235, 'x')
+    """
+    if isinstance(value, bool) or not isinstance(value, float) or not math.isfinite(value):
+        return value
+    if value == 0 or abs(value) >= 1:
+        return round(value, 4)
+    return float(f"{value:.4g}")

@@ -263,6 +263,16 @@ VALUE_LABELS: dict[str, str] = {
     "entered": "your value",
     "measured": "measured",
     "did_not_fit": "did not fit",
+    # speculator kinds and speed verdicts, as every page and document names them
+    "draft_model": "draft model",
+    "eagle": "EAGLE head",
+    "eagle3": "EAGLE-3 head",
+    "mtp": "MTP module",
+    "ngram": "n-gram lookup",
+    "recommend": "recommend",
+    "enable": "enable",
+    "disable": "disable",
+    "cannot_run": "cannot run",
 }
 #: Per table, the columns that decide first (shown up front); the others go under "Details".
 MAIN_COLUMNS: dict[str, tuple[str, ...]] = {

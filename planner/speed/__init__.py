@@ -1,7 +1,7 @@
 """Speed: engine speed profiles, the per-operator step model, the speed estimate, the serving simulator and the
 speculation verdict."""
 
-from planner.speed.deployment_acceptance import deployment_acceptance
+from planner.speed.deployment_acceptance import deployment_acceptance, workload_for
 from planner.speed.drafting import VERIFICATIONS, DraftShape
 from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import BaselineSpeed, SpeedEstimate, StepTimes, baseline_speed, estimate_speed
@@ -9,6 +9,7 @@ from planner.speed.inversion import alpha_for_speedup
 from planner.speed.policy import SpeculationRules, speculation_rules
 from planner.speed.profiles import SpeedProfile, calibration_summary, speed_profile
 from planner.speed.roofline import ModelCost
+from planner.speed.runnable import Runnability, gate_verdict, runnable
 from planner.speed.serving_sweep import RatePoint, RateSweep, rate_sweep
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, SimulationResult, simulate
@@ -28,6 +29,7 @@ __all__ = [
     "ModelCost",
     "RatePoint",
     "RateSweep",
+    "Runnability",
     "ServingMetrics",
     "ServingWorkload",
     "SimulationResult",
@@ -45,11 +47,14 @@ __all__ = [
     "calibration_summary",
     "deployment_acceptance",
     "estimate_speed",
+    "gate_verdict",
     "rate_sweep",
+    "runnable",
     "simulate",
     "speculation_rules",
     "speed_profile",
     "speed_report",
     "speed_source",
     "speedup_grid",
+    "workload_for",
 ]

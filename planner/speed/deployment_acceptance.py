@@ -19,6 +19,7 @@ from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.pairs.acceptance import AcceptanceEstimate, acceptance_prior
 from planner.pairs.draft_free import draft_free_acceptance
+from planner.speed.workload import SpeedWorkload
 
 
 def deployment_acceptance(
@@ -46,3 +47,35 @@ def deployment_acceptance(
         measured_alpha=measured_alpha,
         entered_alpha=entered_alpha,
     )
+
+
+ACCEPTANCE_FIELDS = ("alpha", "mean_accepted_len", "draft_acceptance_rate")
+
+
+def workload_for(deployment: Deployment, *, task: str | None = None, **fields) -> tuple[SpeedWorkload, str, str]:
+    """The workload every page, command and export estimates at, with where its α comes from.
+
+    No acceptance figure given: α is the speculator's own (:func:`deployment_acceptance`: measured, published
+    or the prior of its kind, n-gram and MTP included), never one α for every speculator. No ``k`` given: the
+    deployment's K (the sidebar's, ``--num-speculative-tokens``; one per MTP layer for MTP), so the verdict is
+    read at the K the user serves with and the optimal K is reported beside it. Returns (workload, source,
+    detail).
+
+    >>> from planner.catalog.lookup import get_model, get_node
+    >>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-l40s-48gb"), tp=1, method="ngram")
+    >>> w, source, _ = workload_for(dep)
+    >>> round(w.alpha, 2), w.k, source
+    (0.2, 5, 'prior')
+    """
+    given = {name: fields.pop(name) for name in ACCEPTANCE_FIELDS if fields.get(name) is not None}
+    for name in ACCEPTANCE_FIELDS:
+        fields.pop(name, None)
+    if given:
+        source, detail = "entered", "your value"
+    else:
+        assumed = deployment_acceptance(deployment, task=task)
+        given, source, detail = {"alpha": assumed.alpha}, assumed.source, assumed.detail
+    workload = SpeedWorkload.build(**fields, **given)
+    if workload.k is None:
+        workload = workload.model_copy(update={"k": workload.resolved_k(deployment)})
+    return workload, source, detail

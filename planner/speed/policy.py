@@ -26,7 +26,8 @@ from planner.errors import CatalogError, first_pydantic_error
 from planner.facts import data_cache, read_data_file
 
 RULES_FILE = "speculation_rules.json"
-Verdict = Literal["recommend", "enable", "disable"]
+#: ``cannot_run``: the workload cannot run on the deployment (planner.speed.runnable), so no speed verdict is given.
+Verdict = Literal["recommend", "enable", "disable", "cannot_run"]
 
 
 class VerdictRules(BaseModel):

@@ -25,6 +25,7 @@ from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import BatchSteps, SpeedEstimate, estimate_speed, mean_context, search_ks
 from planner.speed.policy import speculation_rules
 from planner.speed.profiles import SpeedProfile
+from planner.speed.runnable import Runnability, gate_verdict, runnable
 from planner.speed.workload import SpeedWorkload
 
 
@@ -133,6 +134,8 @@ class SpeedReport(BaseModel):
     estimate: SpeedEstimate
     grid: SpeedGrid
     sweep: BatchSweep
+    #: Why the workload cannot run on the deployment (then the estimate carries no speed verdict), and fixes.
+    runnable: Runnability = Runnability()
 
 
 def speed_report(
@@ -151,8 +154,10 @@ def speed_report(
     (16, True)
     """
     ks = list(speculation_rules().k_search.ks)
+    check = runnable(deployment, workload)
     return SpeedReport(
-        estimate=estimate_speed(deployment, workload),
+        estimate=gate_verdict(estimate_speed(deployment, workload), check),
+        runnable=check,
         grid=speedup_grid(deployment, workload, alphas, ks),
         sweep=batch_sweep(deployment, workload, batch_sizes),
     )

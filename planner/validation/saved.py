@@ -33,12 +33,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from planner.defaults import ACCEPTANCE_ALPHA
 from planner.errors import InputError, PlannerError
 from planner.input_types import checked_name
 from planner.memory import plan_memory
 from planner.scenario import Scenario, field_label
-from planner.speed import SpeedWorkload, estimate_speed
+from planner.speed import SpeedWorkload, estimate_speed, gate_verdict, runnable, workload_for
 from planner.store import IntegrityError, transaction
 from planner.store import text as sql
 from planner.units import bytes_to_gib
@@ -223,17 +222,19 @@ def _shown(value: object) -> str:
     return json.dumps(value) if isinstance(value, bool) else str(value)
 
 
-def _workload(scenario: Scenario) -> SpeedWorkload:
-    """The Performance page's workload of ``scenario`` (acceptance left unset: the default α)."""
-    acceptance = (
-        {"alpha": ACCEPTANCE_ALPHA} if scenario.acceptance is None else {scenario.acceptance_mode: scenario.acceptance}
-    )
-    return SpeedWorkload.build(
+def _workload(scenario: Scenario, dep) -> SpeedWorkload:
+    """The Performance page's workload of ``scenario`` (acceptance left unset: the speculator's own α), at the
+    scenario's K, built by the one core entry point every page and command uses."""
+    acceptance = {} if scenario.acceptance is None else {scenario.acceptance_mode: scenario.acceptance}
+    workload, _, _ = workload_for(
+        dep,
+        k=dep.num_speculative_tokens,
         batch_size=scenario.batch_size,
         prompt_tokens=scenario.prompt_tokens,
         output_tokens=scenario.output_tokens,
         **acceptance,
     )
+    return workload
 
 
 #: The results compared, in order: label -> how it reads from (memory plan, speed estimate or None).
@@ -248,7 +249,7 @@ _RESULTS = (
     ("TPOT, ms (with the draft)", lambda m, s: f"{s.spec_tpot_s * 1000:.1f}" if s else "no draft"),
     ("TPOT, ms (target alone)", lambda m, s: f"{s.baseline_tpot_s * 1000:.1f}" if s else "no draft"),
     ("throughput, tok/s (with the draft)", lambda m, s: f"{s.throughput_tok_s:,.0f}" if s else "no draft"),
-    ("verdict", lambda m, s: s.verdict if s else "no draft"),
+    ("verdict", lambda m, s: s.verdict.replace("_", " ") if s else "no draft"),
 )
 
 
@@ -260,7 +261,10 @@ def _results(scenario: Scenario) -> tuple[list[str], list[str]]:
             raise PlannerError(problem)
         dep = scenario.deployment()
         memory = plan_memory(dep, with_suggestions=False)
-        speed = estimate_speed(dep, _workload(scenario)) if dep.draft is not None else None
+        speed = None
+        if dep.is_speculative:
+            workload = _workload(scenario, dep)
+            speed = gate_verdict(estimate_speed(dep, workload), runnable(dep, workload))
     except PlannerError as exc:
         return ["-"] * len(_RESULTS), [str(exc)]
     return [read(memory, speed) for _, read in _RESULTS], []

@@ -66,6 +66,10 @@ def test_a_deployment_that_does_not_fit_is_not_recommended():
     at.sidebar.number_input(key="scenario_tp").set_value(1)
     at.run()
     assert not at.exception
-    assert any("NOT RECOMMENDED" in e.value for e in at.error)
+    assert any("Cannot run" in e.value for e in at.error)
     assert not any("RECOMMEND" in s.value for s in at.success)
     assert not at.metric
+    # each reason once, and only fixes that were re-planned and fit and start
+    errors = " ".join(e.value for e in at.error)
+    assert errors.count("weights need") <= 1
+    assert all("still does not fit" not in m.value for m in at.markdown)

@@ -40,6 +40,6 @@ def test_sizing_fit_then_not_fit(page, app_url):
     tp.press("Enter")
     expect(tp).to_have_value("1", timeout=WAIT_MS)
     expect(page.get_by_text("Does not fit:").first).to_be_visible(timeout=WAIT_MS)
-    expect(page.get_by_text("What would make it fit")).to_be_visible(timeout=WAIT_MS)
+    expect(page.get_by_text("Changes that fit and start, best first")).to_be_visible(timeout=WAIT_MS)
     _settled(page)
     assert page.locator("[data-testid=stDataFrame]").count() >= 2  # suggestions and the component table

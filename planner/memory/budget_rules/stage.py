@@ -65,6 +65,10 @@ def stage_memory(
 ) -> GpuMemory:
     """The GPU's memory: ``outside`` is what the engine holds beyond its limit without counting it."""
     used = s.weights_bytes + s.torch_peak_increase_bytes + s.non_torch_increase_bytes + s.cudagraph_bytes + kv
+    unused, beyond = limit - (used - outside), s.total_bytes - limit - outside
+    # a budget short of any KV cache and an over-committed device are stated as shortfalls, never as negatives
+    kv_short = max(-kv, 0)
+    over = max(-unused, 0) + max(-beyond, 0)
     return GpuMemory(
         total_bytes=s.total_bytes,
         memory_limit_bytes=limit,
@@ -74,7 +78,9 @@ def stage_memory(
         torch_peak_increase_bytes=s.torch_peak_increase_bytes,
         non_torch_increase_bytes=s.non_torch_increase_bytes,
         cudagraph_bytes=s.cudagraph_bytes,
-        kv_cache_bytes=kv,
-        unused_budget_bytes=limit - (used - outside),
-        outside_budget_bytes=s.total_bytes - limit - outside,
+        kv_cache_bytes=max(kv, 0),
+        unused_budget_bytes=max(unused, 0),
+        outside_budget_bytes=max(beyond, 0),
+        kv_shortfall_bytes=kv_short,
+        over_commit_bytes=over,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from planner.decisions.fleet import FleetQuote
+from planner.reports.charts.legend import legend_below
 from planner.units import fmt_usd
 
 
@@ -50,7 +51,6 @@ def cost_by_node(quotes: list[FleetQuote]) -> go.Figure:
         yaxis_title="USD per month (730 h)" if priced else "GPUs",
         height=400,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "y": -0.25},
         uniformtext={"minsize": 9, "mode": "show"},
     )
-    return fig
+    return legend_below(fig)

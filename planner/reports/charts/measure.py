@@ -10,13 +10,14 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from planner.measure.record import MeasurementRecord
+from planner.reports.charts.legend import LEGEND_BELOW, LEGEND_MARGIN_PX
 from planner.reports.screen import human_label
 from planner.units import GIB
 from planner.validation.log_check import LogCheck
 
 PREDICTED, MEASURED = "#2b6cb0", "#dd6b20"
 VERDICT_COLOURS = {"recommend": "#38a169", "enable": "#d69e2e", "disable": "#e53e3e"}
-_LAYOUT = {"margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25}}
+_LAYOUT = {"margin": {"l": 10, "r": 10, "t": 40, "b": LEGEND_MARGIN_PX}, "legend": LEGEND_BELOW}
 
 
 def records_frame(records: list[MeasurementRecord]) -> pd.DataFrame:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from planner.memory import COMPONENT_LABELS, GpuMemory, MemoryPlan
+from planner.reports.charts.legend import legend_below
 from planner.reports.screen import whole_requests
 from planner.units import GIB
 
@@ -57,10 +58,9 @@ def gpu_memory_bar(plan: MemoryPlan) -> go.Figure:
         barmode="stack",
         xaxis_title="GiB (2^30 bytes) per GPU",
         height=220 + 40 * len(stages),
-        legend={"orientation": "h", "y": -0.35},
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
     )
-    return fig
+    return legend_below(fig)
 
 
 def draft_cost_bars(plan: MemoryPlan) -> go.Figure:
@@ -83,9 +83,8 @@ def draft_cost_bars(plan: MemoryPlan) -> go.Figure:
         barmode="group",
         height=320,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        legend={"orientation": "h", "y": -0.2},
     )
-    return fig
+    return legend_below(fig)
 
 
 def memory_shortfall_bar(plan: MemoryPlan) -> go.Figure | None:
@@ -97,7 +96,7 @@ def memory_shortfall_bar(plan: MemoryPlan) -> go.Figure | None:
     """
     gpu = plan.stages[plan.binding_stage]
     fig = go.Figure()
-    if gpu.kv_cache_bytes < 0:
+    if gpu.kv_shortfall_bytes > 0:
         needed_label = "needed before any KV cache"
         for field in _FIXED:
             value = getattr(gpu, field)
@@ -124,7 +123,7 @@ def memory_shortfall_bar(plan: MemoryPlan) -> go.Figure | None:
                 showlegend=False,
                 hovertemplate=f"{label}: %{{x:.2f}} GiB<extra></extra>",
             )
-        title = f"Short by {-gpu.kv_cache_bytes / GIB:,.1f} GiB per GPU before any KV cache"
+        title = f"Short by {gpu.kv_shortfall_bytes / GIB:,.1f} GiB per GPU before any KV cache"
         axis = "GiB (2^30 bytes) per GPU"
     elif plan.kv_cache_tokens < plan.max_model_len:
         for label, value, colour in (
@@ -148,10 +147,9 @@ def memory_shortfall_bar(plan: MemoryPlan) -> go.Figure | None:
         title=title,
         xaxis_title=axis,
         height=300,
-        legend={"orientation": "h", "y": -0.35},
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
-    return fig
+    return legend_below(fig)
 
 
 def concurrency_curve(points: list[tuple[int, float]], current_len: int) -> go.Figure:

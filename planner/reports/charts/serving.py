@@ -5,10 +5,11 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from planner.reports.charts.legend import LEGEND_BELOW, LEGEND_MARGIN_PX
 from planner.speed.serving_sweep import RateSweep
 
 ARMS = {"plain": ("without the draft", "#a0aec0"), "speculative": ("with the draft", "#2b6cb0")}
-LAYOUT = {"height": 380, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25}}
+LAYOUT = {"height": 380, "margin": {"l": 10, "r": 10, "t": 40, "b": LEGEND_MARGIN_PX}, "legend": LEGEND_BELOW}
 
 
 def _arms(sweep: RateSweep) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from planner.reports.charts.legend import legend_below
 from planner.speed.estimate import SpeedEstimate
 from planner.speed.sweeps import BatchSweep, SpeedGrid
 
@@ -118,9 +119,8 @@ def batch_speedup_chart(sweep: BatchSweep) -> go.Figure:
         title=f"Speedup and throughput against batch (α = {sweep.alpha:.2f})",
         height=420,
         margin=_MARGIN,
-        legend={"orientation": "h", "y": -0.25},
     )
-    return fig
+    return legend_below(fig)
 
 
 def break_even_chart(sweep: BatchSweep) -> go.Figure:

@@ -6,15 +6,9 @@ from __future__ import annotations
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
-from planner.decisions.fleet import (
-    FleetOption,
-    FleetQuote,
-    ObjectiveMiss,
-    Traffic,
-    compare_nodes,
-    plan_fleet,
-    recommend_fleet,
-)
+from planner.decisions.fleet import FleetOption, FleetQuote, ObjectiveMiss, Traffic, compare_nodes
+from planner.decisions.fleet_recommendation import plan_fleet, recommend_fleet
+from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS
 from planner.errors import InputError
 
 NODES = [get_node("8x-h100-sxm-80gb"), get_node("8x-h200-sxm-141gb"), get_node("4x-l40s-48gb")]
@@ -121,15 +115,40 @@ def test_speculation_that_meets_but_costs_more_is_said_so_without_a_negative_sav
     assert "does not pay" in rec.speculation_note and "$10,000 per month more" in rec.speculation_note
 
 
-def test_a_saving_is_against_the_cheapest_plain_option_that_meets():
+def test_a_saving_is_against_the_same_node_type_without_speculation():
     traffic = Traffic(requests_per_s=1, prompt_tokens=10, output_tokens=10)
     quotes = [
         _quote("a", _option(False, 32, True, 40_000), _option(True, 16, True, 20_000)),
         _quote("b", _option(False, 24, True, 30_000), None),
     ]
     rec = recommend_fleet(traffic, quotes, [])
-    assert rec.saving.usd_per_month == pytest.approx(10_000) and rec.saving.gpus_frac == pytest.approx(1 / 3)
-    assert "b, TP 8, without speculation" in rec.saving.against
+    assert rec.saving.usd_per_month == pytest.approx(20_000) and rec.saving.gpus_frac == pytest.approx(0.5)
+    assert "a, TP 8, without speculation" in rec.saving.against
+
+
+def test_a_change_of_node_type_is_a_separate_line_not_credited_to_speculation():
+    """B200 with speculation against H100 without it: speculation's share is B200 against B200 (50%), and the
+    hardware's B200 against H100, both without speculation (50%); never the 75% of the mixed comparison."""
+    traffic = Traffic(requests_per_s=1, prompt_tokens=10, output_tokens=10)
+    quotes = [
+        _quote("8x-b200", _option(False, 16, True, 40_000), _option(True, 8, True, 20_000)),
+        _quote("8x-h100", _option(False, 32, True, 60_000), _option(True, 24, True, 45_000)),
+    ]
+    rec = recommend_fleet(traffic, quotes, [])
+    assert rec.recommended.node == "8x-b200" and rec.recommended.option.speculation
+    assert rec.saving.gpus_frac == pytest.approx(0.5) and "8x-b200" in rec.saving.against
+    assert rec.hardware_note.startswith("without speculation, 8x-b200 needs 16 GPUs")
+    assert "against 32 GPUs ($60,000 per month) on 8x-h100" in rec.hardware_note
+    assert "75%" not in rec.saving.describe() + rec.hardware_note
+
+
+def test_a_fleet_beyond_any_real_purchase_is_flagged():
+    traffic = Traffic(requests_per_s=1e9, prompt_tokens=10, output_tokens=10)
+    huge = LARGEST_REPORTED_CLUSTER_GPUS * 8
+    rec = recommend_fleet(traffic, [_quote("a", _option(False, huge, True, 1e9), None)], [])
+    assert rec.flags and f"{huge:,} GPUs" in rec.flags[0]
+    small = recommend_fleet(traffic, [_quote("a", _option(False, 64, True, 1e5), None)], [])
+    assert small.flags == []
 
 
 def test_no_option_meets_says_so_and_names_the_nearest_miss():

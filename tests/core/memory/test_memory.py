@@ -46,10 +46,13 @@ def test_70b_on_one_h100_does_not_fit_and_says_what_would():
     plan = plan_memory(dep(node=get_node("1x-h100-sxm-80gb"), max_model_len=8192))
     assert not plan.fits
     assert "weights need 131.4 GiB" in plan.problems[0]
-    fitting = [s for s in plan.suggestions if s.fits]
-    assert fitting and fitting[0].max_concurrency >= fitting[-1].max_concurrency  # ranked
-    changes = " | ".join(s.change for s in fitting)
-    assert "tensor parallelism" in changes and "more memory" in changes and "int4" in changes
+    fixes = plan.suggestions
+    assert fixes and all(s.fits and s.starts for s in fixes)  # only changes that fit and start are offered
+    ranks = [(s.other_gpu, s.model_changes, s.gpus_per_replica) for s in fixes]
+    assert ranks[0] == (False, 0, min(s.gpus_per_replica for s in fixes if not s.other_gpu and not s.model_changes))
+    assert [r[0] for r in ranks] == sorted(r[0] for r in ranks)  # the user's GPU type first
+    changes = " | ".join(s.change for s in fixes)
+    assert "TP 2" in changes and "int4" in changes and any(s.other_gpu for s in fixes)
 
 
 def test_sanity_anchor_70b_plus_1b_on_8x_h100():

@@ -11,6 +11,7 @@ from planner.decisions import decision_matrix
 from planner.deployment import Deployment
 from planner.memory import plan_memory
 from planner.reports import charts
+from planner.reports.charts.legend import LEGEND_MARGIN_PX
 from planner.speed import SpeedWorkload, rate_sweep, speed_report
 
 DEP = Deployment.on_node(
@@ -69,3 +70,25 @@ def test_every_trace_in_a_shown_legend_has_a_name(figures, name):
     assert not unnamed, f"{name}: traces {unnamed} would be listed as 'trace N'"
     if len([t for t in fig.data if t.showlegend is not False]) == 1:
         assert fig.layout.showlegend is not True, f"{name}: a legend for a single trace"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "batch_speedup_chart",
+        "latency_chart",
+        "throughput_latency_chart",
+        "latency_vs_rate_chart",
+        "occupancy_chart",
+        "speedup_vs_kv_scatter",
+        "gpu_memory_bar",
+        "draft_cost_bars",
+    ],
+)
+def test_a_shown_legend_sits_below_the_axis_labels_with_room_kept(figures, name):
+    """A legend at a negative y of the plot area covers the x-axis title; below the whole figure it cannot."""
+    fig = figures[name]
+    if not _in_legend(fig):
+        return
+    legend, bottom = fig.layout.legend, fig.layout.margin.b or 0
+    assert legend.orientation != "h" or (legend.yref == "container" and bottom >= LEGEND_MARGIN_PX), name

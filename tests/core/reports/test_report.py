@@ -11,7 +11,8 @@ import openpyxl
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
-from planner.decisions.fleet import Traffic, plan_fleet
+from planner.decisions.fleet import Traffic
+from planner.decisions.fleet_recommendation import plan_fleet
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.memory.plan import plan_memory
@@ -97,7 +98,7 @@ def test_sizing_report_has_the_plan():
     report = sizing_report(dep, plan_memory(dep), prepared_by="SA")
     data = json.loads(report.export("json"))
     titles = [s["title"] for s in data["sections"]]
-    assert titles[:2] == ["One GPU's memory", "Capacity"] and "What would make it fit" in titles
+    assert titles[:2] == ["One GPU's memory", "Capacity"] and "Changes that fit and start, best first" in titles
     assert data["summary"]["text"].startswith("Does not fit")
     assert data["prepared_by"] == "SA"
     text = report.export("md").decode()
