@@ -136,7 +136,7 @@ def connect(where: str | Path | None = None) -> Iterator[Connection]:
                 conn.rollback()
     except IntegrityError:
         raise
-    except (DBAPIError, SQLAlchemyError) as exc:
+    except DBAPIError as exc:  # the database's own failure (a mistake in the planner's SQL is not the store's)
         raise _way_out(url, exc) from exc
 
 
@@ -149,7 +149,7 @@ def transaction(where: str | Path | None = None) -> Iterator[Connection]:
             yield conn
     except IntegrityError:
         raise  # the caller says which name or key is taken
-    except (DBAPIError, SQLAlchemyError) as exc:
+    except DBAPIError as exc:
         raise _way_out(url, exc) from exc
 
 

@@ -18,8 +18,7 @@ import pytest
 from planner import Scenario
 from planner.errors import PlannerError
 from planner.reports import FORMATS, Report, pdf_available
-from planner.validation import delete_unreadable_row, list_quotes, save_scenario, unreadable_rows
-from planner.validation.store import connect
+from planner.validation import delete_scenario, delete_unreadable_row, list_quotes, save_scenario, unreadable_rows
 from tests.app.conftest import PAGE_FILES, page
 
 BAD_TEXTS = [
@@ -37,8 +36,11 @@ BAD_TEXTS = [
 
 
 def _bad_rows(path, count: int = 50) -> None:
-    """``count`` damaged rows spread over the four tables."""
-    with connect(path) as conn, conn:
+    """``count`` damaged rows spread over the four tables (written past the planner, as a broken tool would)."""
+    save_scenario("fine", Scenario())  # the store exists, at the newest schema
+    delete_scenario("fine")
+    conn = sqlite3.connect(path)
+    with conn:
         for i in range(count):
             text = BAD_TEXTS[i % len(BAD_TEXTS)]
             table = i % 4
@@ -58,6 +60,7 @@ def _bad_rows(path, count: int = 50) -> None:
                 conn.execute(
                     "INSERT INTO quotes VALUES (?, '', '2026-01-01T00:00:00Z', ?, ?)", (f"q{i}", text, '{"title": "x"}')
                 )
+    conn.close()
 
 
 @pytest.fixture
