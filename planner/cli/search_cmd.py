@@ -10,9 +10,12 @@ import os
 import tempfile
 from pathlib import Path
 
-from planner.catalog import list_nodes
+from pydantic import ValidationError
+
+from planner.catalog import get_node, list_nodes
 from planner.cli.common import add_json_flag, catalog_name, emit, positive_float, positive_int
-from planner.errors import InputError
+from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
+from planner.errors import InputError, first_pydantic_error
 from planner.user_files import check_output_path, shown_path
 
 #: Columns of ``--csv`` (every point, one row each).
@@ -62,14 +65,12 @@ def _csv_path(text: str) -> Path:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "search", help="every configuration for a workload: the Pareto frontier and the cheapest that meets the objectives"
+        "search", help="every configuration for a workload: the Pareto frontier, the cheapest meeting the objectives"
     )
     parser.add_argument("--target", metavar="ID", type=catalog_name, required=True)
     parser.add_argument("--nodes", type=_list, help="node types, comma-separated, or all (default: H100, H200, B200)")
     parser.add_argument("--engines", type=_list, default=("vllm",), help="engines, comma-separated (default vllm)")
-    parser.add_argument(
-        "--methods", type=_list, help="none,draft_model,eagle,eagle3,mtp,ngram or all (default all)"
-    )
+    parser.add_argument("--methods", type=_list, help="none,draft_model,eagle,eagle3,mtp,ngram or all (default all)")
     parser.add_argument("--k", type=_int_range, help="draft lengths, e.g. 1-8 (default) or 2,4")
     parser.add_argument("--tp", type=_int_range, help="TP degrees to try (default: every one the model admits)")
     parser.add_argument("--dtypes", type=_list, help="WEIGHTS or WEIGHTS:KV, e.g. bf16,fp8,fp8:fp8 (the default)")
@@ -89,8 +90,6 @@ def register(subparsers) -> None:
 
 
 def _space_fields(args: argparse.Namespace) -> dict:
-    from planner.decisions.search import METHODS
-
     fields: dict = {"target": args.target, "engines": args.engines}
     if args.nodes is not None:
         fields["nodes"] = tuple(n.id for n in list_nodes()) if args.nodes == ("all",) else args.nodes
@@ -103,13 +102,8 @@ def _space_fields(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, search
-    from planner.errors import first_pydantic_error
-
     if args.dataset is None and (args.prompt_tokens is None or args.output_tokens is None):
         raise InputError("prompt_tokens", None, "--prompt-tokens N and --output-tokens N, or --dataset sharegpt")
-    from pydantic import ValidationError
-
     try:
         workload = SearchWorkload(
             requests_per_s=args.requests_per_s,
@@ -126,8 +120,6 @@ def run(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         raise first_pydantic_error(exc) from None
     for node in _space_fields(args).get("nodes", ()):
-        from planner.catalog import get_node
-
         get_node(node)
     result = search(SearchSpace.build(**_space_fields(args)), workload, objectives)
     if args.csv is not None:

@@ -73,7 +73,8 @@ class Evaluator:
         for engine in self.space.engines:
             found = speculators(self.target, engine, self.space.methods)
             for node in self.space.node_specs():
-                tps = [t for t in valid_tp_degrees(arch, node.gpu_count) if self.space.tps is None or t in self.space.tps]
+                allowed = valid_tp_degrees(arch, node.gpu_count)
+                tps = [t for t in allowed if self.space.tps is None or t in self.space.tps]
                 for dtype, kv in self.space.precisions():
                     layouts = [(tp, 1) for tp in tps]
                     if tps and not self._any_layout_fits(node, engine, dtype, kv, tps):
@@ -82,7 +83,8 @@ class Evaluator:
                         for speculator in found:
                             for k in self.space.k_values(speculator.method, mtp_layers):
                                 for cap in self.space.batch_caps:
-                                    out.append(self._point(len(out), node, engine, dtype, kv, tp, pp, speculator, k, cap))
+                                    point = self._point(len(out), node, engine, dtype, kv, tp, pp, speculator, k, cap)
+                                    out.append(point)
         return out
 
     def _point(self, index, node, engine, dtype, kv, tp, pp, speculator: Speculator, k, cap) -> SearchPoint:
@@ -228,8 +230,9 @@ class Evaluator:
         requests_per_s = batch / cycle
         tpot = (cycle - prefill_s) / max(out - 1, 1)
         self._set(
-            point, "screened", in_flight, replicas, batch, requests_per_s, requests_per_s * out, decode_s + prefill_s, tpot, tpot
-        )
+            point, "screened", in_flight, replicas, batch, requests_per_s, requests_per_s * out,
+            decode_s + prefill_s, tpot, tpot,
+        )  # fmt: skip
 
     def replica_run(self, point: SearchPoint) -> tuple[Deployment, ServingWorkload, float | None, int | None]:
         """What :func:`planner.speed.simulate` is called with for this point: deployment, workload, α, K."""

@@ -170,7 +170,9 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
         feasible = _feasible(simulated)
         fronts = {plane: Dominance([xy(p) for p in frontier_points(feasible, plane)]) for plane, xy in
                   (("throughput", throughput_xy), ("cost", cost_xy))}  # fmt: skip
-        todo = [p for p in fitting if p.stage == "screened" and _may_reach(p, screened[p.index], bounds, fronts, objectives)]
+        todo = [
+            p for p in fitting if p.stage == "screened" and _may_reach(p, screened[p.index], bounds, fronts, objectives)
+        ]
     feasible = _feasible(points)
     frontiers = {plane: frontier_points(feasible, plane) for plane in PLANES}
     for plane in PLANES:

@@ -16,7 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from planner.catalog.lookup import get_node
+from planner.catalog.importing import resolve_model
+from planner.catalog.lookup import get_kv_dtype, get_node, get_weight_format, list_kv_dtypes, list_weight_formats
 from planner.catalog.schemas import ModelSpec, NodeType
 from planner.deployment import ENGINES
 from planner.errors import InputError, PlannerError, first_pydantic_error
@@ -190,8 +191,6 @@ class SearchSpace(BaseModel):
     @field_validator("dtypes")
     @classmethod
     def _dtypes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from planner.catalog.lookup import get_kv_dtype, get_weight_format, list_kv_dtypes, list_weight_formats
-
         for text in value:
             weights, _, kv = text.partition(":")
             try:
@@ -220,8 +219,6 @@ class SearchSpace(BaseModel):
         return self.ks
 
     def target_spec(self) -> ModelSpec:
-        from planner.catalog.importing import resolve_model
-
         return resolve_model(self.target, None, field="target")
 
     def node_specs(self) -> list[NodeType]:
@@ -235,7 +232,8 @@ def check_request_fits(target: ModelSpec, workload: SearchWorkload) -> None:
         raise InputError(
             "prompt_tokens",
             workload.prompt_tokens,
-            f"requests within {target.short_name}'s context of {context:,} tokens (longest: {workload.max_model_len:,})",
+            f"requests within {target.short_name}'s context of {context:,} tokens "
+            f"(longest: {workload.max_model_len:,})",
         )
 
 

@@ -120,8 +120,6 @@ def test_a_workload_needs_one_arrival_and_lengths():
 def test_pareto_keeps_exactly_the_non_dominated(values):
     kept = set(pareto(values, higher_x=True, higher_y=True))
     for i, (x, y) in enumerate(values):
-        dominated = any(
-            (a >= x and b >= y and (a, b) != (x, y)) for j, (a, b) in enumerate(values) if j != i
-        )
+        dominated = any((a >= x and b >= y and (a, b) != (x, y)) for j, (a, b) in enumerate(values) if j != i)
         duplicate_before = any((a, b) == (x, y) for a, b in values[:i])
         assert (i in kept) == (not dominated and not duplicate_before)
