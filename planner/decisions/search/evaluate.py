@@ -161,7 +161,7 @@ class Evaluator:
             key = (*self._group(point), point.k, point.max_num_seqs)
             plan = self._plans.get(key)
             if plan is None:
-                plan = self._plans[key] = plan_memory(dep, with_suggestions=False)
+                plan = self._plans[key] = plan_memory(dep, with_suggestions=False, compare_without_draft=False)
         except PlannerError as exc:
             point.reason = str(exc)
             return
@@ -222,7 +222,8 @@ class Evaluator:
         if not (point.fits and point.starts):
             return
         in_flight, replicas = self.concurrency(point)
-        batch = max(1, min(in_flight, floor(point.max_concurrency or 1)))
+        held = (point.kv_cache_tokens or 0) / (self.workload.mean_prompt_tokens + self.workload.mean_output_tokens / 2)
+        batch = max(1, min(in_flight, floor(held)))
         decode_s, prefill_s = self._steps_of(point, batch)
         tau = 1.0 if point.k is None else spec.expected_tokens_per_step(point.alpha or 0.0, point.k)
         out = self.workload.mean_output_tokens

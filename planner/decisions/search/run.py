@@ -5,8 +5,8 @@
    them again (both only add memory: lookahead slots, CUDA-graph batches, the sampler's peak).
 2. Screen: every point that fits gets static figures (:meth:`Evaluator.screen`).
 3. Simulate: the points on the static frontiers first; then, repeatedly, every unsimulated point whose
-   screen, corrected by the most favourable error the screen has shown against the simulator so far
-   (widened by ``SAFETY``), could still meet the objectives and reach either simulated frontier. The loop
+   screen, corrected by the most favourable error the screen has shown against the simulator so far, could
+   still meet the objectives and reach either simulated frontier. The loop
    stops when no such point is left, so the frontiers are the ones simulating every point would give
    (a test checks this on a small space).
 
@@ -39,8 +39,6 @@ from planner.decisions.search.points import SearchPoint
 from planner.decisions.search.space import MAX_POINTS, Objectives, SearchSpace, SearchWorkload
 from planner.errors import InputError
 
-#: How far beyond the screen's worst observed error a point may still turn out (10%).
-SAFETY = 1.10
 PLANES = ("throughput", "cost")
 
 
@@ -122,7 +120,8 @@ def _feasible(points: list[SearchPoint]) -> list[SearchPoint]:
 
 
 class _Bounds:
-    """The most favourable ratio simulated / screened seen so far, per figure (widened by ``SAFETY``)."""
+    """The most favourable ratio simulated / screened seen so far, per figure (never better than 1: the screen is
+    trusted only as far as the simulator has confirmed it)."""
 
     def __init__(self) -> None:
         self.user = self.gpu = 1.0
@@ -132,15 +131,15 @@ class _Bounds:
         for p in simulated:
             s_user, s_gpu, s_ttft, s_tpot, s_cost = screened[p.index]
             if s_user and p.output_tok_s_per_user:
-                self.user = max(self.user, p.output_tok_s_per_user / s_user * SAFETY)
+                self.user = max(self.user, p.output_tok_s_per_user / s_user)
             if s_gpu and p.output_tok_s_per_gpu:
-                self.gpu = max(self.gpu, p.output_tok_s_per_gpu / s_gpu * SAFETY)
+                self.gpu = max(self.gpu, p.output_tok_s_per_gpu / s_gpu)
             if s_ttft and p.ttft_s is not None:
-                self.ttft = min(self.ttft, p.ttft_s / s_ttft / SAFETY)
+                self.ttft = min(self.ttft, p.ttft_s / s_ttft)
             if s_tpot and p.tpot_s is not None:
-                self.tpot = min(self.tpot, p.tpot_s / s_tpot / SAFETY)
+                self.tpot = min(self.tpot, p.tpot_s / s_tpot)
             if s_cost and p.usd_per_million_output_tokens:
-                self.cost = min(self.cost, p.usd_per_million_output_tokens / s_cost / SAFETY)
+                self.cost = min(self.cost, p.usd_per_million_output_tokens / s_cost)
 
 
 def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives) -> SearchResult:
