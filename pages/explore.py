@@ -58,6 +58,13 @@ def _charts(_result, key: tuple, colour_by: str):
     return frontier_charts(_result, colour_by)
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _tables(_result, key: tuple):
+    """The frontier table and the configurations that do not fit or would not start (built once per search)."""
+    unfit = [{"configuration": p.label, "reason": p.reason} for p in _result.points if not (p.fits and p.starts)]
+    return frontier_table(_result), unfit
+
+
 def _inputs():
     space = SearchSpace.build(
         target=scenario.target, engines=(scenario.engine,), nodes=tuple(nodes), methods=tuple(methods),
@@ -149,7 +156,7 @@ if result is not None:
             selection_mode="points",
         )  # fmt: skip
     st.subheader("Frontier")
-    table = frontier_table(result)
+    table, unfit = _tables(result, key)
     st.dataframe(table, hide_index=True)
     if result.steps:
         st.markdown("\n".join(f"- {s.sentence}" for s in result.steps[:8]))
@@ -161,11 +168,10 @@ if result is not None:
         st.button(
             "Make it the scenario", key="explore_apply", on_click=_make_scenario, args=(point, workload), type="primary"
         )
-    unfit = [p for p in result.points if not (p.fits and p.starts)]
     with st.expander(f"Configurations that do not fit or would not start ({len(unfit):,})"):
-        st.dataframe([{"configuration": p.label, "reason": p.reason} for p in unfit[:2000]], hide_index=True)
+        st.dataframe(unfit[:2000], hide_index=True)
     st.download_button(
-        "Frontier as CSV", table.to_csv(index=False).encode(), file_name="frontier.csv", mime="text/csv",
+        "Frontier as CSV", lambda: table.to_csv(index=False).encode(), file_name="frontier.csv", mime="text/csv",
         key="explore_csv",
     )  # fmt: skip
     export_buttons(lambda: search_report(result), "frontier", key="explore_export")

@@ -16,7 +16,7 @@ from planner.decisions.search import SearchPoint, SearchResult
 from planner.reports.document import Report, Section, Summary
 
 #: Points drawn in a chart's cloud at most (WebGL draws these without freezing; the frontier is always drawn).
-MAX_CLOUD_POINTS = 20_000
+MAX_CLOUD_POINTS = 5_000
 COLOUR_BY = {"speculation method": "method", "node type": "node"}
 
 FRONTIER_COLUMNS = {
