@@ -10,7 +10,7 @@ from pages._scenario import bind, current_scenario, load_scenario
 from planner import PlannerError, Scenario
 from planner.catalog import list_nodes
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
-from planner.reports.search_view import COLOUR_BY, frontier_charts, frontier_table, search_report
+from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
 
 ensure_app_frame()
 st.title("Explore")

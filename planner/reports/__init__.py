@@ -5,6 +5,7 @@ from planner.reports.document import FORMATS, MIME, Report, Section, Summary
 from planner.reports.quote import misses_table, options_table, quote_report, quotes_table
 from planner.reports.render_pdf import chromium_available as pdf_available
 from planner.reports.screen import human_columns, human_label, memory_components_view, suggestions_view, whole_requests
+from planner.reports.search_view import COLOUR_BY, frontier_charts, frontier_table, search_report
 from planner.reports.sizing import sizing_report
 from planner.reports.table_format import Table
 from planner.reports.tables import (
@@ -27,6 +28,7 @@ from planner.reports.tables import (
 )
 
 __all__ = [
+    "COLOUR_BY",
     "COLUMNS",
     "FORMATS",
     "MAIN_COLUMNS",
@@ -39,6 +41,8 @@ __all__ = [
     "Summary",
     "Table",
     "charts",
+    "frontier_charts",
+    "frontier_table",
     "gpu_memory_table",
     "gpus_table",
     "human_columns",
@@ -54,6 +58,7 @@ __all__ = [
     "quote_report",
     "quotes_table",
     "screen_table",
+    "search_report",
     "sizing_report",
     "speed_assumptions_table",
     "step_times_table",
