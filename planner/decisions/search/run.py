@@ -55,6 +55,8 @@ class SearchResult:
     simulated: int
     evaluator: Evaluator = field(repr=False)
     notes: list[str] = field(default_factory=list)
+    #: Seconds spent enumerating and planning, screening, and simulating.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def fitting_points(self) -> int:
@@ -91,6 +93,7 @@ class SearchResult:
             "fitting_points": self.fitting_points,
             "simulated_points": self.simulated,
             "seconds": round(self.seconds, 3),
+            "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
             "frontier": [p.as_dict() for p in self.frontier],
             "recommended": None if self.recommended is None else self.recommended.as_dict(),
             "recommendation": self.headline,
@@ -119,27 +122,53 @@ def _feasible(points: list[SearchPoint]) -> list[SearchPoint]:
     return [p for p in points if p.stage == "simulated" and p.meets_objectives]
 
 
-class _Bounds:
+class _Ratios:
     """The most favourable ratio simulated / screened seen so far, per figure (never better than 1: the screen is
     trusted only as far as the simulator has confirmed it)."""
 
     def __init__(self) -> None:
         self.user = self.gpu = 1.0
         self.tpot = self.ttft = self.cost = 1.0
+        self.samples = 0
 
-    def update(self, screened: dict[int, tuple], simulated: list[SearchPoint]) -> None:
+    def add(self, s: tuple, p: SearchPoint) -> None:
+        s_user, s_gpu, s_ttft, s_tpot, s_cost = s
+        self.samples += 1
+        if s_user and p.output_tok_s_per_user:
+            self.user = max(self.user, p.output_tok_s_per_user / s_user)
+        if s_gpu and p.output_tok_s_per_gpu:
+            self.gpu = max(self.gpu, p.output_tok_s_per_gpu / s_gpu)
+        if s_ttft and p.ttft_s is not None:
+            self.ttft = min(self.ttft, p.ttft_s / s_ttft)
+        if s_tpot and p.tpot_s is not None:
+            self.tpot = min(self.tpot, p.tpot_s / s_tpot)
+        if s_cost and p.usd_per_million_output_tokens:
+            self.cost = min(self.cost, p.usd_per_million_output_tokens / s_cost)
+
+
+def _family(p: SearchPoint) -> tuple[bool, bool]:
+    """Points the screen errs alike on: with or without speculation, and whether the KV cache limits the batch."""
+    return (p.method == "none", (p.batch_size or 0) < (p.concurrency_per_replica or 0))
+
+
+class _Bounds:
+    """Screen errors per family of points (those of every simulated point where a family has none yet)."""
+
+    def __init__(self) -> None:
+        self.overall = _Ratios()
+        self.by_family: dict[tuple, _Ratios] = defaultdict(_Ratios)
+        self.seen: set[int] = set()
+
+    def update(self, screened: dict[int, tuple], families: dict[int, tuple], simulated: list[SearchPoint]) -> None:
         for p in simulated:
-            s_user, s_gpu, s_ttft, s_tpot, s_cost = screened[p.index]
-            if s_user and p.output_tok_s_per_user:
-                self.user = max(self.user, p.output_tok_s_per_user / s_user)
-            if s_gpu and p.output_tok_s_per_gpu:
-                self.gpu = max(self.gpu, p.output_tok_s_per_gpu / s_gpu)
-            if s_ttft and p.ttft_s is not None:
-                self.ttft = min(self.ttft, p.ttft_s / s_ttft)
-            if s_tpot and p.tpot_s is not None:
-                self.tpot = min(self.tpot, p.tpot_s / s_tpot)
-            if s_cost and p.usd_per_million_output_tokens:
-                self.cost = min(self.cost, p.usd_per_million_output_tokens / s_cost)
+            if p.index not in self.seen:
+                self.seen.add(p.index)
+                self.overall.add(screened[p.index], p)
+                self.by_family[families[p.index]].add(screened[p.index], p)
+
+    def of(self, family: tuple) -> _Ratios:
+        found = self.by_family.get(family)
+        return found if found is not None and found.samples else self.overall
 
 
 def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives) -> SearchResult:
@@ -150,9 +179,12 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
     if len(points) > MAX_POINTS:
         raise InputError("space", len(points), f"at most {MAX_POINTS:,} points: narrow the nodes, K or batch caps")
     _plan_all(ev, points)
+    planned = time.perf_counter()
     fitting = [p for p in points if p.fits and p.starts]
     for p in fitting:
         ev.screen(p)
+    families = {p.index: _family(p) for p in fitting}
+    screened_at = time.perf_counter()
     screened = {
         p.index: (p.output_tok_s_per_user, p.output_tok_s_per_gpu, p.ttft_s, p.tpot_s, p.usd_per_million_output_tokens)
         for p in fitting
@@ -165,13 +197,17 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
         for p in todo:
             ev.simulate(p)
         simulated = [p for p in fitting if p.stage == "simulated"]
-        bounds.update(screened, simulated)
+        bounds.update(screened, families, simulated)
         feasible = _feasible(simulated)
         fronts = {plane: Dominance([xy(p) for p in frontier_points(feasible, plane)]) for plane, xy in
                   (("throughput", throughput_xy), ("cost", cost_xy))}  # fmt: skip
         todo = [
-            p for p in fitting if p.stage == "screened" and _may_reach(p, screened[p.index], bounds, fronts, objectives)
+            p
+            for p in fitting
+            if p.stage == "screened"
+            and _may_reach(p, screened[p.index], bounds.of(families[p.index]), fronts, objectives)
         ]
+    simulated_at = time.perf_counter()
     feasible = _feasible(points)
     frontiers = {plane: frontier_points(feasible, plane) for plane in PLANES}
     for plane in PLANES:
@@ -196,10 +232,15 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
         simulated=sum(p.stage == "simulated" for p in points),
         evaluator=ev,
         notes=notes,
+        stage_seconds={
+            "plan": planned - started,
+            "screen": screened_at - planned,
+            "simulate": simulated_at - screened_at,
+        },
     )
 
 
-def _may_reach(p: SearchPoint, s: tuple, b: _Bounds, fronts: dict[str, Dominance], objectives: Objectives) -> bool:
+def _may_reach(p: SearchPoint, s: tuple, b: _Ratios, fronts: dict[str, Dominance], objectives: Objectives) -> bool:
     """Whether the screened point, at its most favourable plausible figures, could meet the objectives and reach
     either frontier."""
     s_user, s_gpu, s_ttft, s_tpot, s_cost = s
