@@ -169,7 +169,11 @@ if result is not None:
             "Make it the scenario", key="explore_apply", on_click=_make_scenario, args=(point, workload), type="primary"
         )
     with st.expander(f"Configurations that do not fit or would not start ({len(unfit):,})"):
-        st.dataframe(unfit[:2000], hide_index=True)
+        st.dataframe(unfit[:500], hide_index=True)
+        if len(unfit) > 500:
+            st.caption(
+                f"The first 500 of {len(unfit):,}; every point and its reason: `python -m planner search --csv`."
+            )
     st.download_button(
         "Frontier as CSV", lambda: table.to_csv(index=False).encode(), file_name="frontier.csv", mime="text/csv",
         key="explore_csv",
