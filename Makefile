@@ -59,7 +59,7 @@ format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff format .
 
 ## bench: every benchmark (prints, never asserts)
-bench: bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile bench-app
+bench: bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile bench-app bench-search
 
 bench-accuracy: $(VENV)/.runtime-installed
 	$(PY) -m bench.memory_accuracy
@@ -86,6 +86,11 @@ bench-hostile: $(VENV)/.runtime-installed
 ## bench-app: server-side time of each page's first render and rerun in AppTest (median of 20, cold and warm)
 bench-app: $(VENV)/.runtime-installed
 	$(PY) -m bench.app_timing
+
+## bench-search: the default design-space search as a process, its frontier against simulating every point, the
+## Explore page's display of 100,000 points and its warm rerun
+bench-search: $(VENV)/.runtime-installed
+	$(PY) -m bench.search_timing
 
 ## validate-gpu: the prepared GPU validation (one NVIDIA GPU of >= 80 GB)
 validate-gpu: $(VENV)/.runtime-installed

@@ -28,6 +28,7 @@ PAGES = [
     st.Page("pages/performance.py", title="Performance", icon="⚡", url_path="performance"),
     st.Page("pages/draft_selection.py", title="Draft Selection", icon="🧭", url_path="draft-selection"),
     st.Page("pages/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
+    st.Page("pages/explore.py", title="Explore", icon="🗺️", url_path="explore"),
     st.Page("pages/validation.py", title="Validation", icon="🔬", url_path="validation"),
     st.Page("pages/saved.py", title="Saved", icon="💾", url_path="saved"),
 ]

@@ -37,6 +37,7 @@ COMMANDS = (
     "measure_cmd",
     "check_log_cmd",
     "saved_cmd",
+    "search_cmd",
 )
 
 #: ``"""``python -m planner params``: exact parameter counts by component."""`` -> ("params", "exact ...").

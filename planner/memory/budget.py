@@ -173,8 +173,12 @@ def _sequence_bytes(dep: Deployment, tokens: int, stage_layers: range, stage: in
     return total
 
 
-def plan_budget(dep: Deployment) -> MemoryPlan:
-    """The memory plan of ``dep`` on one GPU of each pipeline stage and what it leaves for KV (no fixes)."""
+def plan_budget(dep: Deployment, *, compare_without_draft: bool = True) -> MemoryPlan:
+    """The memory plan of ``dep`` on one GPU of each pipeline stage and what it leaves for KV (no fixes).
+
+    ``compare_without_draft`` also plans the target alone (``kv_cache_tokens_without_draft``); a caller that plans
+    the target alone itself (the design-space search) skips that second plan.
+    """
 
     profile = engine_profile(dep.engine, dep.engine_version)
     limits = resolve_limits(dep, profile)
@@ -249,7 +253,7 @@ def plan_budget(dep: Deployment) -> MemoryPlan:
     found = deployment_problems(dep, plan, profile)
     plan.problems, plan.fits, plan.start_problems = found.problems, found.fits, found.start
     plan.starts = not found.start
-    if dep.is_speculative:
+    if dep.is_speculative and compare_without_draft:
         alone = plan_budget(dep.without_draft())
         plan.kv_cache_tokens_without_draft = alone.kv_cache_tokens
         plan.max_concurrency_without_draft = alone.max_concurrency

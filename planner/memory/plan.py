@@ -16,9 +16,10 @@ from planner.memory.fixes import suggestions_for
 from planner.memory.types import MemoryPlan
 
 
-def plan_memory(dep: Deployment, *, with_suggestions: bool = True) -> MemoryPlan:
-    """The per-GPU memory plan of ``dep``; with ``with_suggestions``, ranked fixes unless it fits and starts."""
-    plan = plan_budget(dep)
+def plan_memory(dep: Deployment, *, with_suggestions: bool = True, compare_without_draft: bool = True) -> MemoryPlan:
+    """The per-GPU memory plan of ``dep``; with ``with_suggestions``, ranked fixes unless it fits and starts;
+    ``compare_without_draft=False`` leaves out the plan of the target alone (``kv_cache_tokens_without_draft``)."""
+    plan = plan_budget(dep, compare_without_draft=compare_without_draft)
     if with_suggestions and not (plan.fits and plan.starts):
         plan.suggestions = suggestions_for(dep, plan)
     return plan

@@ -11,6 +11,7 @@ from typing import Any
 
 #: Each public name: (module under planner.reports, its name there); ``charts`` is a sub-package.
 _OWNER: dict[str, tuple[str, str]] = {
+    "COLOUR_BY": ("search_view", "COLOUR_BY"),
     "COLUMNS": ("tables", "COLUMNS"),
     "Column": ("tables", "Column"),
     "FORMATS": ("document", "FORMATS"),
@@ -22,6 +23,8 @@ _OWNER: dict[str, tuple[str, str]] = {
     "Summary": ("document", "Summary"),
     "Table": ("table_format", "Table"),
     "VALUE_LABELS": ("tables", "VALUE_LABELS"),
+    "frontier_charts": ("search_view", "frontier_charts"),
+    "frontier_table": ("search_view", "frontier_table"),
     "gpu_memory_table": ("tables", "gpu_memory_table"),
     "gpus_table": ("tables", "gpus_table"),
     "human_columns": ("screen", "human_columns"),
@@ -37,6 +40,7 @@ _OWNER: dict[str, tuple[str, str]] = {
     "quote_report": ("quote", "quote_report"),
     "quotes_table": ("quote", "quotes_table"),
     "screen_table": ("tables", "screen_table"),
+    "search_report": ("search_view", "search_report"),
     "sizing_report": ("sizing", "sizing_report"),
     "speed_assumptions_table": ("tables", "speed_assumptions_table"),
     "step_times_table": ("tables", "step_times_table"),
@@ -47,6 +51,7 @@ _OWNER: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
+    "COLOUR_BY",
     "COLUMNS",
     "FORMATS",
     "MAIN_COLUMNS",
@@ -59,6 +64,8 @@ __all__ = [
     "Summary",
     "Table",
     "charts",
+    "frontier_charts",
+    "frontier_table",
     "gpu_memory_table",
     "gpus_table",
     "human_columns",
@@ -74,6 +81,7 @@ __all__ = [
     "quote_report",
     "quotes_table",
     "screen_table",
+    "search_report",
     "sizing_report",
     "speed_assumptions_table",
     "step_times_table",

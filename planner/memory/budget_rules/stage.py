@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from planner.deployment import Deployment
 from planner.engines.profiles import EngineProfile, Limits
@@ -44,9 +45,10 @@ class StageInputs:
     def weights_bytes(self) -> int:
         return self.target_weights_bytes + self.draft_weights_bytes
 
-    @property
+    @cached_property
     def kv_layout(self) -> KvLayout | None:
-        """The engine's hybrid KV groups, when it groups them and the layers mix attention kinds."""
+        """The engine's hybrid KV groups, when it groups them and the layers mix attention kinds (computed once:
+        the budget rule and the plan each ask)."""
         rule = self.profile.hybrid_kv_groups
         return None if rule is None else hybrid_layout(self.layers_kv, rule.largest_group_below_ratio)
 

@@ -1,0 +1,148 @@
+"""`make bench-search`: the design-space search's wall time, its frontier against simulating every point, and the
+Explore page's display path at 100,000 points (prints, never asserts).
+
+1. The default search (Llama-3.1-70B; H100, H200 and B200 nodes; TP 1-8; bf16, fp8 and fp8 with an fp8 KV cache;
+   no speculation, every compatible draft, heads and n-gram; K 1-8; six batch caps; vLLM) as a fresh process
+   (``python -m planner search … --json``): wall time, points, points that fit, points simulated.
+2. A medium space (Llama-3.1-70B on one node type, K 1/3/5, two precisions, three batch caps): the search's two
+   frontiers and its recommendation against those of simulating every point that fits.
+3. Display: 100,000 points (copies of the medium space's screened points, spread so none coincide) drawn by
+   ``planner.reports.search_view.frontier_charts``: seconds to build both charts, markers sent to the browser
+   (the cloud is thinned to ``MAX_CLOUD_POINTS``; the frontier is drawn whole).
+4. The Explore page's rerun in AppTest, server side (warm: the search is cached).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, search
+from planner.decisions.search.frontier import cheapest, frontier_points
+from planner.reports.search_view import MAX_CLOUD_POINTS, frontier_charts
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT = "search --target Llama-3.1-70B --requests-per-s 20 --prompt-tokens 1024 --output-tokens 256 --tpot-slo-ms 40"
+
+
+def default_search() -> None:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "planner", *DEFAULT.split(), "--json"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    wall = time.perf_counter() - start
+    if proc.returncode:
+        print(f"default search failed: {proc.stderr.strip()}")
+        return
+    out = json.loads(proc.stdout)
+    print(
+        f"default search, cold process: {wall:.1f} s wall ({out['seconds']:.1f} s in the search); "
+        f"{len(out['points']):,} points, {out['fitting_points']:,} fit and start, {out['simulated_points']:,} "
+        f"simulated; frontier {len(out['frontier'])} points; {out['recommendation']}"
+    )
+
+
+def medium_space():
+    space = SearchSpace.build(
+        target="Llama-3.1-70B",
+        nodes=("8x-h100-sxm-80gb",),
+        ks=(1, 3, 5),
+        dtypes=("bf16", "fp8"),
+        batch_caps=(8, 32, 128),
+    )
+    workload = SearchWorkload(requests_per_s=20, prompt_tokens=1024, output_tokens=256)
+    return search(space, workload, Objectives(tpot_slo_s=0.04))
+
+
+def brute_force(result) -> None:
+    fitting = [p for p in result.points if p.fits and p.starts]
+    start = time.perf_counter()
+    for p in fitting:
+        if p.stage != "simulated":
+            result.evaluator.simulate(p)
+    brute_s = time.perf_counter() - start
+    feasible = [p for p in fitting if p.meets_objectives]
+    same = {
+        plane: {p.index for p in frontier_points(feasible, plane)} == {p.index for p in result.frontiers[plane]}
+        for plane in ("throughput", "cost")
+    }
+    rec = cheapest(feasible)
+    rec_same = rec is not None and result.recommended is not None and rec.index == result.recommended.index
+    print(
+        f"medium space: {len(result.points)} points, {len(fitting)} fit; search {result.seconds:.1f} s simulating "
+        f"{result.simulated}; simulating all {len(fitting)} took {brute_s:.1f} s more; frontier equal: {same}; "
+        f"recommendation equal: {rec_same}"
+    )
+
+
+def display(result) -> None:
+    base = [p for p in result.points if p.has_figures]
+    big = copy.copy(result)
+    points = []
+    for i in range(100_000):
+        p = copy.copy(base[i % len(base)])
+        p.frontiers = list(p.frontiers) if i < len(base) else []
+        spread = 1 - (i // len(base)) * 1e-6
+        p.index = i
+        p.output_tok_s_per_gpu = (p.output_tok_s_per_gpu or 0) * spread
+        points.append(p)
+    big.points = points
+    start = time.perf_counter()
+    throughput, cost = frontier_charts(big)
+    build_s = time.perf_counter() - start
+    drawn = sum(len(t.x) for t in throughput.data)
+    size = len(throughput.to_json()) + len(cost.to_json())
+    print(
+        f"display of 100,000 points: both charts built in {build_s:.2f} s; {drawn:,} markers drawn per chart "
+        f"(cloud thinned to about {MAX_CLOUD_POINTS:,}, frontier whole, WebGL); {size / 1e6:.1f} MB of chart JSON"
+    )
+
+
+def _reruns(page: str) -> tuple[float, list[float]]:
+    """(first render, sorted warm reruns) of ``page`` in one AppTest session, seconds."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
+    at.switch_page(f"pages/{page}.py")
+    start = time.perf_counter()
+    at.run()
+    first = time.perf_counter() - start
+    samples = []
+    for _ in range(15):
+        start = time.perf_counter()
+        at.run()
+        samples.append(time.perf_counter() - start)
+    return first, sorted(samples)
+
+
+def page_rerun() -> None:
+    """The Explore page's warm rerun, beside the Sizing page's (the app frame and sidebar every page pays)."""
+    first, explore = _reruns("explore")
+    _, sizing = _reruns("sizing")
+    median = explore[len(explore) // 2]
+    frame = sizing[len(sizing) // 2]
+    print(
+        f"Explore page (AppTest, server side): first render {first:.1f} s (the search); warm rerun median "
+        f"{median * 1e3:.0f} ms (slowest {explore[-1] * 1e3:.0f} ms); Sizing's rerun {frame * 1e3:.0f} ms, so the "
+        f"page's own share is about {max(0.0, median - frame) * 1e3:.0f} ms"
+    )
+
+
+def main() -> None:
+    default_search()
+    result = medium_space()
+    display(result)
+    brute_force(result)
+    page_rerun()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""Explore: every way to serve the target for the workload, the Pareto frontiers (throughput per GPU against
+per user; cost per million tokens against TPOT), the cheapest configuration that meets every objective, and
+any point made the scenario with one click."""
+
+import streamlit as st
+
+from pages._common import export_buttons, guarded
+from pages._frame import ensure_app_frame
+from pages._scenario import bind, current_scenario, load_scenario
+from planner import PlannerError, Scenario
+from planner.catalog import list_nodes
+from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
+from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
+
+ensure_app_frame()
+st.title("Explore")
+st.caption(
+    "Every configuration of the target on the chosen node types (TP, precision, speculation, K, batch cap) for "
+    "the workload below: each planned in memory, screened with the step model, and the ones that can reach the "
+    "frontier simulated. Figures are per replica with its batch cap of requests in flight. From the sidebar this "
+    "page uses the **target** and the **serving engine**; a point you pick becomes the whole scenario."
+)
+
+scenario = current_scenario() or Scenario()
+c1, c2, c3 = st.columns(3)
+rate = c1.number_input("Requests per second", 0.0, step=1.0, **bind("explore_rate", "fleet_requests_per_s"))
+prompt = c2.number_input("Prompt tokens", 0, step=128, **bind("explore_prompt", "fleet_prompt_tokens"))
+output = c3.number_input("Output tokens", 0, step=64, **bind("explore_output", "fleet_output_tokens"))
+o1, o2, o3 = st.columns(3)
+tpot_ms = o1.number_input("TPOT objective (ms, 0 = none)", 0.0, step=5.0, **bind("explore_tpot", "fleet_tpot_slo_ms"))
+ttft_ms = o2.number_input("TTFT objective (ms, 0 = none)", 0.0, step=50.0, **bind("explore_ttft", "fleet_ttft_slo_ms"))
+percentile = o3.number_input(
+    "Objectives hold at percentile", 1.0, 100.0, step=1.0, **bind("explore_percentile", "fleet_percentile")
+)
+with st.expander("Search space", expanded=False):
+    s1, s2 = st.columns(2)
+    nodes = s1.multiselect("Node types", [n.id for n in list_nodes()], default=[scenario.node], key="explore_nodes")
+    methods = s2.multiselect("Speculation", list(METHODS), default=list(METHODS), key="explore_methods")
+    s3, s4, s5 = st.columns(3)
+    ks = s3.multiselect("Draft lengths K", list(range(1, 9)), default=[1, 3, 5], key="explore_ks")
+    dtypes = s4.multiselect(
+        "Precisions (weights:KV)", ["bf16", "fp8", "fp8:fp8", "int4-awq", "bf16:fp8"], default=["bf16", "fp8"],
+        key="explore_dtypes",
+    )  # fmt: skip
+    caps = s5.multiselect(
+        "Batch caps (max_num_seqs)", [1, 4, 8, 16, 32, 64, 128, 256, 512], default=[8, 32, 128], key="explore_caps"
+    )
+
+
+@st.cache_resource(show_spinner="Searching the design space...", max_entries=8)
+def _search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives):
+    """One search per distinct input, shared read-only (a warm rerun only draws)."""
+    return search(space, workload, objectives)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _charts(_result, key: tuple, colour_by: str):
+    return frontier_charts(_result, colour_by)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _tables(_result, key: tuple):
+    """The frontier table and the configurations that do not fit or would not start (built once per search)."""
+    unfit = [{"configuration": p.label, "reason": p.reason} for p in _result.points if not (p.fits and p.starts)]
+    return frontier_table(_result), unfit
+
+
+def _inputs():
+    space = SearchSpace.build(
+        target=scenario.target, engines=(scenario.engine,), nodes=tuple(nodes), methods=tuple(methods),
+        ks=tuple(ks), dtypes=tuple(dtypes), batch_caps=tuple(caps),
+    )  # fmt: skip
+    if not rate or not prompt or not output:
+        raise PlannerError("requests per second, prompt and output tokens must be above 0", field="workload")
+    workload = SearchWorkload(requests_per_s=rate, prompt_tokens=int(prompt), output_tokens=int(output))
+    objectives = Objectives(
+        tpot_slo_s=tpot_ms / 1e3 if tpot_ms else None, ttft_slo_s=ttft_ms / 1e3 if ttft_ms else None,
+        percentile=percentile,
+    )  # fmt: skip
+    return space, workload, objectives
+
+
+def _scenario_of(point, workload: SearchWorkload) -> Scenario:
+    """The sidebar's scenario for a point: its configuration, the page inputs kept."""
+    base = current_scenario() or Scenario()
+    draft_free = point.method in ("ngram", "mtp")
+    return Scenario.build(
+        **{
+            **base.model_dump(),
+            "target": scenario.target,
+            "draft": point.draft,
+            "method": point.method if draft_free else None,
+            "node": point.node,
+            "tp": point.tp,
+            "pp": point.pp,
+            "draft_tp_one": False,
+            "dtype": point.dtype,
+            "draft_dtype": None,
+            "kv_dtype": point.kv_dtype,
+            "engine": point.engine,
+            "engine_version": None,
+            "memory_fraction": None,
+            "max_model_len": workload.max_model_len,
+            "k": point.k or base.k,
+            "max_num_batched_tokens": None,
+            "max_num_seqs": point.max_num_seqs,
+            "gpu_memory_gib": None,
+        }
+    )
+
+
+def _make_scenario(point, workload: SearchWorkload) -> None:
+    try:
+        load_scenario(_scenario_of(point, workload))
+    except PlannerError as exc:
+        st.session_state["explore_message"] = ("error", f"This point cannot be the scenario: {exc}")
+        return
+    st.session_state["explore_message"] = (
+        "success",
+        f"The scenario is now {point.label} ({point.kv_cache_tokens:,} KV cache tokens per replica): every page "
+        "and the link show it.",
+    )
+
+
+def _chart_selected(key: str, result, workload: SearchWorkload) -> None:
+    selection = st.session_state.get(key)
+    found = (selection or {}).get("selection", {}).get("points", []) if selection else []
+    index = next((p.get("customdata") for p in found if p.get("customdata") is not None), None)
+    if isinstance(index, list):
+        index = index[0] if index else None
+    if index is not None and 0 <= int(index) < len(result.points):
+        _make_scenario(result.points[int(index)], workload)
+
+
+inputs = guarded(_inputs, "the search inputs")
+result = guarded(lambda: _search(*inputs), "the search") if inputs else None
+if result is not None:
+    space, workload, objectives = inputs
+    message = st.session_state.pop("explore_message", None)
+    if message:
+        (st.success if message[0] == "success" else st.error)(message[1])
+        st.page_link("pages/sizing.py", label="Open it on Sizing", icon="📐")
+    (st.success if result.recommended else st.warning)(result.headline)
+    st.caption(
+        f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, {result.simulated:,} "
+        f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."
+    )
+    colour = st.radio("Colour by", list(COLOUR_BY), horizontal=True, key="explore_colour")
+    key = (space, workload, objectives)
+    throughput, cost = _charts(result, key, COLOUR_BY[colour])
+    left, right = st.columns(2)
+    for col, fig, name in ((left, throughput, "throughput"), (right, cost, "cost")):
+        chart_key = f"explore_chart_{name}"
+        col.plotly_chart(
+            fig, key=chart_key, on_select=lambda k=chart_key: _chart_selected(k, result, workload),
+            selection_mode="points",
+        )  # fmt: skip
+    st.subheader("Frontier")
+    table, unfit = _tables(result, key)
+    st.dataframe(table, hide_index=True)
+    if result.steps:
+        st.markdown("\n".join(f"- {s.sentence}" for s in result.steps[:8]))
+    front = result.frontier
+    if front:
+        labels = [p.label for p in front]
+        chosen = st.selectbox("Frontier point", labels, key="explore_pick")
+        point = front[labels.index(chosen)]
+        st.button(
+            "Make it the scenario", key="explore_apply", on_click=_make_scenario, args=(point, workload), type="primary"
+        )
+    with st.expander(f"Configurations that do not fit or would not start ({len(unfit):,})"):
+        st.dataframe(unfit[:500], hide_index=True)
+        if len(unfit) > 500:
+            st.caption(
+                f"The first 500 of {len(unfit):,}; every point and its reason: `python -m planner search --csv`."
+            )
+    st.download_button(
+        "Frontier as CSV", lambda: table.to_csv(index=False).encode(), file_name="frontier.csv", mime="text/csv",
+        key="explore_csv",
+    )  # fmt: skip
+    export_buttons(lambda: search_report(result), "frontier", key="explore_export")

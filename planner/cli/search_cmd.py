@@ -1,0 +1,172 @@
+"""``python -m planner search``: every way to serve a target, the Pareto frontiers and the cheapest that meets
+every objective."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from planner.catalog import get_node, list_nodes
+from planner.cli.common import add_json_flag, catalog_name, emit, positive_float, positive_int
+from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
+from planner.errors import InputError, first_pydantic_error
+from planner.user_files import check_output_path, shown_path
+
+#: Columns of ``--csv`` (every point, one row each).
+CSV_COLUMNS = (
+    "index", "node", "tp", "pp", "dtype", "kv_dtype", "engine", "method", "speculator", "k", "max_num_seqs",
+    "alpha", "fits", "starts", "kv_cache_tokens", "stage", "output_tok_s_per_gpu", "output_tok_s_per_user",
+    "ttft_s", "tpot_s", "replicas", "nodes", "gpus", "usd_per_million_output_tokens", "meets_objectives",
+    "frontiers", "reason",
+)  # fmt: skip
+
+
+def _list(text: str) -> tuple[str, ...]:
+    items = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not items or len(items) > 64 or any(len(i) > 200 or not i.isprintable() for i in items):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not allowed: expected 1 to 64 comma-separated names")
+    return items
+
+
+def _int_range(text: str) -> tuple[int, ...]:
+    """``1-8`` or ``1,2,4`` (integers from 1 to 4,096)."""
+    values: list[int] = []
+    for part in _list(text):
+        low, dash, high = part.partition("-")
+        try:
+            a, b = int(low), int(high) if dash else int(low)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{part[:20]!r} is not allowed: expected N, N-M or N,M,…") from None
+        if not 1 <= a <= b <= 4096:
+            raise argparse.ArgumentTypeError(f"{part[:20]!r} is not allowed: expected integers from 1 to 4,096")
+        values += range(a, b + 1)
+    return tuple(values)
+
+
+def _percentile(text: str) -> float:
+    value = positive_float(text)
+    if value > 100:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: expected a percentile in (0, 100]")
+    return value
+
+
+def _csv_path(text: str) -> Path:
+    try:
+        return check_output_path(text, field="csv", suffixes=(".csv",))
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(f"{shown_path(text)[:120]!r} is not allowed: expected {exc.allowed}") from None
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "search", help="every configuration for a workload: the Pareto frontier, the cheapest meeting the objectives"
+    )
+    parser.add_argument("--target", metavar="ID", type=catalog_name, required=True)
+    parser.add_argument("--nodes", type=_list, help="node types, comma-separated, or all (default: H100, H200, B200)")
+    parser.add_argument("--engines", type=_list, default=("vllm",), help="engines, comma-separated (default vllm)")
+    parser.add_argument("--methods", type=_list, help="none,draft_model,eagle,eagle3,mtp,ngram or all (default all)")
+    parser.add_argument("--k", type=_int_range, help="draft lengths, e.g. 1-8 (default) or 2,4")
+    parser.add_argument("--tp", type=_int_range, help="TP degrees to try (default: every one the model admits)")
+    parser.add_argument("--dtypes", type=_list, help="WEIGHTS or WEIGHTS:KV, e.g. bf16,fp8,fp8:fp8 (the default)")
+    parser.add_argument("--batch-caps", type=_int_range, help="max_num_seqs values (default 8,16,32,64,128,256)")
+    load = parser.add_mutually_exclusive_group(required=True)
+    load.add_argument("--requests-per-s", type=positive_float)
+    load.add_argument("--concurrency", type=positive_int)
+    parser.add_argument("--prompt-tokens", type=positive_int)
+    parser.add_argument("--output-tokens", type=positive_int)
+    parser.add_argument("--dataset", choices=("sharegpt",), help="request lengths from a dataset instead")
+    parser.add_argument("--ttft-slo-ms", type=positive_float, help="time-to-first-token objective")
+    parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective")
+    parser.add_argument("--percentile", type=_percentile, default=99.0, help="percentile of the objectives (99)")
+    parser.add_argument("--csv", type=_csv_path, metavar="FILE", help="write every point to a CSV file")
+    add_json_flag(parser)
+    parser.set_defaults(handler=run)
+
+
+def _space_fields(args: argparse.Namespace) -> dict:
+    fields: dict = {"target": args.target, "engines": args.engines}
+    if args.nodes is not None:
+        fields["nodes"] = tuple(n.id for n in list_nodes()) if args.nodes == ("all",) else args.nodes
+    if args.methods is not None:
+        fields["methods"] = METHODS if args.methods == ("all",) else args.methods
+    for name, arg in (("ks", args.k), ("tps", args.tp), ("dtypes", args.dtypes), ("batch_caps", args.batch_caps)):
+        if arg is not None:
+            fields[name] = arg
+    return fields
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.dataset is None and (args.prompt_tokens is None or args.output_tokens is None):
+        raise InputError("prompt_tokens", None, "--prompt-tokens N and --output-tokens N, or --dataset sharegpt")
+    try:
+        workload = SearchWorkload(
+            requests_per_s=args.requests_per_s,
+            concurrency=args.concurrency,
+            dataset=args.dataset or "fixed",
+            prompt_tokens=args.prompt_tokens,
+            output_tokens=args.output_tokens,
+        )
+        objectives = Objectives(
+            ttft_slo_s=args.ttft_slo_ms / 1e3 if args.ttft_slo_ms else None,
+            tpot_slo_s=args.tpot_slo_ms / 1e3 if args.tpot_slo_ms else None,
+            percentile=args.percentile,
+        )
+    except ValidationError as exc:
+        raise first_pydantic_error(exc) from None
+    for node in _space_fields(args).get("nodes", ()):
+        get_node(node)
+    result = search(SearchSpace.build(**_space_fields(args)), workload, objectives)
+    if args.csv is not None:
+        _write_csv(result, args.csv)
+    lines = [
+        f"{result.space.target}: {len(result.points):,} configurations for {workload.describe()}; "
+        f"{result.fitting_points:,} fit and start, {result.simulated:,} simulated, in {result.seconds:.2f} s",
+        f"objectives: {objectives.describe()}",
+        result.headline,
+        "frontier (output tok/s per GPU vs per user; cost per million tokens vs TPOT):",
+    ]
+    pct = f"p{objectives.percentile:g}"
+    for p in result.frontier:
+        cost = "—" if p.usd_per_million_output_tokens is None else f"${p.usd_per_million_output_tokens:,.3f}/M"
+        lines.append(
+            f"  {p.label}: {p.output_tok_s_per_gpu:,.0f} tok/s/GPU, {p.output_tok_s_per_user:,.1f} tok/s/user, "
+            f"{pct} TTFT {p.ttft_s * 1e3:,.0f} ms, {pct} TPOT {p.tpot_s * 1e3:,.1f} ms, {p.gpus:,} GPUs, {cost} "
+            f"[{', '.join(p.frontiers)}]"
+        )
+    lines += [f"  {s.sentence}" for s in result.steps]
+    emit(args, result.as_json(), lines)
+    return 0
+
+
+def _write_csv(result, path: Path) -> None:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for p in result.points:
+        row = p.as_dict()
+        row["frontiers"] = " ".join(p.frontiers)
+        writer.writerow({k: _cell(row.get(k)) for k in CSV_COLUMNS})
+    try:
+        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".search-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+                out.write(buffer.getvalue())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise InputError("csv", shown_path(path), f"a file that can be written ({exc.strerror or exc})") from None
+
+
+def _cell(value):
+    """A CSV cell that a spreadsheet will not run as a formula."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value

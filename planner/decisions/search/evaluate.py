@@ -1,0 +1,295 @@
+"""Each point's memory plan, its static screen (the step model) and its simulation (the serving simulator).
+
+The memory plan is :func:`planner.memory.plan_memory` of the point's deployment. The screen times the
+replica at its operating batch ``B = min(requests in flight, the plan's KV concurrency)`` with
+:class:`planner.speed.EngineStep` (one decode step ``T``; the marginal cost ``T_p`` of a prompt's prefill
+chunk riding in that step) and τ(α, K) tokens per step (Leviathan et al. 2023)::
+
+    cycle = (O − 1) / τ · T + B · T_p      requests/s = B / cycle      TPOT ≈ (cycle − T_p) / (O − 1)
+
+(O output tokens per request: every one of the B slots turns over once per cycle). The simulation is
+:func:`planner.speed.simulate` of the same deployment with the replica's requests in flight (closed loop),
+so its figures are exactly what ``python -m planner simulate`` prints for that configuration.
+
+>>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
+>>> space = SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), methods=("none",),
+...                           dtypes=("bf16",), batch_caps=(32,))
+>>> ev = Evaluator(space, SearchWorkload(requests_per_s=5, prompt_tokens=512, output_tokens=128), Objectives())
+>>> [point] = ev.points()
+>>> ev.plan(point); ev.screen(point); point.fits, point.stage, point.output_tok_s_per_gpu > 0
+(True, 'screened', True)
+"""
+
+from __future__ import annotations
+
+from math import ceil, floor
+
+from planner import acceptance_math as spec
+from planner.catalog.lookup import get_price
+from planner.catalog.schemas import NodeType
+from planner.catalog.speculators import mtp_layer_count
+from planner.decisions.search.points import SearchPoint, fleet_figures
+from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload, check_request_fits
+from planner.decisions.search.speculators import Speculator, speculators
+from planner.deployment import Deployment
+from planner.errors import PlannerError
+from planner.memory.plan import plan_memory
+from planner.model.parallelism import valid_tp_degrees
+from planner.speed.engine_step import Chunks, EngineStep
+from planner.speed.serving_workload import ServingWorkload
+from planner.speed.simulate import ServingMetrics, simulate_one
+
+#: Requests one replica is simulated with: a few turnovers of its batch, at least 200 (a stable p99).
+MIN_SIMULATED_REQUESTS = 200
+TURNOVERS_SIMULATED = 4
+MAX_SIMULATED_REQUESTS = 2000
+
+
+def simulated_requests(concurrency: int) -> int:
+    """Requests one simulation runs for ``concurrency`` in flight: ``4 ·`` concurrency within [200, 2,000]."""
+    return max(MIN_SIMULATED_REQUESTS, min(MAX_SIMULATED_REQUESTS, TURNOVERS_SIMULATED * concurrency))
+
+
+class Evaluator:
+    """The points of ``space`` for ``workload`` and their plans, screens and simulations (memoised)."""
+
+    def __init__(self, space: SearchSpace, workload: SearchWorkload, objectives: Objectives) -> None:
+        self.space, self.workload, self.objectives = space, workload, objectives
+        self.target = space.target_spec()
+        check_request_fits(self.target, workload)
+        self._configs: list[tuple[NodeType, Speculator]] = []
+        self._plans: dict[tuple, object] = {}
+        self._engines: dict[tuple, EngineStep] = {}
+        self._steps: dict[tuple, tuple[float, float]] = {}
+        self.simulations: dict[int, ServingMetrics] = {}
+
+    # ----- the space ------------------------------------------------------------------------------
+
+    def points(self) -> list[SearchPoint]:
+        """Every point of the space (PP 2 layouts only where no TP layout of the node holds the weights)."""
+        out: list[SearchPoint] = []
+        mtp_layers = mtp_layer_count(self.target)
+        arch = self.target.architecture
+        for engine in self.space.engines:
+            found = speculators(self.target, engine, self.space.methods)
+            for node in self.space.node_specs():
+                allowed = valid_tp_degrees(arch, node.gpu_count)
+                tps = [t for t in allowed if self.space.tps is None or t in self.space.tps]
+                for dtype, kv in self.space.precisions():
+                    layouts = [(tp, 1) for tp in tps]
+                    if tps and not self._any_layout_fits(node, engine, dtype, kv, tps):
+                        layouts += [(tp, 2) for tp in tps if tp * 2 <= node.gpu_count]
+                    for tp, pp in layouts:
+                        for speculator in found:
+                            for k in self.space.k_values(speculator.method, mtp_layers):
+                                for cap in self.space.batch_caps:
+                                    point = self._point(len(out), node, engine, dtype, kv, tp, pp, speculator, k, cap)
+                                    out.append(point)
+        return out
+
+    def _point(self, index, node, engine, dtype, kv, tp, pp, speculator: Speculator, k, cap) -> SearchPoint:
+        self._configs.append((node, speculator))
+        speculative = speculator.method != "none"
+        return SearchPoint(
+            index=index,
+            node=node.id,
+            gpu=node.gpu,
+            gpus_per_node=node.gpu_count,
+            tp=tp,
+            pp=pp,
+            dtype=dtype,
+            kv_dtype=kv,
+            engine=engine,
+            method=speculator.method,
+            draft=speculator.draft_id,
+            speculator=speculator.label,
+            k=k,
+            max_num_seqs=cap,
+            alpha=speculator.alpha if speculative else None,
+            alpha_source=speculator.alpha_source if speculative else None,
+            gpus_per_replica=tp * pp,
+        )
+
+    def _any_layout_fits(self, node: NodeType, engine: str, dtype: str, kv: str, tps: list[int]) -> bool:
+        """Whether the target alone fits the node at its largest TP and the smallest batch cap (PP 1)."""
+        try:
+            dep = self._build(node, engine, dtype, kv, max(tps), 1, {}, None, min(self.space.batch_caps))
+        except PlannerError:
+            return False
+        return plan_memory(dep, with_suggestions=False).fits
+
+    def _build(self, node, engine, dtype, kv, tp, pp, fields, k, cap) -> Deployment:
+        extra = {} if k is None else {"num_speculative_tokens": k}
+        return Deployment.on_node(
+            self.target,
+            node,
+            tp=tp,
+            pp=pp,
+            dtype=dtype,
+            kv_dtype=kv,
+            engine=engine,
+            max_num_seqs=cap,
+            max_model_len=self.workload.max_model_len,
+            **extra,
+            **fields,
+        )
+
+    def deployment(self, point: SearchPoint) -> Deployment:
+        """The point's deployment (what ``simulate`` and the Sizing page take)."""
+        node, speculator = self._configs[point.index]
+        return self._build(
+            node,
+            point.engine,
+            point.dtype,
+            point.kv_dtype,
+            point.tp,
+            point.pp,
+            speculator.deployment_fields(),
+            point.k,
+            point.max_num_seqs,
+        )
+
+    def _group(self, point: SearchPoint) -> tuple:
+        return (point.node, point.engine, point.dtype, point.kv_dtype, point.tp, point.pp, point.speculator)
+
+    # ----- memory ---------------------------------------------------------------------------------
+
+    def plan(self, point: SearchPoint) -> None:
+        """Fill the point's memory figures from its plan; a point that does not fit or start keeps the reason."""
+        try:
+            dep = self.deployment(point)
+            key = (*self._group(point), point.k, point.max_num_seqs)
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plans[key] = plan_memory(dep, with_suggestions=False, compare_without_draft=False)
+        except PlannerError as exc:
+            point.reason = str(exc)
+            return
+        point.fits, point.starts = plan.fits, plan.starts
+        point.kv_cache_tokens, point.max_concurrency = plan.kv_cache_tokens, plan.max_concurrency
+        if not plan.fits:
+            point.reason = "does not fit: " + (plan.problems[0] if plan.problems else "no KV cache left")
+        elif not plan.starts:
+            point.reason = "would not start: " + plan.start_problems[0]
+        elif plan.max_concurrency < 1:
+            point.fits = False
+            point.reason = f"does not fit: the KV cache holds no request of {self.workload.max_model_len:,} tokens"
+
+    def mark_like(self, point: SearchPoint, probe: SearchPoint) -> None:
+        """``point`` shares ``probe``'s failure (same layout and speculator with a smaller K and batch cap)."""
+        point.fits, point.starts = probe.fits, probe.starts
+        point.kv_cache_tokens, point.max_concurrency = probe.kv_cache_tokens, probe.max_concurrency
+        point.reason = f"{probe.reason} (at K {probe.k} and {probe.max_num_seqs} seqs already; larger need more memory)"
+
+    # ----- figures --------------------------------------------------------------------------------
+
+    def concurrency(self, point: SearchPoint) -> tuple[int, int | None]:
+        """Requests in flight per replica, and the replicas a concurrency workload is spread over."""
+        c = self.workload.concurrency
+        if c is None:
+            return point.max_num_seqs, None
+        replicas = ceil(c / point.max_num_seqs)
+        return ceil(c / replicas), replicas
+
+    def _engine(self, point: SearchPoint) -> EngineStep:
+        key = self._group(point)
+        if key not in self._engines:
+            self._engines[key] = EngineStep(self.deployment(point))
+        return self._engines[key]
+
+    def _steps_of(self, point: SearchPoint, batch: int) -> tuple[float, float]:
+        """Decode step seconds at ``batch``, and the marginal seconds of one prompt's prefill chunk in that step."""
+        key = (*self._group(point), point.k, batch)
+        found = self._steps.get(key)
+        if found is None:
+            engine = self._engine(point)
+            context = batch * (self.workload.mean_prompt_tokens + self.workload.mean_output_tokens / 2)
+            chunk = Chunks()
+            chunk.add(round(self.workload.mean_prompt_tokens), 0)
+            if point.k is None:
+                decode = engine.plain(decode_seqs=batch, decode_context_tokens=context).total_s
+                mixed = engine.plain(decode_seqs=batch, decode_context_tokens=context, chunks=chunk).total_s
+            else:
+                decode = engine.speculative(point.k, decode_seqs=batch, decode_context_tokens=context).total_s
+                mixed = engine.speculative(
+                    point.k, decode_seqs=batch, decode_context_tokens=context, chunks=chunk
+                ).total_s
+            found = self._steps[key] = (decode, max(0.0, mixed - decode))
+        return found
+
+    def screen(self, point: SearchPoint) -> None:
+        """Static figures from the step model (the screen); needs a plan that fits and starts."""
+        if not (point.fits and point.starts):
+            return
+        in_flight, replicas = self.concurrency(point)
+        held = (point.kv_cache_tokens or 0) / (self.workload.mean_prompt_tokens + self.workload.mean_output_tokens / 2)
+        batch = max(1, min(in_flight, floor(held)))
+        decode_s, prefill_s = self._steps_of(point, batch)
+        tau = 1.0 if point.k is None else spec.expected_tokens_per_step(point.alpha or 0.0, point.k)
+        out = self.workload.mean_output_tokens
+        cycle = max(out - 1, 0) / tau * decode_s + batch * prefill_s
+        requests_per_s = batch / cycle
+        tpot = (cycle - prefill_s) / max(out - 1, 1)
+        self._set(
+            point, "screened", in_flight, replicas, batch, requests_per_s, requests_per_s * out,
+            decode_s + prefill_s, tpot, tpot,
+        )  # fmt: skip
+
+    def replica_run(self, point: SearchPoint) -> tuple[Deployment, ServingWorkload, float | None, int | None]:
+        """What :func:`planner.speed.simulate` is called with for this point: deployment, workload, α, K."""
+        in_flight, _ = self.concurrency(point)
+        workload = self.workload.replica_workload(in_flight, simulated_requests(in_flight))
+        return self.deployment(point), workload, point.alpha, point.k
+
+    def simulate(self, point: SearchPoint) -> None:
+        """Figures from the serving simulator of one replica (replaces the screen's)."""
+        dep, workload, alpha, k = self.replica_run(point)
+        try:
+            run = simulate_one(dep, workload, alpha=alpha, k=k)
+        except PlannerError as exc:
+            point.stage, point.reason = "memory", f"the simulation stopped: {exc}"
+            point.fits = False
+            return
+        self.simulations[point.index] = run
+        in_flight, replicas = self.concurrency(point)
+        pct = self.objectives.percentile
+        tpot_mean = run.tpot_s.mean
+        self._set(
+            point,
+            "simulated",
+            in_flight,
+            replicas,
+            run.mean_batch_size,
+            run.requests_per_s,
+            run.output_tokens_per_s,
+            run.ttft_at(pct),
+            run.tpot_at(pct),
+            tpot_mean,
+        )
+
+    def _set(self, point, stage, in_flight, replicas, batch, req_s, tok_s, ttft_s, tpot_s, tpot_mean_s) -> None:
+        node, _ = self._configs[point.index]
+        price = get_price(node.gpu)
+        point.stage = stage
+        point.concurrency_per_replica = in_flight
+        point.batch_size = batch
+        point.replica_requests_per_s, point.replica_output_tok_s = req_s, tok_s
+        point.output_tok_s_per_gpu = tok_s / point.gpus_per_replica
+        point.output_tok_s_per_user = 1 / tpot_mean_s if tpot_mean_s > 0 else None
+        point.ttft_s, point.tpot_s = ttft_s, tpot_s
+        point.set_fleet(
+            fleet_figures(
+                requests_per_s=self.workload.requests_per_s,
+                concurrency=self.workload.concurrency,
+                mean_output_tokens=self.workload.mean_output_tokens,
+                replica_requests_per_s=req_s,
+                replica_output_tok_s=tok_s,
+                replicas_for_concurrency=replicas,
+                replicas_per_node=node.gpu_count // point.gpus_per_replica,
+                gpu_count=node.gpu_count,
+                usd_per_gpu_hour=price.default_usd_per_gpu_hour if price else None,
+            )
+        )
+        point.misses = self.objectives.misses(ttft_s, tpot_s)
+        point.meets_objectives = not point.misses
+        point.reason = None if not point.misses else "misses " + "; ".join(point.misses)

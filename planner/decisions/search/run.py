@@ -1,0 +1,252 @@
+"""The search: plan every point, screen those that fit with the step model, simulate those near the frontier.
+
+1. Memory: each point's :func:`planner.memory.plan_memory`. A layout and speculator that does not fit (or
+   would not start) at its smallest K and batch cap is marked for every larger K and cap without planning
+   them again (both only add memory: lookahead slots, CUDA-graph batches, the sampler's peak).
+2. Screen: every point that fits gets static figures (:meth:`Evaluator.screen`).
+3. Simulate: the points on the static frontiers first; then, repeatedly, every unsimulated point whose
+   screen, corrected by the most favourable error the screen has shown against the simulator so far, could
+   still meet the objectives and reach either simulated frontier. The loop
+   stops when no such point is left, so the frontiers are the ones simulating every point would give
+   (a test checks this on a small space).
+
+>>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
+>>> space = SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), methods=("none", "ngram"),
+...                           ks=(2, 4), dtypes=("bf16",), batch_caps=(8, 64))
+>>> result = search(space, SearchWorkload(requests_per_s=5, prompt_tokens=512, output_tokens=128),
+...                 Objectives(tpot_slo_s=0.05))
+>>> len(result.points), result.recommended.meets_objectives
+(6, True)
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from planner.decisions.search.evaluate import Evaluator
+from planner.decisions.search.frontier import (
+    Dominance,
+    FrontierStep,
+    cheapest,
+    cost_xy,
+    frontier_points,
+    frontier_steps,
+    throughput_xy,
+)
+from planner.decisions.search.points import SearchPoint
+from planner.decisions.search.space import MAX_POINTS, Objectives, SearchSpace, SearchWorkload
+from planner.errors import InputError
+
+PLANES = ("throughput", "cost")
+
+
+@dataclass
+class SearchResult:
+    space: SearchSpace
+    workload: SearchWorkload
+    objectives: Objectives
+    points: list[SearchPoint]
+    frontiers: dict[str, list[SearchPoint]]
+    recommended: SearchPoint | None
+    steps: list[FrontierStep]
+    seconds: float
+    simulated: int
+    evaluator: Evaluator = field(repr=False)
+    notes: list[str] = field(default_factory=list)
+    #: Seconds spent enumerating and planning, screening, and simulating.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def fitting_points(self) -> int:
+        return sum(1 for p in self.points if p.fits and p.starts)
+
+    @property
+    def frontier(self) -> list[SearchPoint]:
+        """Every point on either frontier, once, in index order."""
+        seen = {p.index: p for plane in PLANES for p in self.frontiers[plane]}
+        return [seen[i] for i in sorted(seen)]
+
+    @property
+    def headline(self) -> str:
+        best = self.recommended
+        if best is None:
+            return f"No configuration meets every objective ({self.objectives.describe()})"
+        cost = (
+            f"${best.usd_per_million_output_tokens:,.3f} per million output tokens"
+            if best.usd_per_million_output_tokens is not None
+            else "no catalog price"
+        )
+        return (
+            f"Cheapest configuration that meets every objective: {best.nodes} × {best.label}: "
+            f"{best.gpus:,} GPUs, {cost}"
+        )
+
+    def as_json(self, *, all_points: bool = True) -> dict:
+        """The CLI's ``--json``: points, fitting points, seconds, the frontier, the recommended point."""
+        return {
+            "target": self.space.target,
+            "workload": self.workload.model_dump(),
+            "objectives": self.objectives.model_dump(),
+            "points": [p.as_dict() for p in self.points] if all_points else len(self.points),
+            "fitting_points": self.fitting_points,
+            "simulated_points": self.simulated,
+            "seconds": round(self.seconds, 3),
+            "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
+            "frontier": [p.as_dict() for p in self.frontier],
+            "recommended": None if self.recommended is None else self.recommended.as_dict(),
+            "recommendation": self.headline,
+            "frontier_steps": [s.model_dump() for s in self.steps],
+            "notes": self.notes,
+        }
+
+
+def _plan_all(ev: Evaluator, points: list[SearchPoint]) -> None:
+    groups: dict[tuple, list[SearchPoint]] = defaultdict(list)
+    for p in points:
+        groups[ev._group(p)].append(p)
+    for members in groups.values():
+        members.sort(key=lambda p: (p.k or 0, p.max_num_seqs))
+        probe = members[0]
+        ev.plan(probe)
+        if probe.fits and probe.starts:
+            for p in members[1:]:
+                ev.plan(p)
+        else:
+            for p in members[1:]:
+                ev.mark_like(p, probe)
+
+
+def _feasible(points: list[SearchPoint]) -> list[SearchPoint]:
+    return [p for p in points if p.stage == "simulated" and p.meets_objectives]
+
+
+class _Ratios:
+    """The most favourable ratio simulated / screened seen so far, per figure (never better than 1: the screen is
+    trusted only as far as the simulator has confirmed it)."""
+
+    def __init__(self) -> None:
+        self.user = self.gpu = 1.0
+        self.tpot = self.ttft = self.cost = 1.0
+        self.samples = 0
+
+    def add(self, s: tuple, p: SearchPoint) -> None:
+        s_user, s_gpu, s_ttft, s_tpot, s_cost = s
+        self.samples += 1
+        if s_user and p.output_tok_s_per_user:
+            self.user = max(self.user, p.output_tok_s_per_user / s_user)
+        if s_gpu and p.output_tok_s_per_gpu:
+            self.gpu = max(self.gpu, p.output_tok_s_per_gpu / s_gpu)
+        if s_ttft and p.ttft_s is not None:
+            self.ttft = min(self.ttft, p.ttft_s / s_ttft)
+        if s_tpot and p.tpot_s is not None:
+            self.tpot = min(self.tpot, p.tpot_s / s_tpot)
+        if s_cost and p.usd_per_million_output_tokens:
+            self.cost = min(self.cost, p.usd_per_million_output_tokens / s_cost)
+
+
+def _family(p: SearchPoint) -> tuple[bool, bool]:
+    """Points the screen errs alike on: with or without speculation, and whether the KV cache limits the batch."""
+    return (p.method == "none", (p.batch_size or 0) < (p.concurrency_per_replica or 0))
+
+
+class _Bounds:
+    """Screen errors per family of points (those of every simulated point where a family has none yet)."""
+
+    def __init__(self) -> None:
+        self.overall = _Ratios()
+        self.by_family: dict[tuple, _Ratios] = defaultdict(_Ratios)
+        self.seen: set[int] = set()
+
+    def update(self, screened: dict[int, tuple], families: dict[int, tuple], simulated: list[SearchPoint]) -> None:
+        for p in simulated:
+            if p.index not in self.seen:
+                self.seen.add(p.index)
+                self.overall.add(screened[p.index], p)
+                self.by_family[families[p.index]].add(screened[p.index], p)
+
+    def of(self, family: tuple) -> _Ratios:
+        found = self.by_family.get(family)
+        return found if found is not None and found.samples else self.overall
+
+
+def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives) -> SearchResult:
+    """Every point of ``space`` for ``workload``: planned, screened, the frontier simulated; the frontiers."""
+    started = time.perf_counter()
+    ev = Evaluator(space, workload, objectives)
+    points = ev.points()
+    if len(points) > MAX_POINTS:
+        raise InputError("space", len(points), f"at most {MAX_POINTS:,} points: narrow the nodes, K or batch caps")
+    _plan_all(ev, points)
+    planned = time.perf_counter()
+    fitting = [p for p in points if p.fits and p.starts]
+    for p in fitting:
+        ev.screen(p)
+    families = {p.index: _family(p) for p in fitting}
+    screened_at = time.perf_counter()
+    screened = {
+        p.index: (p.output_tok_s_per_user, p.output_tok_s_per_gpu, p.ttft_s, p.tpot_s, p.usd_per_million_output_tokens)
+        for p in fitting
+    }
+    ok = [p for p in fitting if p.meets_objectives] or fitting
+    seeds = {p.index for plane in PLANES for p in frontier_points(ok, plane)}
+    bounds = _Bounds()
+    todo = [p for p in fitting if p.index in seeds]
+    while todo:
+        for p in todo:
+            ev.simulate(p)
+        simulated = [p for p in fitting if p.stage == "simulated"]
+        bounds.update(screened, families, simulated)
+        feasible = _feasible(simulated)
+        fronts = {plane: Dominance([xy(p) for p in frontier_points(feasible, plane)]) for plane, xy in
+                  (("throughput", throughput_xy), ("cost", cost_xy))}  # fmt: skip
+        todo = [
+            p
+            for p in fitting
+            if p.stage == "screened"
+            and _may_reach(p, screened[p.index], bounds.of(families[p.index]), fronts, objectives)
+        ]
+    simulated_at = time.perf_counter()
+    feasible = _feasible(points)
+    frontiers = {plane: frontier_points(feasible, plane) for plane in PLANES}
+    for plane in PLANES:
+        for p in frontiers[plane]:
+            p.frontiers.append(plane)
+    recommended = cheapest(feasible)
+    notes = [
+        "figures per replica with its batch cap of requests in flight (closed loop); replicas enough for the "
+        "workload at that throughput; cost per million output tokens at the catalog's median on-demand price",
+        "points that fit were screened with the step model; those that could reach a frontier were simulated "
+        f"({sum(p.stage == 'simulated' for p in points):,} of {len(fitting):,})",
+    ]
+    return SearchResult(
+        space=space,
+        workload=workload,
+        objectives=objectives,
+        points=points,
+        frontiers=frontiers,
+        recommended=recommended,
+        steps=frontier_steps(frontiers["cost"], objectives.percentile),
+        seconds=time.perf_counter() - started,
+        simulated=sum(p.stage == "simulated" for p in points),
+        evaluator=ev,
+        notes=notes,
+        stage_seconds={
+            "plan": planned - started,
+            "screen": screened_at - planned,
+            "simulate": simulated_at - screened_at,
+        },
+    )
+
+
+def _may_reach(p: SearchPoint, s: tuple, b: _Ratios, fronts: dict[str, Dominance], objectives: Objectives) -> bool:
+    """Whether the screened point, at its most favourable plausible figures, could meet the objectives and reach
+    either frontier."""
+    s_user, s_gpu, s_ttft, s_tpot, s_cost = s
+    ttft, tpot = s_ttft * b.ttft, s_tpot * b.tpot
+    if objectives.misses(ttft, tpot):
+        return False
+    if not fronts["throughput"].dominated((s_user or 0.0) * b.user, (s_gpu or 0.0) * b.gpu):
+        return True
+    return s_cost is not None and not fronts["cost"].dominated(-tpot, -s_cost * b.cost)

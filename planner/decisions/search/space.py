@@ -1,0 +1,250 @@
+"""What a design-space search covers: the configurations to try, the workload, the objectives.
+
+A point of the space is one way to serve the target: node type × TP (× PP where the model needs it) ×
+weight and KV precision × speculation (none, every compatible draft model of the catalog, the heads
+trained for the target, its MTP layers, n-gram lookup) × K × batch cap (``max_num_seqs``) × engine.
+
+>>> space = SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), methods=("none", "ngram"),
+...                           ks=(2, 4), dtypes=("bf16",), batch_caps=(8, 32))
+>>> space.precisions(), space.k_values("ngram", 0), space.k_values("none", 0)
+([('bf16', 'auto')], (2, 4), (None,))
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from planner.catalog.importing import resolve_model
+from planner.catalog.lookup import get_kv_dtype, get_node, get_weight_format, list_kv_dtypes, list_weight_formats
+from planner.catalog.schemas import ModelSpec, NodeType
+from planner.deployment import ENGINES
+from planner.errors import InputError, PlannerError, first_pydantic_error
+from planner.speed.serving_workload import ServingWorkload, datasets
+
+#: Speculation methods a search can try; ``none`` is serving the target alone.
+METHODS: tuple[str, ...] = ("none", "draft_model", "eagle", "eagle3", "mtp", "ngram")
+#: The default search: three node types of the current generation, TP 1-8 (what the model admits), three
+#: precisions, no speculation + every compatible draft + heads + n-gram (+ MTP where the target has it),
+#: K 1-8, six batch caps, one engine.
+DEFAULT_NODES: tuple[str, ...] = ("8x-h100-sxm-80gb", "8x-h200-sxm-141gb", "8x-b200-180gb")
+DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8", "fp8:fp8")
+DEFAULT_KS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
+DEFAULT_BATCH_CAPS: tuple[int, ...] = (8, 16, 32, 64, 128, 256)
+#: Bounds that keep one search's work bounded (the product of the axes is the number of points).
+MAX_AXIS_VALUES = 64
+MAX_POINTS = 200_000
+MAX_BATCH_CAP = 4096
+MAX_K = 16
+
+
+class SearchWorkload(BaseModel):
+    """The user's requests (fixed lengths or a dataset) and their arrival (a rate, or a number in flight)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requests_per_s: float | None = Field(default=None, gt=0, le=1e9, allow_inf_nan=False)
+    concurrency: int | None = Field(default=None, ge=1, le=10_000_000)
+    dataset: Literal["fixed", "sharegpt"] = "fixed"
+    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+
+    @model_validator(mode="after")
+    def _check(self) -> SearchWorkload:
+        if (self.requests_per_s is None) == (self.concurrency is None):
+            raise InputError("requests_per_s", self.requests_per_s, "exactly one of a request rate or a concurrency")
+        if self.dataset == "fixed" and (self.prompt_tokens is None or self.output_tokens is None):
+            field = "prompt_tokens" if self.prompt_tokens is None else "output_tokens"
+            raise InputError(field, None, "prompt and output tokens per request, or a dataset (sharegpt)")
+        return self
+
+    @property
+    def mean_prompt_tokens(self) -> float:
+        return self.prompt_tokens or datasets()[self.dataset].prompt.mean_tokens
+
+    @property
+    def mean_output_tokens(self) -> float:
+        return self.output_tokens or datasets()[self.dataset].output.mean_tokens
+
+    @property
+    def max_model_len(self) -> int:
+        """The model length every point is sized for: the longest request (what the fleet quote uses)."""
+        if self.dataset == "fixed":
+            return max(16, int(self.prompt_tokens) + int(self.output_tokens))  # type: ignore[arg-type]
+        return datasets()[self.dataset].max_total_tokens
+
+    def replica_workload(self, concurrency: int, num_prompts: int) -> ServingWorkload:
+        """What one replica is simulated with: ``concurrency`` requests in flight (closed loop)."""
+        return ServingWorkload.build(
+            concurrency=concurrency,
+            dataset=self.dataset,
+            prompt_tokens=self.prompt_tokens,
+            output_tokens=self.output_tokens,
+            num_prompts=num_prompts,
+        )
+
+    def describe(self) -> str:
+        lengths = (
+            f"{self.prompt_tokens:,} + {self.output_tokens:,} tokens"
+            if self.dataset == "fixed"
+            else f"{self.dataset} lengths"
+        )
+        load = (
+            f"{self.requests_per_s:g} req/s" if self.requests_per_s is not None else f"{self.concurrency:,} in flight"
+        )
+        return f"{lengths}, {load}"
+
+
+class Objectives(BaseModel):
+    """Latency objectives at a percentile (None: no objective)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ttft_slo_s: float | None = Field(default=None, gt=0, le=1e6, allow_inf_nan=False)
+    tpot_slo_s: float | None = Field(default=None, gt=0, le=1e6, allow_inf_nan=False)
+    percentile: float = Field(default=99.0, gt=0, le=100, allow_inf_nan=False)
+
+    def misses(self, ttft_s: float, tpot_s: float) -> list[str]:
+        """The objectives that ``ttft_s`` and ``tpot_s`` (at the percentile) miss, in words."""
+        pct, out = f"p{self.percentile:g}", []
+        if self.ttft_slo_s is not None and ttft_s > self.ttft_slo_s:
+            out.append(f"{pct} TTFT {ttft_s * 1e3:,.0f} ms > {self.ttft_slo_s * 1e3:,.0f} ms")
+        if self.tpot_slo_s is not None and tpot_s > self.tpot_slo_s:
+            out.append(f"{pct} TPOT {tpot_s * 1e3:,.1f} ms > {self.tpot_slo_s * 1e3:,.1f} ms")
+        return out
+
+    def describe(self) -> str:
+        parts = []
+        if self.ttft_slo_s is not None:
+            parts.append(f"p{self.percentile:g} TTFT ≤ {self.ttft_slo_s * 1e3:,.0f} ms")
+        if self.tpot_slo_s is not None:
+            parts.append(f"p{self.percentile:g} TPOT ≤ {self.tpot_slo_s * 1e3:,.1f} ms")
+        return " and ".join(parts) or "no latency objective"
+
+
+class SearchSpace(BaseModel):
+    """The axes of a search (catalog ids; validated, each bounded)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target: str = Field(min_length=1, max_length=200)
+    nodes: tuple[str, ...] = Field(default=DEFAULT_NODES, min_length=1, max_length=MAX_AXIS_VALUES)
+    engines: tuple[str, ...] = Field(default=("vllm",), min_length=1, max_length=len(ENGINES))
+    methods: tuple[str, ...] = Field(default=("none", "draft_model", "eagle", "eagle3", "mtp", "ngram"), min_length=1)
+    ks: tuple[int, ...] = Field(default=DEFAULT_KS, min_length=1, max_length=MAX_K)
+    #: ``WEIGHTS`` or ``WEIGHTS:KV`` (KV ``auto`` follows the weights' compute dtype).
+    dtypes: tuple[str, ...] = Field(default=DEFAULT_DTYPES, min_length=1, max_length=16)
+    batch_caps: tuple[int, ...] = Field(default=DEFAULT_BATCH_CAPS, min_length=1, max_length=MAX_AXIS_VALUES)
+    #: TP degrees to try (None: every degree the model admits up to the node's GPUs).
+    tps: tuple[int, ...] | None = Field(default=None, min_length=1, max_length=MAX_AXIS_VALUES)
+
+    @classmethod
+    def build(cls, **fields) -> SearchSpace:
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            raise first_pydantic_error(exc) from None
+
+    @field_validator("engines")
+    @classmethod
+    def _engines(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for engine in value:
+            if engine not in ENGINES:
+                raise InputError("engines", engine, f"one of {', '.join(ENGINES)}")
+        return tuple(dict.fromkeys(value))
+
+    @field_validator("methods")
+    @classmethod
+    def _methods(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for method in value:
+            if method not in METHODS:
+                raise InputError("methods", method, f"one of {', '.join(METHODS)} or all")
+        return tuple(dict.fromkeys(value))
+
+    @field_validator("ks")
+    @classmethod
+    def _ks(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        for k in value:
+            if not 1 <= k <= MAX_K:
+                raise InputError("k", k, f"draft lengths from 1 to {MAX_K}")
+        return tuple(sorted(set(value)))
+
+    @field_validator("batch_caps")
+    @classmethod
+    def _caps(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        for cap in value:
+            if not 1 <= cap <= MAX_BATCH_CAP:
+                raise InputError("batch_caps", cap, f"batch caps (max_num_seqs) from 1 to {MAX_BATCH_CAP:,}")
+        return tuple(sorted(set(value)))
+
+    @field_validator("tps")
+    @classmethod
+    def _tps(cls, value: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if value is not None:
+            for tp in value:
+                if not 1 <= tp <= 1024:
+                    raise InputError("tp", tp, "TP degrees from 1 to 1,024")
+            return tuple(sorted(set(value)))
+        return value
+
+    @field_validator("dtypes")
+    @classmethod
+    def _dtypes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for text in value:
+            weights, _, kv = text.partition(":")
+            try:
+                get_weight_format(weights)
+            except PlannerError:
+                allowed = ", ".join(f.id for f in list_weight_formats())
+                raise InputError("dtypes", text, f"WEIGHTS or WEIGHTS:KV with weights one of {allowed}") from None
+            try:
+                get_kv_dtype(kv or "auto")
+            except PlannerError:
+                allowed = ", ".join(k.id for k in list_kv_dtypes())
+                raise InputError("dtypes", text, f"WEIGHTS:KV with KV one of {allowed}") from None
+        return tuple(dict.fromkeys(value))
+
+    def precisions(self) -> list[tuple[str, str]]:
+        """(weight format, KV dtype) pairs."""
+        return [(t.partition(":")[0], t.partition(":")[2] or "auto") for t in self.dtypes]
+
+    def k_values(self, method: str, mtp_layers: int) -> tuple[int | None, ...]:
+        """The draft lengths tried for ``method``: none without speculation; an MTP module drafts at most as many
+        tokens as it has layers (its published acceptance is for that K, ``planner.speed.estimate.search_ks``)."""
+        if method == "none":
+            return (None,)
+        if method == "mtp":
+            return tuple(k for k in self.ks if k <= mtp_layers) or (mtp_layers,)
+        return self.ks
+
+    def target_spec(self) -> ModelSpec:
+        return resolve_model(self.target, None, field="target")
+
+    def node_specs(self) -> list[NodeType]:
+        return [get_node(n) for n in self.nodes]
+
+
+def check_request_fits(target: ModelSpec, workload: SearchWorkload) -> None:
+    """An InputError when a request is longer than the target's context window."""
+    context = target.architecture.max_position_embeddings
+    if context is not None and workload.max_model_len > context:
+        raise InputError(
+            "prompt_tokens",
+            workload.prompt_tokens,
+            f"requests within {target.short_name}'s context of {context:,} tokens "
+            f"(longest: {workload.max_model_len:,})",
+        )
+
+
+__all__ = [
+    "DEFAULT_BATCH_CAPS",
+    "DEFAULT_DTYPES",
+    "DEFAULT_KS",
+    "DEFAULT_NODES",
+    "METHODS",
+    "Objectives",
+    "SearchSpace",
+    "SearchWorkload",
+    "check_request_fits",
+]

@@ -1,0 +1,88 @@
+"""The ways to speculate a search tries for one target on one engine, each with its assumed acceptance α.
+
+Separate draft models are the catalog's smaller models (``planner.decisions.selection.candidate_drafts``)
+that :func:`planner.pairs.check_pair` does not call incompatible; heads (EAGLE, EAGLE-3) are those the
+catalog lists as trained for the target; MTP runs the target's own layers where its checkpoint has them;
+n-gram lookup needs no model. A draft-free method is tried only where the engine's release runs it
+(:func:`planner.engines.releases.method_support`). α comes from
+:func:`planner.speed.deployment_acceptance` (measured, published or the lineage/size prior).
+
+>>> from planner.catalog.lookup import get_model, get_gpu
+>>> found = speculators(get_model("Llama-3.1-8B"), "vllm", ("ngram",))
+>>> [(s.method, s.label) for s in found], 0 < found[0].alpha < 1
+([('ngram', 'n-gram lookup')], True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.catalog.lookup import get_gpu, list_speculators
+from planner.catalog.schemas import ModelSpec
+from planner.catalog.speculators import mtp_layer_count
+from planner.decisions.selection import candidate_drafts
+from planner.deployment import Deployment
+from planner.engines.releases import method_support
+from planner.pairs.compatibility import check_pair
+from planner.speed.deployment_acceptance import deployment_acceptance
+
+
+@dataclass(frozen=True)
+class Speculator:
+    """One way to propose tokens: ``method`` and the draft model or head (None for n-gram and MTP)."""
+
+    method: str
+    draft: ModelSpec | None
+    alpha: float
+    alpha_source: str
+
+    @property
+    def draft_id(self) -> str | None:
+        return None if self.draft is None else self.draft.id
+
+    @property
+    def label(self) -> str:
+        if self.draft is not None:
+            return self.draft.id
+        return {"mtp": "MTP layers", "ngram": "n-gram lookup", "none": "no speculation"}[self.method]
+
+    def deployment_fields(self) -> dict:
+        """The Deployment keywords that select this speculator."""
+        if self.method == "none":
+            return {}
+        if self.draft is not None:
+            return {"draft": self.draft}
+        return {"method": self.method}
+
+
+NO_SPECULATION = Speculator(method="none", draft=None, alpha=0.0, alpha_source="")
+
+
+def _alpha(target: ModelSpec, fields: dict) -> tuple[float, str]:
+    """α as :func:`deployment_acceptance` gives it (it depends on the pair, not on the GPUs)."""
+    probe = Deployment.build(target=target, gpu=get_gpu("h100-sxm-80gb"), **fields)
+    estimate = deployment_acceptance(probe)
+    return estimate.alpha, estimate.source
+
+
+def speculators(target: ModelSpec, engine: str, methods: tuple[str, ...]) -> list[Speculator]:
+    """Every speculator of ``methods`` (``none`` first when asked) that ``engine`` can run for ``target``."""
+    out: list[Speculator] = [NO_SPECULATION] if "none" in methods else []
+    models = []
+    if "draft_model" in methods:
+        models += [d for d in candidate_drafts(target) if d.speculator is None]
+    heads = [h for h in list_speculators() if target.id in h.speculator.targets and h.speculator.kind in methods]
+    for draft in [*models, *heads]:
+        if check_pair(target, draft, engine=engine).verdict == "incompatible":
+            continue
+        kind = draft.speculator.kind if draft.speculator else "draft_model"
+        alpha, source = _alpha(target, {"draft": draft})
+        out.append(Speculator(method=kind, draft=draft, alpha=alpha, alpha_source=source))
+    for method in ("mtp", "ngram"):
+        if method not in methods or (method == "mtp" and not mtp_layer_count(target)):
+            continue
+        if not method_support(engine, None, method).supported:
+            continue
+        alpha, source = _alpha(target, {"method": method})
+        out.append(Speculator(method=method, draft=None, alpha=alpha, alpha_source=source))
+    return out

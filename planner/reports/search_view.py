@@ -1,0 +1,168 @@
+"""A search drawn for people: the two frontier charts (the cloud thinned for display, the frontier exact), the
+frontier table with units, and the frontier as a report (PDF, HTML, XLSX, Markdown, JSON). No formulas.
+
+>>> thinned_indices(list(range(10)), keep={7}, limit=4)
+[0, 3, 6, 7, 9]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from planner.decisions.search import SearchPoint, SearchResult
+from planner.reports.document import Report, Section, Summary
+
+#: Points drawn in a chart's cloud at most (WebGL draws these without freezing; the frontier is always drawn).
+MAX_CLOUD_POINTS = 5_000
+COLOUR_BY = {"speculation method": "method", "node type": "node"}
+
+FRONTIER_COLUMNS = {
+    "label": "configuration",
+    "node": "node type",
+    "tp": "TP",
+    "pp": "PP",
+    "dtype": "weights",
+    "kv_dtype": "KV cache",
+    "speculator": "speculation",
+    "k": "K",
+    "max_num_seqs": "batch cap (max_num_seqs)",
+    "kv_cache_tokens": "KV cache tokens / replica",
+    "output_tok_s_per_gpu": "output tok/s per GPU",
+    "output_tok_s_per_user": "output tok/s per user",
+    "ttft_s": "TTFT (s)",
+    "tpot_s": "TPOT (s)",
+    "replicas": "replicas",
+    "gpus": "GPUs",
+    "usd_per_million_output_tokens": "$ per million output tokens",
+    "frontiers": "frontier",
+}
+
+
+def thinned_indices(candidates: Sequence[int], *, keep: set[int], limit: int) -> list[int]:
+    """At most about ``limit`` of ``candidates`` at an even stride, plus every index in ``keep`` (sorted)."""
+    stride = max(1, -(-len(candidates) // limit))
+    chosen = set(candidates[::stride]) | (keep & set(candidates))
+    return sorted(chosen)
+
+
+def points_frame(points: Sequence[SearchPoint]) -> pd.DataFrame:
+    """Every point with figures: the columns the charts draw and the table shows."""
+    rows = [
+        {
+            "index": p.index,
+            "label": p.label,
+            "node": p.node,
+            "method": p.method,
+            "tp": p.tp,
+            "pp": p.pp,
+            "dtype": p.dtype,
+            "kv_dtype": p.kv_dtype,
+            "speculator": p.speculator,
+            "k": p.k,
+            "max_num_seqs": p.max_num_seqs,
+            "kv_cache_tokens": p.kv_cache_tokens,
+            "output_tok_s_per_gpu": p.output_tok_s_per_gpu,
+            "output_tok_s_per_user": p.output_tok_s_per_user,
+            "ttft_s": p.ttft_s,
+            "tpot_s": p.tpot_s,
+            "tpot_ms": None if p.tpot_s is None else p.tpot_s * 1e3,
+            "replicas": p.replicas,
+            "gpus": p.gpus,
+            "usd_per_million_output_tokens": p.usd_per_million_output_tokens,
+            "frontiers": ", ".join(p.frontiers),
+            "stage": p.stage,
+            "meets_objectives": bool(p.meets_objectives),
+        }
+        for p in points
+        if p.has_figures
+    ]
+    return pd.DataFrame(rows)
+
+
+def frontier_table(result: SearchResult) -> pd.DataFrame:
+    """The frontier with units in the headers (the page, the CSV export and the report)."""
+    frame = points_frame(result.frontier)
+    if frame.empty:
+        return pd.DataFrame(columns=list(FRONTIER_COLUMNS.values()))
+    return frame[list(FRONTIER_COLUMNS)].rename(columns=FRONTIER_COLUMNS)
+
+
+def frontier_charts(result: SearchResult, colour_by: str = "method", limit: int = MAX_CLOUD_POINTS):
+    """(throughput chart, cost chart): every point faint (thinned to ``limit``), the frontier bold; each marker's
+    ``customdata`` is the point's index (a click names the point)."""
+    frame = points_frame(result.points)
+    pct = f"p{result.objectives.percentile:g}"
+    charts = []
+    planes = (
+        (
+            "throughput",
+            "output_tok_s_per_user",
+            "output_tok_s_per_gpu",
+            "output tok/s per user",
+            "output tok/s per GPU",
+        ),
+        ("cost", "tpot_ms", "usd_per_million_output_tokens", f"{pct} TPOT (ms)", "$ per million output tokens"),
+    )
+    for plane, x, y, x_title, y_title in planes:
+        fig = go.Figure()
+        if not frame.empty:
+            on = frame["frontiers"].str.contains(plane)
+            shown = thinned_indices(list(frame.index), keep=set(frame.index[on]), limit=limit)
+            cloud = frame.loc[shown]
+            cloud = cloud[cloud[y].notna()]
+            for name, part in cloud.groupby(colour_by, sort=True):
+                fig.add_trace(
+                    go.Scattergl(
+                        x=part[x], y=part[y], mode="markers", name=str(name), opacity=0.25,
+                        marker={"size": 5}, customdata=part["index"], text=part["label"],
+                        hovertemplate="%{text}<br>" + f"{x_title} %{{x:,.2f}}<br>{y_title} %{{y:,.3f}}<extra></extra>",
+                    )
+                )  # fmt: skip
+            front = frame[on].sort_values(x)
+            fig.add_trace(
+                go.Scatter(
+                    x=front[x], y=front[y], mode="lines+markers", name="frontier",
+                    line={"width": 3, "color": "black"}, marker={"size": 10, "color": "black"},
+                    customdata=front["index"], text=front["label"],
+                    hovertemplate="<b>%{text}</b><br>" + f"{x_title} %{{x:,.2f}}<br>{y_title} %{{y:,.3f}}"
+                    + "<extra></extra>",
+                )
+            )  # fmt: skip
+        fig.update_layout(
+            xaxis_title=x_title, yaxis_title=y_title, height=420, margin={"t": 30}, legend={"orientation": "h"}
+        )
+        charts.append(fig)
+    return charts[0], charts[1]
+
+
+def search_report(result: SearchResult) -> Report:
+    """The frontier as a document: the recommendation, the frontier table, the cost of each step."""
+    table = frontier_table(result)
+    steps = pd.DataFrame([{"step": s.sentence} for s in result.steps])
+    return Report(
+        title=f"Design-space search: {result.space.target}",
+        subtitle=f"{result.workload.describe()}; objectives {result.objectives.describe()}",
+        summary=Summary(text=result.headline),
+        sections=[
+            Section(
+                title="Frontier",
+                text=f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, "
+                f"{result.simulated:,} simulated.",
+                table=table,
+            ),
+            Section(title="What lower latency costs", table=steps if not steps.empty else None),
+        ],
+        inputs={
+            "target": result.space.target,
+            "node types": ", ".join(result.space.nodes),
+            "engines": ", ".join(result.space.engines),
+            "methods": ", ".join(result.space.methods),
+            "K": ", ".join(map(str, result.space.ks)),
+            "precisions": ", ".join(result.space.dtypes),
+            "batch caps": ", ".join(map(str, result.space.batch_caps)),
+        },
+        assumptions=result.notes,
+    )

@@ -1,0 +1,50 @@
+"""Explore page: the frontier charts and table, the recommendation, a point made the scenario, exports."""
+
+from __future__ import annotations
+
+from tests.app.conftest import page
+
+TIMEOUT_S = 300
+
+
+def _run(at):
+    return at.run(timeout=TIMEOUT_S)
+
+
+def test_the_page_draws_two_frontier_charts_a_table_and_names_the_cheapest():
+    at = _run(page("explore.py"))
+    assert not at.exception
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    headline = (at.success or at.warning)[0].value
+    assert headline.startswith(("Cheapest configuration that meets every objective", "No configuration"))
+    table = next(d.value for d in at.dataframe if "configuration" in d.value.columns)
+    assert {"output tok/s per GPU", "output tok/s per user", "$ per million output tokens"} <= set(table.columns)
+    assert len(table) >= 1 and table["frontier"].str.len().gt(0).all()
+
+
+def test_making_a_frontier_point_the_scenario_changes_the_sidebar_and_the_link():
+    at = _run(page("explore.py"))
+    label = at.selectbox(key="explore_pick").value
+    at.button(key="explore_apply").click()
+    _run(at)
+    assert not at.exception
+    assert at.success[0].value.startswith("The scenario is now " + label)
+    tp = int(label.split(" TP ")[1].split()[0])
+    assert at.session_state["scenario_tp"] == tp
+    assert at.session_state["scenario_max_num_seqs"] == int(label.split(" seqs")[0].rsplit(" ", 1)[1])
+
+
+def test_an_objective_nothing_meets_is_a_warning_not_an_error():
+    at = page("explore.py")
+    _run(at)
+    at.number_input(key="explore_tpot").set_value(0.01)
+    _run(at)
+    assert not at.exception
+    assert at.warning and at.warning[0].value.startswith("No configuration meets every objective")
+
+
+def test_exports_are_offered_csv_and_report_formats():
+    at = _run(page("explore.py"))
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[0] == "Frontier as CSV" and labels[1:] == ["PDF", "HTML", "XLSX", "Markdown", "JSON"]

@@ -1,0 +1,88 @@
+"""`python -m planner search`: the JSON's shape, a CSV of every point, and bad input as one line with exit code 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+SMALL = [
+    "search",
+    "--target",
+    "Llama-3.1-8B",
+    "--nodes",
+    "1x-h100-sxm-80gb",
+    "--methods",
+    "none,draft_model,ngram",
+    "--k",
+    "1-2",
+    "--dtypes",
+    "bf16",
+    "--batch-caps",
+    "8,32",
+    "--prompt-tokens",
+    "512",
+    "--output-tokens",
+    "128",
+]
+
+
+def test_json_has_points_fitting_points_seconds_frontier_and_recommended(tmp_path):
+    target = tmp_path / "points.csv"
+    proc = run_cli(*SMALL, "--requests-per-s", "4", "--tpot-slo-ms", "30", "--json", "--csv", str(target), check=True)
+    out = json.loads(proc.stdout)
+    assert {"points", "fitting_points", "seconds", "frontier", "recommended"} <= set(out)
+    # none (1) + Llama-3.2-1B and n-gram at K 1-2 (4), each at two batch caps
+    assert len(out["points"]) == 10 and out["fitting_points"] == 10 and out["seconds"] > 0
+    point = out["points"][0]
+    for field in ("node", "tp", "dtype", "kv_dtype", "method", "k", "max_num_seqs", "engine", "fits", "starts",
+                  "kv_cache_tokens", "output_tok_s_per_gpu", "output_tok_s_per_user", "ttft_s", "tpot_s", "gpus",
+                  "usd_per_million_output_tokens"):  # fmt: skip
+        assert field in point, field
+    recommended = out["recommended"]
+    assert recommended["meets_objectives"] and recommended["tpot_s"] <= 0.030
+    assert recommended["index"] in {p["index"] for p in out["frontier"]}
+    assert all(p["stage"] == "simulated" and p["frontiers"] for p in out["frontier"])
+    with target.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 10 and rows[0]["node"] == "1x-h100-sxm-80gb"
+
+
+def test_a_concurrency_and_a_dataset_are_accepted():
+    proc = run_cli(
+        "search", "--target", "Llama-3.1-8B", "--nodes", "1x-h100-sxm-80gb", "--methods", "none", "--dtypes", "bf16",
+        "--batch-caps", "16", "--concurrency", "40", "--dataset", "sharegpt", "--json", check=True,
+    )  # fmt: skip
+    out = json.loads(proc.stdout)
+    [point] = out["points"]
+    assert point["replicas"] == 3 and point["concurrency_per_replica"] == 14
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--requests-per-s", "1", "--k", "0-3"),
+        ("--requests-per-s", "1", "--methods", "medusa"),
+        ("--requests-per-s", "1", "--dtypes", "bf17"),
+        ("--requests-per-s", "-1"),
+        ("--requests-per-s", "1", "--concurrency", "3"),
+        ("--requests-per-s", "1", "--percentile", "101"),
+        ("--requests-per-s", "1", "--nodes", "no-such-node"),
+        ("--requests-per-s", "1", "--prompt-tokens", "1000000"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args):
+    base = ["search", "--target", "Llama-3.1-8B", "--prompt-tokens", "512", "--output-tokens", "128"]
+    if "--prompt-tokens" in args:
+        base = [*base[:3], "--output-tokens", "128"]
+    proc = run_cli(*base, *args)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not proc.stdout
+
+
+def test_lengths_are_required_without_a_dataset():
+    proc = run_cli("search", "--target", "Llama-3.1-8B", "--requests-per-s", "1")
+    assert proc.returncode == 2 and "prompt_tokens" in proc.stderr

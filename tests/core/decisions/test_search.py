@@ -1,0 +1,125 @@
+"""The design-space search: the screened-then-simulated frontier equals simulating every point, its figures
+equal ``simulate`` of the configuration, every frontier point fits, starts and meets the objectives."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, pareto, search
+from planner.decisions.search.frontier import cheapest, frontier_points
+from planner.errors import InputError, PlannerError
+from planner.speed import simulate
+
+SMALL = {
+    "target": "Llama-3.1-8B",
+    "nodes": ("1x-h100-sxm-80gb", "1x-a100-sxm-80gb"),
+    "methods": ("none", "draft_model", "ngram"),
+    "ks": (1, 3),
+    "dtypes": ("bf16",),
+    "batch_caps": (8, 64),
+}
+WORKLOAD = SearchWorkload(requests_per_s=4.0, prompt_tokens=512, output_tokens=128)
+OBJECTIVES = Objectives(tpot_slo_s=0.03, ttft_slo_s=2.0)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return search(SearchSpace.build(**SMALL), WORKLOAD, OBJECTIVES)
+
+
+def test_the_screened_frontier_is_the_frontier_of_simulating_every_point(result):
+    ev = result.evaluator
+    fitting = [p for p in result.points if p.fits and p.starts]
+    assert 0 < result.simulated < len(fitting) or result.simulated == len(fitting)
+    for p in fitting:
+        if p.stage != "simulated":
+            ev.simulate(p)
+    feasible = [p for p in fitting if p.meets_objectives]
+    for plane in ("throughput", "cost"):
+        brute = {p.index for p in frontier_points(feasible, plane)}
+        assert {p.index for p in result.frontiers[plane]} == brute, plane
+    assert result.recommended.index == cheapest(feasible).index
+
+
+def test_frontier_figures_equal_simulate_of_that_configuration(result):
+    pct = OBJECTIVES.percentile
+    for point in result.frontier:
+        dep, workload, alpha, k = result.evaluator.replica_run(point)
+        sim = simulate(dep, workload, alpha=alpha, k=k)
+        run = sim.chosen
+        assert point.output_tok_s_per_gpu == pytest.approx(run.output_tokens_per_s / dep.gpus_per_replica, rel=0.01)
+        assert point.output_tok_s_per_user == pytest.approx(1 / run.tpot_s.mean, rel=0.01)
+        assert point.tpot_s == pytest.approx(run.tpot_at(pct), rel=0.01)
+        assert point.ttft_s == pytest.approx(run.ttft_at(pct), rel=0.01)
+        assert dep.max_num_seqs == point.max_num_seqs and dep.tp == point.tp and (k == point.k)
+
+
+def test_every_frontier_point_fits_starts_and_meets_the_objectives_in_its_simulation(result):
+    assert result.frontier and result.recommended is not None
+    for point in result.frontier:
+        assert point.fits and point.starts and point.stage == "simulated"
+        dep, workload, alpha, k = result.evaluator.replica_run(point)
+        run = simulate(dep, workload, alpha=alpha, k=k).chosen
+        assert not OBJECTIVES.misses(run.ttft_at(99), run.tpot_at(99))
+
+
+def test_points_that_do_not_fit_are_kept_with_the_reason():
+    # Llama-3.1-70B in bf16 holds about 141 GB of weights: more than one 24 GB L4 (config.json; 70.6e9 x 2 bytes).
+    space = SearchSpace.build(
+        target="Llama-3.1-70B", nodes=("1x-l4-24gb",), methods=("none",), dtypes=("bf16",), batch_caps=(8, 16)
+    )
+    found = search(space, WORKLOAD, Objectives())
+    assert len(found.points) == 2 and not any(p.fits for p in found.points)
+    assert all(p.reason and "does not fit" in p.reason and p.stage == "memory" for p in found.points)
+    assert found.recommended is None and found.frontier == []
+    assert "No configuration" in found.headline
+
+
+def test_cost_steps_name_the_price_of_lower_tpot(result):
+    for step in result.steps:
+        assert step.tpot_to_s < step.tpot_from_s and step.gpus_ratio > 0
+        assert "TPOT" in step.sentence and "× the GPUs" in step.sentence
+
+
+def test_no_frontier_figure_exceeds_the_hardware(result):
+    # Physics: delivered work per GPU never beats the GPU's peak FLOP/s or bandwidth.
+    for p in result.frontier:
+        run = result.evaluator.simulations[p.index]
+        assert run.delivered_flops_per_s <= run.peak_flops_per_s * (1 + 1e-9)
+        assert run.delivered_bytes_per_s <= run.peak_bytes_per_s * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"methods": ("medusa",)}, "methods"),
+        ({"dtypes": ("bf17",)}, "dtypes"),
+        ({"dtypes": ("bf16:int3",)}, "dtypes"),
+        ({"ks": (0,)}, "k"),
+        ({"batch_caps": (0,)}, "batch_caps"),
+        ({"engines": ("tgi",)}, "engines"),
+    ],
+)
+def test_bad_axes_name_the_field(fields, field):
+    with pytest.raises(PlannerError) as err:
+        SearchSpace.build(target="Llama-3.1-8B", **fields)
+    assert err.value.field == field
+
+
+def test_a_workload_needs_one_arrival_and_lengths():
+    with pytest.raises((InputError, ValueError)):
+        SearchWorkload(prompt_tokens=10, output_tokens=10)
+    with pytest.raises((InputError, ValueError)):
+        SearchWorkload(requests_per_s=1.0)
+    assert SearchWorkload(concurrency=8, dataset="sharegpt").max_model_len == 2048
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), min_size=1, max_size=30))
+def test_pareto_keeps_exactly_the_non_dominated(values):
+    kept = set(pareto(values, higher_x=True, higher_y=True))
+    for i, (x, y) in enumerate(values):
+        dominated = any((a >= x and b >= y and (a, b) != (x, y)) for j, (a, b) in enumerate(values) if j != i)
+        duplicate_before = any((a, b) == (x, y) for a, b in values[:i])
+        assert (i in kept) == (not dominated and not duplicate_before)

@@ -1,0 +1,66 @@
+"""Browser journey: set an objective, open Explore, click a frontier point on the chart, see that configuration
+on Sizing with the same KV cache, and open the link in a new browser context."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+SEARCH_TIMEOUT_MS = 240_000
+
+
+def _settled(page) -> None:
+    page.wait_for_load_state("networkidle")
+    page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=SEARCH_TIMEOUT_MS)
+
+
+def _go(page, title: str) -> None:
+    page.locator("[data-testid=stSidebarNav]").get_by_text(title, exact=True).click()
+    page.get_by_role("heading", name=title, exact=True).wait_for()
+    _settled(page)
+
+
+def _metric(page, label: str) -> str:
+    box = page.locator("[data-testid=stMetric]").filter(has_text=label).first
+    box.wait_for()
+    return box.locator("[data-testid=stMetricValue]").inner_text().strip()
+
+
+@pytest.mark.e2e
+def test_a_frontier_point_becomes_the_scenario_on_sizing_and_in_the_link(browser, page, app_url):
+    page.goto(app_url)
+    page.get_by_role("heading", name="Sizing", exact=True).wait_for()
+    _go(page, "Explore")
+    objective = page.get_by_label("TPOT objective (ms, 0 = none)")
+    objective.fill("40")
+    objective.press("Enter")
+    _settled(page)
+    page.get_by_text("Cheapest configuration that meets every objective").wait_for(timeout=SEARCH_TIMEOUT_MS)
+    assert page.locator("[data-testid=stException]").count() == 0
+    # the frontier trace is the last one of the first chart; its markers are SVG paths
+    chart = page.locator("[data-testid=stPlotlyChart]").first
+    marker = chart.locator(".scatterlayer .trace").last.locator(".points path").first
+    marker.wait_for()
+    marker.click(force=True)
+    page.get_by_text("The scenario is now").wait_for(timeout=SEARCH_TIMEOUT_MS)
+    message = page.get_by_text("The scenario is now").inner_text()
+    tokens = re.search(r"\(([\d,]+) KV cache tokens per replica\)", message).group(1)
+    tp = re.search(r" TP (\d+) ", message).group(1)
+    seqs = re.search(r", (\d+) seqs,", message).group(1)
+    page.wait_for_url(re.compile(rf"mns={seqs}"))
+    _go(page, "Sizing")
+    assert _metric(page, "KV cache tokens") == tokens
+    assert page.locator("[data-testid=stSidebar]").get_by_label("Tensor parallel (target)").input_value() == tp
+    link = page.url
+
+    other = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        fresh = other.new_page()
+        fresh.set_default_timeout(60_000)
+        fresh.goto(link)
+        fresh.get_by_role("heading", name="Sizing", exact=True).wait_for()
+        _settled(fresh)
+        assert _metric(fresh, "KV cache tokens") == tokens
+    finally:
+        other.close()
