@@ -76,7 +76,7 @@ def _annotation_type(node: ast.AST, names: dict[str, list[str]]) -> tuple[str, l
             choices = _literal_strings(sub, names)
     if "bool" in parts:
         return "bool", None
-    if any(p.startswith(("dict", "Dict")) for p in parts) or "Config" in text and "str" not in parts:
+    if any(p.startswith(("dict", "Dict")) for p in parts) or ("Config" in text and "str" not in parts):
         return "json", None
     for word in ("float", "int"):
         if word in parts or text.startswith(word) or f"[{word}" in text:
@@ -101,9 +101,10 @@ def argparse_flags(arg_file: Path, names: dict[str, list[str]], classes: dict[st
     tree = ast.parse(arg_file.read_text())
     kwargs_of: dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _name(node.value.func) == "get_kwargs":
-            if node.value.args and isinstance(node.targets[0], ast.Name):
-                kwargs_of[node.targets[0].id] = _name(node.value.args[0])
+        call = node.value if isinstance(node, ast.Assign) else None
+        named = isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+        if named and isinstance(call, ast.Call) and _name(call.func) == "get_kwargs" and call.args:
+            kwargs_of[node.targets[0].id] = _name(call.args[0])
     flags = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and _name(node.func) == "add_argument"):
@@ -115,7 +116,8 @@ def argparse_flags(arg_file: Path, names: dict[str, list[str]], classes: dict[st
         keywords = list(node.keywords)
         for kw in node.keywords:  # **{**x_kwargs["field"], "default": None}
             if kw.arg is None and isinstance(kw.value, ast.Dict):
-                keywords += [ast.keyword(arg=None, value=v) for k, v in zip(kw.value.keys, kw.value.values) if k is None]
+                pairs = zip(kw.value.keys, kw.value.values, strict=True)
+                keywords += [ast.keyword(arg=None, value=v) for k, v in pairs if k is None]
         for kw in keywords:
             if kw.arg is None and isinstance(kw.value, ast.Subscript):
                 owner = _name(kw.value.value)
@@ -127,7 +129,7 @@ def argparse_flags(arg_file: Path, names: dict[str, list[str]], classes: dict[st
                 kind = "json" if "json" in ast.unparse(kw.value).lower() else TYPE_NAMES.get(_name(kw.value), "str")
                 if isinstance(kw.value, ast.Call) and kw.value.args:  # optional_type(int)
                     kind = TYPE_NAMES.get(_name(kw.value.args[0]), kind)
-            elif kw.arg == "action" and (_name(kw.value) in BOOL_ACTIONS or getattr(kw.value, "value", "") in BOOL_ACTIONS):
+            elif kw.arg == "action" and BOOL_ACTIONS & {_name(kw.value), getattr(kw.value, "value", "")}:
                 kind = "bool"
             elif kw.arg == "choices":
                 choices = _literal_strings(kw.value, names)

@@ -8,7 +8,6 @@ release's recorded flags) into ``LaunchSettings``; ``deployment_from_settings`` 
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
-from planner.engines.profiles import parse_version
 >>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), engine_version="0.19.0",
 ...                          max_model_len=8192, max_num_seqs=64)
 >>> config = launch_config(dep)
@@ -36,7 +35,7 @@ from planner.launch.engine_command import (
     read_engine_command,
 )
 from planner.launch.releases import FAMILY, engine_flags, release_for
-from planner.launch.settings import LaunchSettings, NotLaunchable, deployment_from_settings, launch_settings
+from planner.launch.settings import LaunchSettings, NotLaunchableError, deployment_from_settings, launch_settings
 from planner.launch.shell_text import shell_block, split_command
 from planner.memory import plan_memory
 from planner.memory.types import MemoryPlan
@@ -45,7 +44,7 @@ __all__ = [
     "FORMATS",
     "LaunchConfig",
     "LaunchSettings",
-    "NotLaunchable",
+    "NotLaunchableError",
     "deployment_from_settings",
     "launch_config",
     "launch_settings",
@@ -131,9 +130,9 @@ def _comments(dep: Deployment, settings: LaunchSettings, release: str, source: s
 
 
 def launch_config(dep: Deployment, plan: MemoryPlan | None = None) -> LaunchConfig:
-    """The launch of ``dep`` (``NotLaunchable`` with the plan's reason when it does not fit or would not start)."""
+    """The launch of ``dep`` (``NotLaunchableError`` with the plan's reason when it does not fit or would not start)."""
     if dep.engine not in FAMILY:
-        raise NotLaunchable(f"engine {dep.engine} has no server command (one of {', '.join(FAMILY)})")
+        raise NotLaunchableError(f"engine {dep.engine} has no server command (one of {', '.join(FAMILY)})")
     plan = plan if plan is not None else plan_memory(dep, with_suggestions=False)
     flags, release, note = release_for(dep.engine, dep.engine_version)
     settings = launch_settings(dep, plan, release=release.release)
@@ -195,10 +194,12 @@ def _engine_of(words: list[str], markers: dict[str, str]) -> tuple[str, str | No
     raise InputError("launch command", head, "a vllm serve, python3 -m sglang.launch_server or trtllm-serve command")
 
 
-def read_launch_command(text: str, *, options_file: str | None = None, engine_version: str | None = None) -> LaunchSettings:
+def read_launch_command(
+    text: str, *, options_file: str | None = None, engine_version: str | None = None
+) -> LaunchSettings:
     """The settings a launch command sets, read with its release's recorded flags (``# engine:`` line or
     ``engine_version``; else the newest recorded release). ``options_file``: TensorRT-LLM's options YAML."""
-    words, markers = split_command(text.split("\n# --- ")[0])
+    words, markers = split_command(text.split("\n# --- ", maxsplit=1)[0])
     engine, marked = _engine_of(words, markers)
     version = engine_version or marked
     if engine == "vllm" and version is not None:

@@ -25,6 +25,10 @@ HF_CACHE = "/root/.cache/huggingface"
 OPTIONS_DIR = "/etc/planner-launch"
 
 
+#: The Hugging Face token, from a Secret ``hf-token`` when the cluster has one (gated models need it).
+_HF_SECRET = {"name": "hf-token", "key": "token", "optional": True}
+
+
 def name_for(model_id: str) -> str:
     """A Kubernetes object name (RFC 1123 label) for a model id."""
     return re.sub(r"[^a-z0-9]+", "-", model_id.rsplit("/", 1)[-1].lower()).strip("-")[:50] or "engine"
@@ -102,7 +106,7 @@ def kubernetes_objects(
         "image": image,
         "command": _container_args(cmd, flags),
         "ports": [{"name": "http", "containerPort": flags.port}],
-        "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token", "optional": True}}}],
+        "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": _HF_SECRET}}],
         "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
         "volumeMounts": mounts,
         "readinessProbe": {**probe, "initialDelaySeconds": 60},

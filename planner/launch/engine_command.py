@@ -3,14 +3,15 @@
 One emitter and one reader per engine family; both go through the release's recorded flags, so an option the
 release does not know is refused on the way out and rejected on the way back (``argparse_check``).
 
+>>> import json
 >>> from planner.launch.releases import release_for
 >>> flags, release, _ = release_for("vllm", "0.19.0")
 >>> s = LaunchSettings(engine="vllm", release="0.19.0", target="org/t", speculator="org/d", method="draft_model",
 ...                    draft_tp=1, num_speculative_tokens=4, tp=2, pp=1, kv_dtype="auto", memory_fraction=0.9,
 ...                    max_model_len=4096, max_num_seqs=64, max_num_batched_tokens=8192)
 >>> cmd = emit_engine_command(s, flags, release)
->>> cmd.argv[:3], cmd.argv[-1]
-(['vllm', 'serve', 'org/t'], '{"method": "draft_model", "model": "org/d", "num_speculative_tokens": 4, "draft_tensor_parallel_size": 1}')
+>>> cmd.argv[:3], json.loads(cmd.argv[-1])["model"], json.loads(cmd.argv[-1])["num_speculative_tokens"]
+(['vllm', 'serve', 'org/t'], 'org/d', 4)
 >>> read_engine_command(cmd.argv, None, "vllm", flags, release).same_deployment(s)
 True
 """
@@ -26,7 +27,7 @@ from planner.catalog.lookup import get_model
 from planner.errors import CatalogError, InputError
 from planner.launch.argparse_check import release_parser
 from planner.launch.releases import EngineFlags, EngineRelease
-from planner.launch.settings import LaunchSettings, NotLaunchable
+from planner.launch.settings import LaunchSettings, NotLaunchableError
 
 #: The TensorRT-LLM options file the command names (written beside the command, mounted in containers).
 OPTIONS_FILE = "extra_llm_api_options.yaml"
@@ -45,8 +46,8 @@ class _Argv:
     def __init__(self, head: list[str], engine: str, release: EngineRelease) -> None:
         self.argv, self.engine, self.release = list(head), engine, release
 
-    def missing(self, what: str) -> NotLaunchable:
-        return NotLaunchable(f"{_WORDS[self.engine]} {self.release.release} has no {what} ({self.release.source})")
+    def missing(self, what: str) -> NotLaunchableError:
+        return NotLaunchableError(f"{_WORDS[self.engine]} {self.release.release} has no {what} ({self.release.source})")
 
     def add(self, option: str, value: object = None) -> None:
         flag = self.release.find(option)
@@ -210,7 +211,8 @@ def _method_of(flags: EngineFlags, value: str | None, speculator: str | None) ->
         for method, names in flags.methods.items():
             if value in names:
                 return method
-        raise InputError("speculative method", value, f"one of {', '.join(n for v in flags.methods.values() for n in v)}")
+        names = ", ".join(n for v in flags.methods.values() for n in v)
+        raise InputError("speculative method", value, f"one of {names}")
     if speculator is None:
         return None
     try:
@@ -224,9 +226,8 @@ def _weight_format(flags: EngineFlags, option: str, value: str | None) -> str | 
     if value is None:
         return None
     for fmt, mapped in flags.weight_formats.items():
-        if isinstance(mapped, tuple) and mapped == (option, value) or isinstance(mapped, dict) and mapped.get(
-            "dtype"
-        ) == value:
+        as_flag = isinstance(mapped, tuple) and mapped == (option, value)
+        if as_flag or (isinstance(mapped, dict) and mapped.get("dtype") == value):
             return fmt
     raise InputError(option, value, "a weight format the planner models")
 
@@ -256,8 +257,11 @@ def read_engine_command(
     family = {"vllm-v0": "vllm"}.get(engine, engine)
     reader = {"vllm": _read_vllm, "sglang": _read_sglang, "trtllm": _read_trtllm}[family]
     fields = reader(get, ns, options or {}, flags)
-    missing = [name for name in ("memory_fraction", "max_model_len", "max_num_seqs", "max_num_batched_tokens")
-               if fields.get(name) is None]
+    missing = [
+        name
+        for name in ("memory_fraction", "max_model_len", "max_num_seqs", "max_num_batched_tokens")
+        if fields.get(name) is None
+    ]
     if missing:
         raise InputError("launch command", " ".join(argv[:head]), f"the flags that set {', '.join(missing)}")
     return LaunchSettings(engine=engine, release=release.release, **fields)

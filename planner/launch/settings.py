@@ -2,7 +2,7 @@
 
 ``launch_settings`` reads every value from the deployment and its memory plan (the plan's ``limits`` hold the engine
 defaults it applied), so a command never carries a second copy of a default. A plan that does not fit or would not
-start gets no command: ``NotLaunchable`` carries the plan's reason.
+start gets no command: ``NotLaunchableError`` carries the plan's reason.
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
@@ -24,7 +24,7 @@ from planner.memory import plan_memory
 from planner.memory.types import MemoryPlan
 
 
-class NotLaunchable(PlannerError):
+class NotLaunchableError(PlannerError):
     """The plan cannot be launched as it stands (it does not fit, would not start, or a flag is missing)."""
 
     def __init__(self, reason: str) -> None:
@@ -78,7 +78,7 @@ def launch_settings(dep: Deployment, plan: MemoryPlan | None = None, *, release:
     plan = plan if plan is not None else plan_memory(dep, with_suggestions=False)
     reason = plan_reason(plan)
     if reason:
-        raise NotLaunchable(reason)
+        raise NotLaunchableError(reason)
     limits = plan.limits
     assumed = [
         name
