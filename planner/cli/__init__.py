@@ -29,6 +29,7 @@ COMMANDS = (
     "simulate_cmd",
     "measure_cmd",
     "check_log_cmd",
+    "launch_cmd",
 )
 
 
