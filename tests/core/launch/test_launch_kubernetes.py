@@ -38,8 +38,10 @@ def test_manifest_validates_against_the_kubernetes_schema(engine, version):
     volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
     assert volumes["shm"]["emptyDir"]["medium"] == "Memory"
     assert "persistentVolumeClaim" in volumes["model-cache"]
-    assert "--max-num-seqs" in container["command"] or "--max-running-requests" in container["command"] or (
-        "--max_batch_size" in container["command"]
+    assert (
+        "--max-num-seqs" in container["command"]
+        or "--max-running-requests" in container["command"]
+        or ("--max_batch_size" in container["command"])
     )
 
 

@@ -103,7 +103,10 @@ def test_fifty_random_plans_round_trip(engine):
 
 def test_the_parsed_command_sets_the_plan_memory():
     dep = Deployment.on_node(
-        get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), draft=get_model("Llama-3.2-1B"), engine_version="0.19.0"
+        get_model("Llama-3.1-8B"),
+        get_node("1x-h100-sxm-80gb"),
+        draft=get_model("Llama-3.2-1B"),
+        engine_version="0.19.0",
     )
     config = launch_config(dep)
     rebuilt = deployment_from_settings(read_launch_command(config.command), get_gpu("h100-sxm-80gb"), 1)
