@@ -49,7 +49,7 @@ def launch_section(dep: Deployment | None, plan: MemoryPlan | None, key: str, *,
                 st.code(config.options_file, language="yaml")
             st.download_button(
                 "Download the command",
-                engine_text,
+                lambda: engine_text,
                 file_name="launch.sh",
                 mime="text/x-shellscript",
                 key=f"{key}_launch_sh",
@@ -60,7 +60,7 @@ def launch_section(dep: Deployment | None, plan: MemoryPlan | None, key: str, *,
             st.code(config.kubernetes, language="yaml")
             st.download_button(
                 "Download the manifest",
-                config.kubernetes,
+                lambda: config.kubernetes,
                 file_name="deployment.yaml",
                 mime="application/yaml",
                 key=f"{key}_launch_k8s",

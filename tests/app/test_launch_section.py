@@ -41,3 +41,10 @@ def test_fleet_launches_the_recommended_option():
     command = next(c for c in _codes(at) if "# engine:" in c and "kind: Deployment" not in c)
     assert "--max-model-len" in command or "--context-length" in command or "--max_seq_len" in command
     assert any(e.label.startswith("Launch the recommended option") for e in at.expander)
+
+
+def test_launch_downloads_are_built_when_clicked():
+    at = page("sizing.py").run()
+    launch = [b for b in at.get("download_button") if b.proto.label.startswith("Download the")]
+    assert [b.proto.label for b in launch] == ["Download the command", "Download the manifest"]
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in launch)
