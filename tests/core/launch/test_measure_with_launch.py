@@ -41,7 +41,7 @@ def test_a_generated_vllm_command_sets_the_measured_engine():
 
 
 def test_other_engines_and_plain_commands_are_refused():
-    sglang = render_launch(launch_config(_dep(engine="sglang", engine_version="0.5.3")), "sglang")
+    sglang = render_launch(launch_config(_dep(engine="sglang", engine_version="0.5.3", memory_fraction=None)), "sglang")
     with pytest.raises(PlannerError, match="vLLM launch command"):
         with_launch(BASE, sglang)
     plain = launch_config(_dep().without_draft()).command
