@@ -7,7 +7,7 @@ import shlex
 
 import yaml
 
-from tests.conftest import run_cli
+from tests.conftest import ENGINE_LOGS, run_cli
 
 WORKED = (
     "launch",
@@ -69,3 +69,18 @@ def test_a_plan_that_does_not_fit_exits_2_with_one_line():
 def test_a_format_of_another_engine_is_refused():
     proc = run_cli(*WORKED, "--format", "sglang")
     assert proc.returncode == 2 and "format" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_check_log_takes_the_launch_command_that_produced_the_log(tmp_path):
+    serve = tmp_path / "serve.sh"
+    args = [
+        "launch", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--engine-version", "0.10.0",
+        "--gpu-memory-utilization", "0.85", "--max-model-len", "16384", "--out", str(serve),
+    ]  # fmt: skip
+    run_cli(*args, check=True)
+    log = ENGINE_LOGS / "vllm-v1-019-llmd-llama31-8b-16k.log"
+    out = json.loads(
+        run_cli("check-log", str(log), "--gpu", "h100-sxm-80gb", "--launch-command", str(serve), "--json").stdout
+    )
+    assert out["applicable"] and out["deployment"]["memory_fraction"] == 0.85  # the log says 0.95; the command 0.85
+    assert any("launch command" in note for note in out["notes"])
