@@ -7,7 +7,7 @@ import streamlit as st
 from pages._common import guarded
 from planner.deployment import Deployment
 from planner.launch import NotLaunchableError, launch_config, render_launch
-from planner.memory.types import MemoryPlan
+from planner.memory import MemoryPlan
 
 _ENGINE_FORMAT = {"vllm": "vllm", "vllm-v0": "vllm", "sglang": "sglang", "trtllm": "trtllm"}
 

@@ -10,7 +10,7 @@ from pages._save_quote import save_quote_widget
 from pages._scenario import bind, current_scenario, lookup_model
 from planner.catalog import get_node, list_nodes
 from planner.decisions import Traffic, plan_fleet
-from planner.launch.quote import quoted_deployment
+from planner.launch import quoted_deployment
 from planner.reports import misses_table, options_table, quote_report
 from planner.reports.charts import cost_by_node
 

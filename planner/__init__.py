@@ -81,6 +81,7 @@ _SURFACE: dict[str, tuple[str, ...]] = {
         "matrix_table",
     ),
     "planner.scenario": ("Scenario",),
+    "planner.launch": ("LaunchConfig", "NotLaunchableError", "launch_config", "read_launch_command", "render_launch"),
     "planner.validation": ("EngineLogFacts", "LogCheck", "check_log", "parse_engine_log"),
     "planner.measure": ("MeasureOptions", "MeasurementRecord", "detect_gpus", "load_records"),
     "planner.reports": ("MIME", "Report", "quote_report", "quotes_table", "sizing_report"),

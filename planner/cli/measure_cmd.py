@@ -26,8 +26,7 @@ from planner.cli.common import (
 )
 from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.errors import first_pydantic_error
-from planner.measure import MAX_K, MAX_PROMPTS_BYTES, MeasureOptions
-from planner.measure.launch_options import with_launch
+from planner.measure import MAX_K, MAX_PROMPTS_BYTES, MeasureOptions, with_launch
 from planner.units import fmt_bytes
 from planner.user_files import check_user_file, read_user_file
 

@@ -34,6 +34,7 @@ from planner.launch.engine_command import (
     options_yaml,
     read_engine_command,
 )
+from planner.launch.quote import quoted_deployment
 from planner.launch.releases import FAMILY, engine_flags, release_for
 from planner.launch.settings import LaunchSettings, NotLaunchableError, deployment_from_settings, launch_settings
 from planner.launch.shell_text import shell_block, split_command
@@ -48,6 +49,7 @@ __all__ = [
     "deployment_from_settings",
     "launch_config",
     "launch_settings",
+    "quoted_deployment",
     "read_launch_command",
     "render_launch",
 ]
