@@ -5,10 +5,12 @@ import streamlit as st
 
 from pages._common import export_buttons, guarded, scenario_link
 from pages._frame import ensure_app_frame
+from pages._launch import launch_section
 from pages._save_quote import save_quote_widget
 from pages._scenario import bind, current_scenario, lookup_model
 from planner.catalog import get_node, list_nodes
 from planner.decisions import Traffic, plan_fleet
+from planner.launch import quoted_deployment
 from planner.reports import misses_table, options_table, quote_report
 from planner.reports.charts import cost_by_node
 
@@ -157,6 +159,19 @@ if plan is not None:
         return quote_report(scenario.target, speculator_label, plan, scenario_link=link)
 
     export_buttons(build_report, "quote", "fleet")
+    if plan.recommended is not None:
+        fields = {"method": method, "engine": key[4], "kv_dtype": key[5]}
+        launched = guarded(
+            lambda: quoted_deployment(
+                lookup_model(scenario.target),
+                plan.recommended,
+                traffic,
+                draft=lookup_model(draft_id) if draft_id else None,
+                **fields,
+            ),
+            "the recommended option",
+        )
+        launch_section(launched, None, "fleet", title=f"Launch the recommended option ({plan.recommended.label})")
     with st.expander("Assumptions"):
         for note in dict.fromkeys(n for q in plan.quotes for n in q.notes):
             st.write(f"- {note}")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from pages._common import cached_chart, cached_concurrency_curve, cached_plan, export_buttons, guarded, scenario_link
 from pages._frame import ensure_app_frame
+from pages._launch import launch_section
 from pages._scenario import current_scenario, load_scenario, scenario_deployment
 from planner.reports import memory_components_view, sizing_report, suggestions_view, whole_requests
 from planner.scenario import EXAMPLES
@@ -126,6 +127,7 @@ if plan is not None:
     st.subheader("Export this sizing")
     link = scenario_link(current_scenario().to_query())
     export_buttons(lambda: sizing_report(dep, plan, scenario_link=link), "sizing", "sizing")
+    launch_section(dep, plan, "sizing")
 
     with st.expander("Assumptions and engine knobs"):
         for note in plan.assumptions:

@@ -105,13 +105,27 @@ with st.form("validation_log_form"):
         model = c1.text_input("Model (catalog id or checkpoint name)", max_chars=200, key="validation_log_model")
         gpu = c2.text_input("GPU (catalog id, e.g. h100-sxm-80gb)", max_chars=100, key="validation_log_gpu")
         tp = c3.number_input("Tensor parallel (0 = from the log)", 0, 64, 0, key="validation_log_tp")
+    launch_command = st.text_area(
+        "Launch command that produced the log (optional: its flags set the deployment checked)",
+        height=100,
+        max_chars=20_000,
+        key="validation_log_launch",
+        help="The vllm serve / sglang / trtllm-serve command, e.g. as the Sizing page's Launch section writes it "
+        "(TensorRT-LLM: the options file may follow it).",
+    )
     submitted = st.form_submit_button("Check the log", key="validation_log_submit")
 if submitted:
     source = upload_text(upload, "log", MAX_LOG_UPLOAD_BYTES) if upload is not None else text
     if source is not None and source.strip():
         with st.spinner(f"Reading {len(source):,} characters of log…"):
             st.session_state["validation_log_check"] = guarded(
-                lambda: check_log(source, model=model.strip() or None, gpu=gpu.strip() or None, tp=int(tp) or None)
+                lambda: check_log(
+                    source,
+                    model=model.strip() or None,
+                    gpu=gpu.strip() or None,
+                    tp=int(tp) or None,
+                    launch_command=launch_command.strip() or None,
+                )
             )
     elif source is not None:
         st.info("Paste a log or choose a file, then press Check the log.")

@@ -38,6 +38,7 @@ COMMANDS = (
     "check_log_cmd",
     "saved_cmd",
     "search_cmd",
+    "launch_cmd",
 )
 
 #: ``"""``python -m planner params``: exact parameter counts by component."""`` -> ("params", "exact ...").

@@ -22,6 +22,15 @@ def register(subparsers) -> None:
     parser.add_argument("--tp", type=positive_int, help="tensor parallel size, when the log does not say")
     parser.add_argument("--pp", type=positive_int, help="pipeline parallel size, when the log does not say")
     parser.add_argument("--gpu-memory-utilization", "--memory-fraction", dest="memory_fraction", type=fraction)
+    parser.add_argument(
+        "--launch-command",
+        metavar="FILE",
+        help="the launch command that produced the log (a file, e.g. from `python -m planner launch --out`): "
+        "its flags set the deployment checked",
+    )
+    parser.add_argument(
+        "--launch-options", metavar="FILE", help="TensorRT-LLM: the options YAML the launch command names"
+    )
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 
@@ -42,6 +51,15 @@ def _read(name: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _read_text(name: str, field: str) -> str:
+    data = read_user_file(name, field=field, max_bytes=MAX_LAUNCH_BYTES, expected="a text file")
+    return data.decode("utf-8", errors="replace")
+
+
+#: The most bytes read from a launch command or options file.
+MAX_LAUNCH_BYTES = 256 * 1024
+
+
 def _show(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
@@ -57,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
         tp=args.tp,
         pp=args.pp,
         memory_fraction=args.memory_fraction,
+        launch_command=_read_text(args.launch_command, "launch_command") if args.launch_command else None,
+        launch_options=_read_text(args.launch_options, "launch_options") if args.launch_options else None,
     )
     facts = check.facts
     payload = {

@@ -26,9 +26,9 @@ from planner.cli.common import (
 )
 from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.errors import first_pydantic_error
-from planner.measure import MAX_K, MAX_PROMPTS_BYTES, MeasureOptions
+from planner.measure import MAX_K, MAX_PROMPTS_BYTES, MeasureOptions, with_launch
 from planner.units import fmt_bytes
-from planner.user_files import check_user_file
+from planner.user_files import check_user_file, read_user_file
 
 DEFAULT_K = NUM_SPECULATIVE_TOKENS
 DEFAULT_NEW_TOKENS = 64
@@ -60,6 +60,13 @@ def register(subparsers) -> None:
     parser.add_argument("--backend", choices=["transformers", "vllm"], default="transformers")
     parser.add_argument("--tp", type=positive_int, help="vLLM backend: tensor parallel size (default: all GPUs)")
     parser.add_argument(
+        "--launch",
+        metavar="FILE",
+        type=path_arg,
+        help="a vLLM launch command (python -m planner launch --out FILE): the run uses the vLLM backend with its "
+        "TP, K, memory fraction, lengths and batch caps, so it measures what was planned",
+    )
+    parser.add_argument(
         "--gpu", type=catalog_name, help="catalog GPU for the prediction (default: matched from the CUDA device)"
     )
     parser.add_argument(
@@ -88,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
         options = _options(args)
     except ValidationError as exc:
         raise first_pydantic_error(exc) from None
+    if args.launch:
+        text = read_user_file(args.launch, field="launch", max_bytes=256 * 1024, expected="a launch command file")
+        options = with_launch(options, text.decode("utf-8", errors="replace"), source=args.launch)
     from planner.measure import measure  # torch and transformers load here
 
     record = measure(options)

@@ -12,6 +12,7 @@ import importlib
 from typing import Any
 
 from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict, acceptance_stats
+from planner.measure.launch_options import with_launch
 from planner.measure.nvml_sampler import NvmlResult, NvmlSampler, detect_gpus
 from planner.measure.options import MAX_K, MeasureOptions
 from planner.measure.prediction import Prediction
@@ -37,6 +38,7 @@ __all__ = [
     "measure",
     "measurements_dir",
     "save_record",
+    "with_launch",
 ]
 
 

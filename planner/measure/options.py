@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,3 +39,8 @@ class MeasureOptions(BaseModel):
     save: bool = True
     sample_interval_s: float = Field(default=DEFAULT_INTERVAL_S, gt=0, le=60, allow_inf_nan=False)
     warmup: bool = True
+    #: vLLM backend: the ``vllm.LLM`` arguments of a generated launch command (``planner.launch.engine_args``),
+    #: so the run measures exactly the planned configuration; None: the harness's own settings.
+    engine_args: dict[str, Any] | None = None
+    #: The launch command's file, when ``engine_args`` came from one (recorded in the notes).
+    launch_source: str | None = None

@@ -103,6 +103,10 @@ def measure_vllm(options: MeasureOptions) -> MeasurementRecord:
         "disable_log_stats": False,
         "trust_remote_code": False,
     }
+    launched = dict(options.engine_args or {})
+    launched_spec = launched.pop("speculative_config", None) or {}
+    common |= launched  # a generated launch command's knobs: the run starts what the plan launches
+    tp = common["tensor_parallel_size"]
     if options.random_weights:
         common |= {"load_format": "dummy", "skip_tokenizer_init": True}
     sampling = vllm.SamplingParams(
@@ -146,9 +150,10 @@ def measure_vllm(options: MeasureOptions) -> MeasurementRecord:
         spec_engine = vllm.LLM(
             **common,
             speculative_config={
+                "draft_tensor_parallel_size": tp,
+                **launched_spec,
                 "model": draft_dir,
                 "num_speculative_tokens": options.k,
-                "draft_tensor_parallel_size": tp,
             },
         )
         spec_acceptance, spec_wall, spec_tokens = run(spec_engine)
@@ -250,7 +255,8 @@ def measure_vllm(options: MeasureOptions) -> MeasurementRecord:
             draft_weights_bytes=0,
         ),
         nvml=nvml,
-        notes=[f"vLLM {vllm.__version__}, TP {tp}, batch of {batch} prompts per task; speedup = throughput ratio"],
+        notes=[f"vLLM {vllm.__version__}, TP {tp}, batch of {batch} prompts per task; speedup = throughput ratio"]
+        + ([f"engine configured by the launch command {options.launch_source}: {launched}"] if launched else []),
         problems=problems,
     )
     if options.save:

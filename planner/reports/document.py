@@ -77,6 +77,8 @@ class Section:
     table: Table | pd.DataFrame | None = None
     figure: Any = None  # a plotly Figure, drawn as a static image
     notes: list[str] = field(default_factory=list)
+    #: Preformatted text shown as is (a launch command, a manifest): monospace, never reflowed.
+    code: str = ""
 
     def __post_init__(self) -> None:
         self.table = Table.of(self.table)
@@ -156,6 +158,7 @@ class Report:
                     "title": s.title,
                     "text": s.text,
                     "notes": s.notes,
+                    "code": s.code,
                     "table": None if s.table is None else s.table.records(),
                     "column_kinds": None
                     if s.table is None

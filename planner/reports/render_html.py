@@ -41,6 +41,10 @@ figure { margin: 0.5em 0 1em; break-inside: avoid; } figure img { width: 100%; h
 """
 
 
+#: Preformatted sections (launch commands, manifests): monospace, wrapped inside the page width.
+CODE_STYLE = "pre.code{font-size:8pt;white-space:pre-wrap;word-break:break-all;background:#f6f8fa;padding:6px}"
+
+
 def column_widths(text) -> list[float]:
     """Each column's share of the page width (percent), from its longest cell and its header's longest word."""
     weights = []
@@ -111,6 +115,8 @@ def report_html(report, with_charts: bool = True) -> str:
         elif s.figure is not None and reason:
             parts.append(f"<p class='note'>{e(reason[:1].upper() + reason[1:])}.</p>")
         parts += [f"<p class='note'>{e(n)}</p>" for n in s.notes]
+        if s.code:
+            parts.append(f"<pre class='code'>{e(s.code)}</pre>")
     if report.inputs:
         parts.append("<h2>Inputs</h2>" + table_html(inputs_table(report.inputs)))
     if report.assumptions:
@@ -124,5 +130,5 @@ def report_html(report, with_charts: bool = True) -> str:
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_POLICY}\">"
-        f"<title>{e(report.title)}</title><style>{STYLE}</style></head><body>{''.join(parts)}</body></html>"
+        f"<title>{e(report.title)}</title><style>{STYLE}{CODE_STYLE}</style></head><body>{''.join(parts)}</body></html>"
     )

@@ -11,6 +11,8 @@ Tables are written here (no third-party table library): every cell is the format
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from planner.reports.escaping import md_escape
@@ -70,6 +72,9 @@ def report_markdown(report) -> str:
             lines += ["(The chart is drawn in the PDF and HTML exports.)", ""]
         if s.notes:
             lines += [f"- {i(n)}" for n in s.notes] + [""]
+        if s.code:
+            fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", s.code)), default=0))
+            lines += [fence, s.code, fence, ""]
     if report.assumptions:
         lines += ["## Assumptions", "", *(f"- {i(a)}" for a in report.assumptions), ""]
     if report.sources:

@@ -117,6 +117,7 @@ def report_xlsx(report) -> bytes:
             sheet.freeze_panes = "A2"
             row += 1
         lines = ([s.title] if s.table is None else []) + ([s.text] if s.text else []) + list(s.notes)
+        lines += s.code.splitlines()
         _write_lines(sheet, row, lines, sheet_widths, bold_first=s.table is None)
         sheet_widths.apply(sheet)
 

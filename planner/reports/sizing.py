@@ -9,6 +9,7 @@ from planner.memory import MemoryPlan
 from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
 from planner.reports.charts.memory import gpu_memory_bar, memory_shortfall_bar
 from planner.reports.document import Report, Section, Summary
+from planner.reports.launch_appendix import launch_sections
 from planner.reports.screen import memory_components_view, suggestions_view, whole_requests
 from planner.reports.table_format import Table, format_cell
 from planner.units import fmt_tokens
@@ -97,6 +98,7 @@ def sizing_report(
                 table=Table(view, {"KV cache tokens": "tokens", "Concurrent requests at max length": "int"}),
             )
         )
+    sections += launch_sections(dep, plan)
     pair = dep.target.id + (f" + {dep.draft.id}" if dep.draft else "")
     return Report(
         title=f"Sizing: {pair} on {dep.node_id or dep.gpu.id}",

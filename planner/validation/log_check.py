@@ -25,11 +25,13 @@ from planner.deployment import Deployment
 from planner.engines.names import find_engine_id
 from planner.engines.profiles import engine_profile, engine_profiles
 from planner.errors import PlannerError
+from planner.launch import read_launch_command
 from planner.memory.plan import plan_memory
 from planner.memory.types import MEMORY_COMPONENTS
 from planner.model.dtypes import precision_id
 from planner.units import fmt_gib
 from planner.validation.engine_log import EngineLogFacts, parse_engine_log
+from planner.validation.log_launch import apply_launch_command
 
 #: Log facts still named apart from MEMORY_COMPONENTS (the parser's own field names).
 _LOGGED = {"torch_peak_increase": "activation_peak_bytes", "non_torch_increase": "non_torch_bytes"}
@@ -143,11 +145,14 @@ def check_log(
     tp: int | None = None,
     pp: int | None = None,
     memory_fraction: float | None = None,
+    launch_command: str | None = None,
+    launch_options: str | None = None,
 ) -> LogCheck:
     """Parse ``text`` and compare what it logged with the planner's plan for the same deployment.
 
     ``model``, ``gpu``, ``draft``, ``tp``, ``pp`` and ``memory_fraction`` fill in (or override) what the
-    log does not say.
+    log does not say. ``launch_command`` (the command that produced the log, with TensorRT-LLM's options file
+    in ``launch_options``) sets every knob it states (:mod:`planner.validation.log_launch`).
     """
     facts = parse_engine_log(text)
     check = LogCheck(facts=facts, applicable=False)
@@ -155,6 +160,12 @@ def check_log(
     if engine is None:
         check.reason = "no serving-engine start-up lines recognised (vLLM, SGLang or TensorRT-LLM)"
         return check
+    if launch_command and not model:
+        try:
+            model = read_launch_command(launch_command, options_file=launch_options).target
+        except PlannerError as exc:
+            check.reason = f"the launch command cannot be read: {exc}"
+            return check
     target, name_format, how = _model(facts, model)
     check.notes.append(how)
     device, gpu_how = _gpu(facts, gpu)
@@ -194,6 +205,11 @@ def check_log(
     if draft_spec is not None and facts.num_speculative_tokens:
         fields["num_speculative_tokens"] = facts.num_speculative_tokens
     try:
+        if launch_command:
+            fields = apply_launch_command(
+                fields, launch_command, facts.engine_version, engine, check.notes, options_file=launch_options
+            )
+            draft_spec = fields["draft"]
         dep = Deployment.build(**fields)
         plan = plan_memory(dep, with_suggestions=False)
     except PlannerError as exc:

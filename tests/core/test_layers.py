@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("planner.speed",),
     ("planner.decisions",),
     ("planner.scenario",),
+    ("planner.launch",),
     ("planner.store",),
     ("planner.validation",),
     ("planner.measure",),

@@ -1,0 +1,146 @@
+"""The flags each recorded engine release accepts (``data/engine_flags.json``), and which release a plan launches on.
+
+A launch command is written for a recorded release only: the requested release itself, else the nearest recorded
+release below it (said in a note), so a flag a release does not know is never emitted.
+
+>>> flags, release, note = release_for("vllm-v0", "0.8.2")
+>>> release.knows("--speculative-config"), release.knows("--speculative-model")
+(True, True)
+>>> release_for("vllm-v0", "0.8.3")[1].knows("--speculative-model")  # removed in 0.8.3
+False
+>>> release_for("vllm", None)[1].release  # the newest recorded V1 release
+'0.21.0'
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from planner.engines.profiles import list_engine_profiles, parse_version
+from planner.errors import CatalogError, InputError, first_pydantic_error
+from planner.facts import data_cache, read_data_file
+
+FlagType = Literal["int", "float", "str", "bool", "json"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FlagSpec(_Strict):
+    """One argument definition: its option strings, value type, literal choices and line in the release's source."""
+
+    options: tuple[str, ...]
+    type: FlagType
+    choices: tuple[str, ...] | None = None
+    line: int | None = None
+
+
+class OptionsFileKeys(_Strict):
+    source: str
+    keys: dict[str, str]
+
+
+class EngineRelease(_Strict):
+    release: str
+    source: str
+    note: str = ""
+    flags: tuple[FlagSpec, ...]
+    speculative_config_keys: tuple[str, ...] | None = None
+    speculative_config_methods: tuple[str, ...] | None = None
+    options_file_keys: OptionsFileKeys | None = None
+
+    def find(self, option: str) -> FlagSpec | None:
+        """The definition that accepts ``option`` (any of its spellings), or None."""
+        return next((flag for flag in self.flags if option in flag.options), None)
+
+    def knows(self, option: str) -> bool:
+        return self.find(option) is not None
+
+    def source_of(self, option: str) -> str:
+        """The URL of ``option``'s definition, to the line where the release's record has it."""
+        flag = self.find(option)
+        return f"{self.source}#L{flag.line}" if flag and flag.line else self.source
+
+    @property
+    def version(self) -> tuple[int, int, int]:
+        return parse_version(self.release) if self.release[:1].isdigit() else (0, 0, 0)
+
+
+class EngineFlags(_Strict):
+    """How one engine is started, and its recorded releases (oldest first)."""
+
+    program: tuple[str, ...]
+    model_positional: bool
+    program_source: str
+    image: str
+    image_source: str
+    port: int
+    port_flag: str | None = None
+    host_flag: str | None = None
+    health_path: str
+    health_source: str
+    shm_size: str | None
+    shm_source: str
+    options_file_flag: str | None = None
+    weight_formats: dict[str, tuple[str, str] | dict[str, str]]
+    kv_dtypes: dict[str, str]
+    methods: dict[str, tuple[str, ...]]
+    methods_source: str
+    releases: tuple[EngineRelease, ...]
+
+
+#: The planner's engine ids, to the command-line family that starts them (vLLM's V0 and V1 share ``vllm serve``).
+FAMILY: dict[str, str] = {"vllm": "vllm", "vllm-v0": "vllm", "sglang": "sglang", "trtllm": "trtllm"}
+
+
+@data_cache
+def _engine_flags() -> dict[str, EngineFlags]:
+    raw = read_data_file("engine_flags.json")
+    try:
+        return {name: EngineFlags.model_validate(entry) for name, entry in raw["engines"].items()}
+    except ValidationError as exc:
+        raise CatalogError(f"engine_flags.json: {first_pydantic_error(exc)}") from exc
+
+
+def engine_flags(engine: str) -> EngineFlags:
+    """The recorded command line of ``engine`` (an id of ``planner.deployment.ENGINES``)."""
+    family = FAMILY.get(engine)
+    if family is None:
+        raise InputError("engine", engine, f"one with a launch command: {', '.join(FAMILY)}")
+    return _engine_flags()[family]
+
+
+def _engine_range(engine: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    profiles = [p for p in list_engine_profiles() if p.engine == engine]
+    return min(parse_version(p.min_version) for p in profiles), max(parse_version(p.max_version) for p in profiles)
+
+
+def recorded_releases(engine: str) -> tuple[EngineRelease, ...]:
+    """The recorded releases that run ``engine`` (vLLM before 0.10 is the V0 engine ``vllm-v0``)."""
+    low, high = _engine_range(engine)
+    return tuple(r for r in engine_flags(engine).releases if r.version == (0, 0, 0) or low <= r.version < high)
+
+
+def release_for(engine: str, version: str | None) -> tuple[EngineFlags, EngineRelease, str | None]:
+    """The recorded release a command for ``engine`` at ``version`` is written for, and a note when it is not
+    ``version`` itself (None: the newest recorded release)."""
+    flags = engine_flags(engine)
+    releases = recorded_releases(engine)
+    unversioned = [r for r in releases if r.version == (0, 0, 0)]
+    if unversioned:  # one source record stands for every release (TensorRT-LLM)
+        return flags, unversioned[-1], unversioned[-1].note or None
+    if version is None:
+        newest = releases[-1]
+        return flags, newest, f"release {newest.release}: the newest recorded {engine} release (none was chosen)"
+    wanted = parse_version(version)
+    exact = [r for r in releases if r.version == wanted]
+    if exact:
+        return flags, exact[-1], None
+    below = [r for r in releases if r.version <= wanted]
+    if not below:
+        names = ", ".join(r.release for r in releases)
+        raise InputError("engine_version", version, f"a release with recorded flags for {engine}: {names} or later")
+    return flags, below[-1], f"flags as recorded for {below[-1].release}, the nearest recorded release below {version}"
