@@ -1,6 +1,6 @@
 """Every page opens by its deep link on a fresh server, inside the app's frame, without an exception.
 
-A fresh server matters: Streamlit picks up a ``pages/`` folder beside the entry script, and before
+A fresh server matters: Streamlit picks up a ``ui/`` folder beside the entry script, and before
 ``app.py`` has registered its navigation a deep link could run the page file on its own (without the
 sidebar navigation or the shared scenario), streamlit/streamlit#9992.
 """
@@ -37,7 +37,7 @@ def fresh_app_url():
 
 
 def test_every_registered_page_is_checked():
-    assert len(registered_pages()) == len([p for p in (REPO / "pages").glob("*.py") if not p.name.startswith("_")])
+    assert len(registered_pages()) == len([p for p in (REPO / "ui").glob("*.py") if not p.name.startswith("_")])
 
 
 @pytest.mark.e2e

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from pages._common import cached_chart, cached_concurrency_curve, cached_plan, export_buttons, guarded, scenario_link
-from pages._frame import ensure_app_frame
-from pages._scenario import current_scenario, load_scenario, scenario_deployment
 from planner.reports import memory_components_view, sizing_report, suggestions_view, whole_requests
 from planner.scenario import EXAMPLES
+from ui._common import cached_chart, cached_concurrency_curve, cached_plan, export_buttons, guarded, scenario_link
+from ui._frame import ensure_app_frame
+from ui._scenario import current_scenario, load_scenario, scenario_deployment
 
 ensure_app_frame()
 

@@ -3,7 +3,10 @@ every GPU with the memory software sees; and an import of a custom config.json."
 
 import streamlit as st
 
-from pages._common import (
+from planner.catalog import MAX_MODEL_NAME_CHARS, import_name, load_config, model_facts, model_from_config
+from planner.reports import models_table, screen_table
+from planner.validation import find_custom_model, save_custom_model
+from ui._common import (
     MAX_CONFIG_UPLOAD_BYTES,
     catalog_models_table,
     catalog_view,
@@ -12,11 +15,8 @@ from pages._common import (
     shown_table,
     upload_bytes,
 )
-from pages._frame import ensure_app_frame
-from pages._scenario import imported_models
-from planner.catalog import MAX_MODEL_NAME_CHARS, import_name, load_config, model_facts, model_from_config
-from planner.reports import models_table, screen_table
-from planner.validation import find_custom_model, save_custom_model
+from ui._frame import ensure_app_frame
+from ui._scenario import imported_models
 
 IMPORT_FLASH_KEY = "catalog_import_flash"
 

@@ -3,14 +3,14 @@ every objective, the options that miss apart, and the quote as a document."""
 
 import streamlit as st
 
-from pages._common import export_buttons, guarded, scenario_link
-from pages._frame import ensure_app_frame
-from pages._save_quote import save_quote_widget
-from pages._scenario import bind, current_scenario, lookup_model
 from planner.catalog import get_node, list_nodes
 from planner.decisions import Traffic, plan_fleet
 from planner.reports import misses_table, options_table, quote_report
 from planner.reports.charts import cost_by_node
+from ui._common import export_buttons, guarded, scenario_link
+from ui._frame import ensure_app_frame
+from ui._save_quote import save_quote_widget
+from ui._scenario import bind, current_scenario, lookup_model
 
 ensure_app_frame()
 st.title("Fleet & Quote")

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from pages._common import cached_chart, cached_plan, guarded
-from pages._frame import ensure_app_frame
-from pages._scenario import scenario_deployment
-from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
 from planner.reports import speed_assumptions_table, step_times_table
 from planner.speed import SpeedWorkload, calibration_summary, deployment_acceptance
+from ui._common import cached_chart, cached_plan, guarded
+from ui._frame import ensure_app_frame
+from ui._scenario import scenario_deployment
+from ui._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
 
 ensure_app_frame()
 st.title("Performance")

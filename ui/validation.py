@@ -2,8 +2,6 @@
 
 import streamlit as st
 
-from pages._common import MAX_LOG_UPLOAD_BYTES, guarded, shown_table, upload_text
-from pages._frame import ensure_app_frame
 from planner import GIB, check_log
 from planner.measure import detect_gpus, load_records, measurements_dir
 from planner.reports import log_facts_view, task_verdicts_table
@@ -19,6 +17,8 @@ from planner.reports.charts import (
     task_acceptance_bars,
 )
 from planner.validation import MAX_LOG_CHARS
+from ui._common import MAX_LOG_UPLOAD_BYTES, guarded, shown_table, upload_text
+from ui._frame import ensure_app_frame
 
 ensure_app_frame()
 st.title("Validation")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._common import error_message
 from planner.validation import save_quote
+from ui._common import error_message
 
 FLASH_KEY = "quote_save_flash"
 

@@ -6,9 +6,6 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from pages._common import error_message, guarded
-from pages._frame import ensure_app_frame
-from pages._scenario import current_scenario, imported_models, load_scenario, model_choices
 from planner.validation import (
     SavedScenario,
     compare_saved,
@@ -22,6 +19,9 @@ from planner.validation import (
     save_scenario,
 )
 from planner.validation import load_scenario as load_saved
+from ui._common import error_message, guarded
+from ui._frame import ensure_app_frame
+from ui._scenario import current_scenario, imported_models, load_scenario, model_choices
 
 FLASH_KEY = "saved_flash"
 CONFIRM_KEY = "saved_confirm_delete"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._scenario import bind
 from planner.acceptance_math import draft_acceptance_rate, expected_tokens_per_step
 from planner.defaults import ACCEPTANCE_ALPHA, NUM_SPECULATIVE_TOKENS
 from planner.speed import RateSweep, SpeedReport, SpeedWorkload, rate_sweep, speculation_rules, speed_report
+from ui._scenario import bind
 
 ACCEPTANCE_MODES = {
     "α (per-token acceptance, Leviathan)": "alpha",

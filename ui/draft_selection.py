@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-from pages._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, shown_table, upload_bytes
-from pages._frame import ensure_app_frame
-from pages._scenario import current_scenario, imported_models, lookup_model, scenario_deployment
 from planner.catalog import config_fingerprint
 from planner.decisions import decision_matrix, matrix_table
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.pairs import check_pair, load_tokenizer_vocab
 from planner.reports import VALUE_LABELS, screen_table
 from planner.reports.charts import speedup_vs_kv_scatter
+from ui._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, shown_table, upload_bytes
+from ui._frame import ensure_app_frame
+from ui._scenario import current_scenario, imported_models, lookup_model, scenario_deployment
 
 ensure_app_frame()
 st.title("Draft Selection")
