@@ -35,11 +35,11 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
+from planner.errors import PlannerError
 from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict
 from planner.measure.nvml_sampler import NvmlResult
 from planner.measure.prediction import Prediction
 from planner.measure.torch_memory import TorchMemory
-from planner.errors import PlannerError
 from planner.user_files import planner_home, shown_path
 from planner.validation.store import StoreError, read_measurement_rows, save_measurement, stored_ids
 from planner.validation.store import store_path as default_store_path

@@ -166,5 +166,5 @@ def test_a_record_neither_place_takes_is_an_error_naming_both(tmp_path):
     blocked.write_text("x")
     bad_store = tmp_path / "store-dir"
     bad_store.mkdir()
-    with pytest.raises(record_module.PlannerError, match="not saved: could not write the file.*store"):
+    with pytest.raises(record_module.PlannerError, match=r"not saved: could not write the file.*store"):
         record_module.save_record_where(sample_record(), blocked / "m", store_path=bad_store)
