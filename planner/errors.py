@@ -14,6 +14,21 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The most characters of a user's input that an error message quotes (the rest is cut with "…").
+MAX_QUOTED_CHARS = 100
+
+
+def quoted(value: Any, limit: int = MAX_QUOTED_CHARS) -> str:
+    """``repr(value)`` for a message, at most ``limit`` characters.
+
+    >>> len(quoted("x" * 500)), quoted("x" * 500)[-3:]
+    (100, 'xx…')
+    >>> quoted(3)
+    '3'
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 class PlannerError(ValueError):
     """Root of every error the planner raises on purpose."""
@@ -29,7 +44,7 @@ class InputError(PlannerError):
     def __init__(self, field: str, value: Any, allowed: str) -> None:
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field} = {value!r} is not allowed: expected {allowed}", field=field)
+        super().__init__(f"{field} = {quoted(value)} is not allowed: expected {allowed}", field=field)
 
 
 class ConfigError(PlannerError):
@@ -55,5 +70,5 @@ def first_pydantic_error(exc: Exception, prefix: str = "") -> PlannerError:
     loc = ".".join(str(part) for part in first.get("loc", ()) if part != "__root__")
     field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or None
     value = first.get("input")
-    shown = "" if isinstance(value, dict) else f" = {value!r}"
+    shown = "" if isinstance(value, dict) else f" = {quoted(value)}"
     return PlannerError(f"{field}{shown}: {first.get('msg', 'invalid value')}", field=field)

@@ -16,9 +16,9 @@ from typing import Any
 
 from planner.catalog.importing import resolve_model
 from planner.catalog.schemas import ModelSpec
-from planner.errors import InputError
+from planner.errors import InputError, quoted
 from planner.input_types import Count, Fraction, PositiveReal, Seed, parse_input
-from planner.user_files import check_output_path, shown_path
+from planner.user_files import check_output_path, chmod_as_created, shown_path
 
 #: The formats a report can be exported to (planner.reports.document.Report.export).
 EXPORT_SUFFIXES = (".json", ".html", ".md", ".xlsx", ".pdf")
@@ -30,7 +30,7 @@ def _typed(kind, text: str, **bounds):
     try:
         return parse_input(kind, text, "value", **bounds)
     except InputError as exc:
-        raise argparse.ArgumentTypeError(f"{_printable(text)!r} is not allowed: expected {exc.allowed}") from None
+        raise argparse.ArgumentTypeError(f"{quoted(_printable(text))} is not allowed: expected {exc.allowed}") from None
 
 
 def positive_int(text: str) -> int:
@@ -141,6 +141,7 @@ def write_report(report, path_text: str | Path) -> None:
         handle, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".export-", suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as out:
+                chmod_as_created(out.fileno())  # mkstemp makes 0600; an export is an ordinary file
                 out.write(data)
             os.replace(tmp, path)
         except BaseException:

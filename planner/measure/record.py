@@ -40,7 +40,7 @@ from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict
 from planner.measure.nvml_sampler import NvmlResult
 from planner.measure.prediction import Prediction
 from planner.measure.torch_memory import TorchMemory
-from planner.user_files import planner_home, shown_path
+from planner.user_files import chmod_as_created, planner_home, shown_path
 from planner.validation.store import StoreError, read_measurement_rows, save_measurement, stored_ids
 from planner.validation.store import store_path as default_store_path
 
@@ -267,6 +267,7 @@ def write_atomic(path: Path, payload: Any) -> Path:
     tmp = Path(handle.name)
     try:
         with handle:
+            chmod_as_created(handle.fileno())  # tempfile makes 0600; a record is an ordinary file
             for chunk in _chunks(payload):
                 handle.write(chunk)
             handle.write("\n")
