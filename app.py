@@ -14,14 +14,24 @@ from ui._scenario import scenario_sidebar
 
 st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon="🧮", layout="wide")
 
+#: The first page, served at the app's root (Streamlit gives the default page no path of its own).
+SIZING = st.Page("ui/sizing.py", title="Sizing", icon="📐", url_path="home", default=True)
+
+
+def _open_sizing() -> None:
+    """``/sizing`` (a link written by hand, or an old one): the Sizing page at the root, with the link's scenario."""
+    st.switch_page(SIZING, query_params=st.query_params.to_dict())
+
+
 PAGES = [
-    st.Page("ui/sizing.py", title="Sizing", icon="📐", url_path="sizing", default=True),
+    SIZING,
     st.Page("ui/catalog.py", title="Catalog", icon="📚", url_path="catalog"),
     st.Page("ui/performance.py", title="Performance", icon="⚡", url_path="performance"),
     st.Page("ui/draft_selection.py", title="Draft Selection", icon="🧭", url_path="draft-selection"),
     st.Page("ui/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
     st.Page("ui/validation.py", title="Validation", icon="🔬", url_path="validation"),
     st.Page("ui/saved.py", title="Saved", icon="💾", url_path="saved"),
+    st.Page(_open_sizing, title="Sizing", url_path="sizing", visibility="hidden"),
 ]
 page = st.navigation(PAGES)
 # Every page draws the scenario and keeps it in its link: sidebar widgets that stay on screen keep their state

@@ -5,6 +5,7 @@ import streamlit as st
 
 from planner.catalog import MAX_MODEL_NAME_CHARS, import_name, load_config, model_facts, model_from_config
 from planner.reports import models_table, screen_table
+from planner.scenario import MAX_SEARCH_CHARS
 from planner.validation import find_custom_model, save_custom_model
 from ui._common import (
     MAX_CONFIG_UPLOAD_BYTES,
@@ -16,7 +17,7 @@ from ui._common import (
     upload_bytes,
 )
 from ui._frame import ensure_app_frame
-from ui._scenario import imported_models
+from ui._scenario import bind, imported_models
 
 IMPORT_FLASH_KEY = "catalog_import_flash"
 
@@ -51,7 +52,12 @@ st.caption(
 models_tab, gpus_tab, nodes_tab, import_tab = st.tabs(["Models", "GPUs", "Node types", "Import config.json"])
 
 with models_tab:
-    query = st.text_input("Search models", placeholder="e.g. llama, qwen3, moe, gemma", key="catalog_query")
+    query = st.text_input(
+        "Search models",
+        placeholder="e.g. llama, qwen3, moe, gemma",
+        max_chars=MAX_SEARCH_CHARS,
+        **bind("catalog_query", "catalog_query"),
+    )
     view = catalog_view("models")
     if query:
         table = catalog_models_table()

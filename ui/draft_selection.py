@@ -4,13 +4,13 @@ import streamlit as st
 
 from planner.catalog import config_fingerprint
 from planner.decisions import decision_matrix, matrix_table
-from planner.defaults import ACCEPTANCE_ALPHA
+from planner.input_types import INPUT_BOUNDS
 from planner.pairs import check_pair, load_tokenizer_vocab
 from planner.reports import VALUE_LABELS, screen_table
 from planner.reports.charts import speedup_vs_kv_scatter
 from ui._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, shown_table, upload_bytes
 from ui._frame import ensure_app_frame
-from ui._scenario import current_scenario, imported_models, lookup_model, scenario_deployment
+from ui._scenario import bind, current_scenario, imported_models, lookup_model, scenario_deployment
 
 ensure_app_frame()
 st.title("Draft Selection")
@@ -31,10 +31,17 @@ def _ranked(scenario_json: str, batch_size: int, alpha: float | None, extra: tup
 
 dep = scenario_deployment()
 left, mid, right = st.columns(3)
-batch = left.number_input("Batch size to rank at", 1, 1024, value=8, step=1, key="selection_batch")
-assume = mid.checkbox("Assume one α for every pair", value=False, key="selection_assume")
+batch_low, batch_high = INPUT_BOUNDS["selection_batch_size"]
+batch = left.number_input(
+    "Batch size to rank at", batch_low, batch_high, step=1, **bind("selection_batch", "selection_batch_size")
+)
+assume = mid.checkbox("Assume one α for every pair", **bind("selection_assume", "selection_assume_alpha"))
 alpha = right.slider(
-    "α (per-token acceptance)", 0.0, 1.0, ACCEPTANCE_ALPHA, 0.01, key="selection_alpha", disabled=not assume
+    "α (per-token acceptance)",
+    *INPUT_BOUNDS["selection_alpha"],
+    step=0.01,
+    disabled=not assume,
+    **bind("selection_alpha", "selection_alpha"),
 )
 
 extra = tuple((i, config_fingerprint(spec.config or {})) for i, spec in imported_models().items())

@@ -17,7 +17,7 @@ from typing import Any
 from planner.catalog.importing import resolve_model
 from planner.catalog.schemas import ModelSpec
 from planner.errors import InputError, quoted
-from planner.input_types import Count, Fraction, PositiveReal, Seed, parse_input
+from planner.input_types import Count, Fraction, PositiveReal, Seed, bounded_input, parse_input
 from planner.user_files import check_output_path, chmod_as_created, shown_path
 
 #: The formats a report can be exported to (planner.reports.document.Report.export).
@@ -51,6 +51,21 @@ def fraction(text: str) -> float:
 def seed(text: str) -> int:
     """A random seed from 0 to 2^32 - 1."""
     return _typed(Seed, text)
+
+
+def input_of(name: str):
+    """An argparse type for the input ``name`` of :data:`planner.input_types.INPUT_BOUNDS` (the pages' bounds)."""
+
+    def parse(text: str):
+        try:
+            return bounded_input(name, text, "value")
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(
+                f"{quoted(_printable(text))} is not allowed: expected {exc.allowed}"
+            ) from None
+
+    parse.__name__ = name.replace("_", " ")
+    return parse
 
 
 def bounded_int(low: int, high: int):
