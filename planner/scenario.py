@@ -47,7 +47,8 @@ from planner.catalog.schemas import ModelSpec
 from planner.decisions.fleet import Traffic
 from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment, Engine
-from planner.errors import first_pydantic_error
+from planner.engines.profiles import engine_profile
+from planner.errors import PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
 from planner.units import gib_to_bytes
 
@@ -234,6 +235,17 @@ vLLM refuses to start, and the model was not trained on longer sequences. Use at
                 )
                 continue
             fields[name] = value
+        release = fields.get("engine_version")
+        if release is not None:
+            engine = fields.get("engine", cls.model_fields["engine"].default)
+            try:
+                engine_profile(engine, release)
+            except PlannerError as exc:
+                del fields["engine_version"]
+                problems.append(
+                    f"The link's {_LABELS['engine_version']} ({QUERY_KEYS['engine_version']}={_shown(release)}) is "
+                    f"not valid: {_first_sentence(exc)}. Using the default, the newest profiled release."
+                )
         return cls(**fields), problems
 
 
@@ -345,6 +357,10 @@ def _to_text(value) -> str:
     if isinstance(value, float):
         return repr(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
     return str(value)
+
+
+def _first_sentence(exc: Exception) -> str:
+    return str(exc).split(". ")[0].rstrip(".")[:200]
 
 
 def _shown(text: str) -> str:

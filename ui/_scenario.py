@@ -25,6 +25,7 @@ from planner.catalog import (
     list_weight_formats,
 )
 from planner.input_types import INPUT_BOUNDS
+from planner.reports import plain_text
 from planner.validation import custom_model_specs
 
 SCENARIO_KEY = "scenario_model"
@@ -297,7 +298,7 @@ def scenario_sidebar(draw: bool = True) -> Scenario | None:
     problems = _apply_link()
     if problems:
         st.warning(
-            "Parts of this link were not used:\n\n" + "\n".join(f"- {p}" for p in problems[:8]),
+            "Parts of this link were not used:\n\n" + "\n".join(f"- {plain_text(p)}" for p in problems[:8]),
             icon="🔗",
         )
     base = base_scenario()
@@ -307,10 +308,10 @@ def scenario_sidebar(draw: bool = True) -> Scenario | None:
             scenario = _scenario_from_widgets(_draw(base), base)
         except PlannerError as exc:
             scenario = None
-            st.sidebar.error(f"Scenario: {exc}", icon="⚠️")
+            st.sidebar.error(f"Scenario: {plain_text(exc)}", icon="⚠️")
         except (TypeError, ValueError) as exc:
             scenario = None
-            st.sidebar.error(f"Scenario: a sidebar value is not valid ({exc}).", icon="⚠️")
+            st.sidebar.error(f"Scenario: a sidebar value is not valid ({plain_text(exc)}).", icon="⚠️")
     if scenario is not None:
         st.session_state[BASE_KEY] = scenario
     st.session_state[SCENARIO_KEY] = scenario
@@ -339,9 +340,9 @@ def scenario_deployment() -> Deployment | None:
     try:
         problem = scenario.context_problem(imported_models())
         if problem:
-            st.error(problem, icon="⛔")
+            st.error(plain_text(problem), icon="⛔")
             return None
         return scenario.deployment(imported_models())
     except PlannerError as exc:
-        st.error(f"Scenario: {exc}", icon="⚠️")
+        st.error(f"Scenario: {plain_text(exc)}", icon="⚠️")
         return None

@@ -6,7 +6,7 @@ from planner.catalog import config_fingerprint
 from planner.decisions import decision_matrix, matrix_table
 from planner.input_types import INPUT_BOUNDS
 from planner.pairs import check_pair, load_tokenizer_vocab
-from planner.reports import VALUE_LABELS, screen_table
+from planner.reports import VALUE_LABELS, plain_text, screen_table
 from planner.reports.charts import speedup_vs_kv_scatter
 from ui._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, shown_table, upload_bytes
 from ui._frame import ensure_app_frame
@@ -57,9 +57,9 @@ if ranked is not None:
     top = matrix.rows[0] if matrix.rows else None
     if top is not None and top.verdict != "incompatible" and top.fits:
         st.success(
-            f"Best draft: {top.draft} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size} "
+            f"Best draft: {plain_text(top.draft)} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size} "
             f"({top.speedup_batch_1:.2f}x at batch 1), α {top.alpha:.2f} "
-            f"({VALUE_LABELS.get(top.alpha_source, top.alpha_source)}), "
+            f"({plain_text(VALUE_LABELS.get(top.alpha_source, top.alpha_source))}), "
             f"speed verdict: {top.speed_verdict}.",
             icon="✅",
         )
@@ -75,18 +75,18 @@ if ranked is not None:
         st.plotly_chart(scatter, key="selection_scatter")
 
     if row is not None:
-        st.subheader(f"Why: {row.draft}")
+        st.subheader(f"Why: {plain_text(row.draft)}")
         ratio = "no draft model" if row.parameter_ratio is None else f"parameter ratio {row.parameter_ratio:.1f}x"
-        st.write(f"Verdict **{row.verdict}**, {row.method}, {ratio}. {row.why_lower}")
+        st.write(f"Verdict **{row.verdict}**, {row.method}, {ratio}. {plain_text(row.why_lower)}")
         for check in row.checks:
             icon = {"pass": "✅", "warn": "⚠️", "fail": "⛔"}[check.status]
-            st.write(f"{icon} **{check.name}** — {check.detail}")
+            st.write(f"{icon} **{plain_text(check.name)}** — {plain_text(check.detail)}")
         if row.speed_problem:
-            st.caption(f"speed: {row.speed_problem}")
+            st.caption(f"speed: {plain_text(row.speed_problem)}")
         if row.alpha_detail:
-            st.caption(f"α: {row.alpha_detail}")
+            st.caption(f"α: {plain_text(row.alpha_detail)}")
         for problem in row.memory_problems:
-            st.caption(f"memory: {problem}")
+            st.caption(f"memory: {plain_text(problem)}")
 
     with st.expander("Check real tokenizer files (tokenizer.json)"):
         st.write("Upload the target's and a draft's `tokenizer.json` to compare their real vocabularies.")
@@ -110,10 +110,10 @@ if ranked is not None:
             )
             if verdict is not None:
                 tokenizer = next(c for c in verdict.checks if c.name == "tokenizer")
-                (st.success if tokenizer.status == "pass" else st.error)(f"tokenizer: {tokenizer.detail}")
+                (st.success if tokenizer.status == "pass" else st.error)(f"tokenizer: {plain_text(tokenizer.detail)}")
                 if verdict.vocab_comparison is not None:
                     st.json(verdict.vocab_comparison.model_dump(), expanded=False)
 
     with st.expander("Assumptions"):
         for note in matrix.assumptions:
-            st.write(f"- {note}")
+            st.write(f"- {plain_text(note)}")

@@ -5,7 +5,7 @@ import streamlit as st
 
 from planner.catalog import get_node, list_nodes
 from planner.decisions import Traffic, plan_fleet
-from planner.reports import misses_table, options_table, quote_report
+from planner.reports import misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
 from ui._common import export_buttons, guarded, scenario_link
 from ui._frame import ensure_app_frame
@@ -104,18 +104,19 @@ if not chosen:
     st.info("Pick at least one node type.")
 if plan is not None:
     if plan.recommended is not None:
-        st.success(plan.headline, icon="💰")
+        st.success(plain_text(plan.headline), icon="💰")
     else:
-        st.error(plan.headline, icon="⛔")
+        st.error(plain_text(plan.headline), icon="⛔")
     if plan.saving is not None:
-        st.info(plan.saving.describe()[:1].upper() + plan.saving.describe()[1:] + ".", icon="📉")
+        st.info(plain_text(plan.saving.describe()[:1].upper() + plan.saving.describe()[1:] + "."), icon="📉")
     elif plan.speculation_note:
-        st.info(plan.speculation_note + ".", icon="📉")
+        st.info(plain_text(plan.speculation_note + "."), icon="📉")
     decisive, details, misses, figure = _views(*key)
     if decisive is not None:
         best = plan.recommended.option
         st.caption(
-            f"Needs its last replica for: {best.limited_by}; one replica is limited by {best.replica_limited_by}."
+            f"Needs its last replica for: {plain_text(best.limited_by)}; "
+            f"one replica is limited by {plain_text(best.replica_limited_by)}."
         )
         st.subheader("Options that meet every objective")
         st.dataframe(decisive, hide_index=True)
@@ -126,7 +127,8 @@ if plan is not None:
         st.caption("Shown apart and not priced: each lists what it misses and by how much at the largest fleet tried.")
         st.markdown(
             "\n".join(
-                f"- **{q.label}** misses " + "; ".join(m.describe() for m in q.option.misses) for q in plan.missing
+                f"- **{plain_text(q.label)}** misses " + "; ".join(plain_text(m.describe()) for m in q.option.misses)
+                for q in plan.missing
             )
         )
         with st.expander("These options as a table"):
@@ -134,7 +136,7 @@ if plan is not None:
     if figure is not None:
         st.plotly_chart(figure, key="fleet_cost")
     for reason in plan.unusable:
-        st.warning(reason)
+        st.warning(plain_text(reason))
     st.subheader("Export the quote")
     link = scenario_link(scenario.to_query())
 
@@ -144,5 +146,5 @@ if plan is not None:
     export_buttons(build_report, "quote", "fleet")
     with st.expander("Assumptions"):
         for note in dict.fromkeys(n for q in plan.quotes for n in q.notes):
-            st.write(f"- {note}")
+            st.write(f"- {plain_text(note)}")
     save_quote_widget(scenario, build_report)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from planner.reports import speed_assumptions_table, step_times_table
+from planner.reports import plain_text, speed_assumptions_table, step_times_table
 from planner.speed import SpeedWorkload, calibration_summary, deployment_acceptance
 from ui._common import cached_chart, cached_plan, guarded
 from ui._frame import ensure_app_frame
@@ -26,7 +26,8 @@ if dep is not None:
         assumed = guarded(lambda: deployment_acceptance(dep))
         if assumed is not None:
             st.caption(
-                f"This speculator's own α: {assumed.alpha:.2f} ({assumed.source}; {assumed.detail}). "
+                f"This speculator's own α: {assumed.alpha:.2f} "
+                f"({plain_text(assumed.source)}; {plain_text(assumed.detail)}). "
                 "The estimate below uses the acceptance set on this page."
             )
         workload = guarded(lambda: SpeedWorkload.build(**fields))
@@ -35,21 +36,21 @@ if dep is not None:
 plan = guarded(lambda: cached_plan(dep)) if report is not None else None
 if report is not None and plan is not None and not (plan.fits and plan.starts):
     # a deployment that does not fit (or would not start) is never recommended, whatever its speed would be
-    reasons = "; ".join((plan.start_problems + plan.problems)[:2])
+    reasons = "; ".join(map(plain_text, (plan.start_problems + plan.problems)[:2]))
     st.error(f"**NOT RECOMMENDED**: this deployment does not fit the node ({reasons}). Fix it on the Sizing page.")
     report = None
 if report is not None:
     est = report.estimate
     key = dep.model_dump_json() + workload.model_dump_json()
     show = {"recommend": st.success, "enable": st.info, "disable": st.warning}[est.verdict]
-    show(f"**{est.verdict.upper()}**: {est.verdict_reason}.", icon="⚡")
+    show(f"**{est.verdict.upper()}**: {plain_text(est.verdict_reason)}.", icon="⚡")
     st.caption(
         "Thresholds: "
         + ", ".join(f"{name} {value}" for name, value in est.thresholds.items())
         + f". Source: {est.thresholds_source}"
     )
     for warning in est.warnings:
-        st.warning(warning, icon="⚠️")
+        st.warning(plain_text(warning), icon="⚠️")
     cols = st.columns(5)
     cols[0].metric("Speedup", f"{est.speedup:.2f}x", help=f"at K = {est.k}")
     cols[1].metric("Optimal K", f"{est.optimal_k}", f"{est.speedup_at_optimal_k:.2f}x")
@@ -84,12 +85,12 @@ if report is not None:
         st.plotly_chart(cached_chart("latency_chart", key, est), key="perf_latency")
 
     with st.expander("Assumptions: the engine speed profile and its calibration"):
-        st.write(f"Profile **{est.profile}** (data/speed_profiles.json).")
+        st.write(f"Profile **{plain_text(est.profile)}** (data/speed_profiles.json).")
         st.dataframe(speed_assumptions_table(est), hide_index=True)
         calibration = calibration_summary()
         for key in ("goal_rows", "prior_rows", "plain_rows", "serving_rows"):
             if key in calibration:
-                st.write(f"- {calibration[key]}")
+                st.write(f"- {plain_text(calibration[key])}")
         st.caption("Reproduce with `make bench-speed-accuracy`; refit with `python -m bench.fit_speed_profile`.")
         st.dataframe(
             step_times_table(est),

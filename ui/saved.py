@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
+from planner.reports import plain_text
 from planner.validation import (
     SavedScenario,
     compare_saved,
@@ -60,7 +61,7 @@ def _save() -> None:
         lambda: saved.append(save_scenario(name, scenario, st.session_state.get("saved_notes", ""), replace=replace)),
         "the name or notes",
     ):
-        _flash("success", f"Saved “{saved[0].name}”.")
+        _flash("success", f"Saved “{plain_text(saved[0].name)}”.")
 
 
 def _open(name: str) -> None:
@@ -74,13 +75,13 @@ def _open(name: str) -> None:
             if unknown
             else ""
         )
-        _flash("success", f"Opened “{found[0].name}”: every page and the link now show it.{note}")
+        _flash("success", f"Opened “{plain_text(found[0].name)}”: every page and the link now show it.{note}")
 
 
 def _duplicate(name: str) -> None:
     copy = []
     if _attempt(lambda: copy.append(duplicate_scenario(name)), "the saved scenario"):
-        _flash("success", f"Duplicated “{name}” as “{copy[0].name}”.")
+        _flash("success", f"Duplicated “{plain_text(name)}” as “{plain_text(copy[0].name)}”.")
 
 
 def _ask_delete(name: str) -> None:
@@ -90,7 +91,7 @@ def _ask_delete(name: str) -> None:
 def _delete(name: str) -> None:
     st.session_state.pop(CONFIRM_KEY, None)
     if _attempt(lambda: delete_scenario(name), "the saved scenario"):
-        _flash("success", f"Deleted “{name}”.")
+        _flash("success", f"Deleted “{plain_text(name)}”.")
 
 
 def _cancel_delete(key: str = CONFIRM_KEY) -> None:
@@ -105,20 +106,20 @@ def _delete_model(name: str) -> None:
     st.session_state.pop(MODEL_CONFIRM_KEY, None)
     if _attempt(lambda: delete_custom_model(name), "the saved model"):
         imported_models().pop(name, None)
-        _flash("success", f"Deleted the model “{name}”: it is no longer in the sidebar's model lists.")
+        _flash("success", f"Deleted the model “{plain_text(name)}”: it is no longer in the sidebar's model lists.")
 
 
 def _delete_quote(name: str) -> None:
     st.session_state.pop(QUOTE_CONFIRM_KEY, None)
     if _attempt(lambda: delete_quote(name), "the saved quote"):
-        _flash("success", f"Deleted the quote “{name}”.")
+        _flash("success", f"Deleted the quote “{plain_text(name)}”.")
 
 
 def _confirm(key: str, names: list[str], what: str, action) -> None:
     """The "Delete …? This cannot be undone." question for the name ``key`` holds, with Yes and Cancel."""
     name = st.session_state.get(key)
     if name in names:
-        st.warning(f"Delete {what} “{name}”? This cannot be undone.", icon="🗑️")
+        st.warning(f"Delete {what} “{plain_text(name)}”? This cannot be undone.", icon="🗑️")
         yes, no = st.columns(2)
         yes.button("Yes, delete it", key=f"{key}_yes", on_click=action, args=(name,), type="primary")
         no.button("Cancel", key=f"{key}_no", on_click=_cancel_delete, args=(key,))
@@ -143,7 +144,7 @@ with st.expander("Save the sidebar's scenario", expanded=True):
 listing = guarded(list_scenarios, "the saved scenarios")
 saved = listing.scenarios if listing else []
 for problem in listing.problems if listing else []:
-    st.warning(problem, icon="⚠️")
+    st.warning(plain_text(problem), icon="⚠️")
 
 st.subheader("Saved scenarios")
 if not saved:
@@ -172,14 +173,14 @@ else:
     pick = st.selectbox("Saved scenario", names, key="saved_pick")
     chosen = next(s for s in saved if s.name == pick)
     if chosen.notes:
-        st.caption(chosen.notes)
+        st.caption(plain_text(chosen.notes))
     cols = st.columns(3)
     cols[0].button("Open", key="saved_open", on_click=_open, args=(pick,), help="load it into every page")
     cols[1].button("Duplicate", key="saved_duplicate", on_click=_duplicate, args=(pick,))
     cols[2].button("Delete…", key="saved_delete", on_click=_ask_delete, args=(pick,))
     confirm = st.session_state.get(CONFIRM_KEY)
     if confirm in names:
-        st.warning(f"Delete “{confirm}”? This cannot be undone.", icon="🗑️")
+        st.warning(f"Delete “{plain_text(confirm)}”? This cannot be undone.", icon="🗑️")
         yes, no = st.columns(2)
         yes.button("Yes, delete it", key="saved_delete_yes", on_click=_delete, args=(confirm,), type="primary")
         no.button("Cancel", key="saved_delete_no", on_click=_cancel_delete)
@@ -203,7 +204,7 @@ else:
         col_a, col_b = f"A: {comparison.a.name}", f"B: {comparison.b.name}"
         for label, problems in ((col_a, comparison.problems_a), (col_b, comparison.problems_b)):
             for problem in problems:
-                st.warning(f"{label}: {problem}", icon="⚠️")
+                st.warning(f"{plain_text(label)}: {plain_text(problem)}", icon="⚠️")
         st.markdown("**Results**")
         st.dataframe(
             pd.DataFrame([{"": r.label, col_a: r.a, col_b: r.b} for r in comparison.results]),
@@ -227,7 +228,7 @@ else:
 st.subheader("Imported models")
 models = guarded(list_custom_models, "the saved models")
 for problem in models.problems if models else []:
-    st.warning(problem, icon="⚠️")
+    st.warning(plain_text(problem), icon="⚠️")
 if not models or not models.models:
     st.info("No imported models yet: upload a config.json on the Catalog page and save it.")
 else:
@@ -257,7 +258,7 @@ else:
 st.subheader("Saved quotes")
 quotes = guarded(list_quotes, "the saved quotes")
 for problem in quotes.problems if quotes else []:
-    st.warning(problem, icon="⚠️")
+    st.warning(plain_text(problem), icon="⚠️")
 if not quotes or not quotes.quotes:
     st.info("No saved quotes yet: use “Save this quote” on the Fleet & Quote page.")
 else:
@@ -283,7 +284,7 @@ else:
     quote_pick = st.selectbox("Saved quote", quote_names, key="saved_quote_pick")
     quote = next(q for q in quotes.quotes if q.name == quote_pick)
     if quote.notes:
-        st.caption(quote.notes)
+        st.caption(plain_text(quote.notes))
     left, right = st.columns(2)
     left.download_button(
         "Download JSON",

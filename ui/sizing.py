@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from planner.reports import memory_components_view, sizing_report, suggestions_view, whole_requests
+from planner.reports import memory_components_view, plain_text, sizing_report, suggestions_view, whole_requests
 from planner.scenario import EXAMPLES
 from ui._common import cached_chart, cached_concurrency_curve, cached_plan, export_buttons, guarded, scenario_link
 from ui._frame import ensure_app_frame
@@ -40,12 +40,12 @@ if plan is not None:
             icon="✅",
         )
     else:
-        st.error("Does not fit: " + "; ".join(plan.problems[:2]), icon="⛔")
+        st.error("Does not fit: " + "; ".join(map(plain_text, plan.problems[:2])), icon="⛔")
     if not plan.starts:
-        st.error("Would not start: " + "; ".join(plan.start_problems), icon="🛑")
+        st.error("Would not start: " + "; ".join(map(plain_text, plan.start_problems)), icon="🛑")
     for problem in plan.problems[(0 if plan.fits else 2) :]:
         if problem not in plan.start_problems:
-            st.warning(problem, icon="⚠️")
+            st.warning(plain_text(problem), icon="⚠️")
 
     cols = st.columns(4)
     cols[0].metric("KV cache tokens / replica", f"{plan.kv_cache_tokens:,}")
@@ -111,4 +111,4 @@ if plan is not None:
 
     with st.expander("Assumptions and engine knobs"):
         for note in plan.assumptions:
-            st.write(f"- {note}")
+            st.write(f"- {plain_text(note)}")

@@ -2,6 +2,7 @@
 
 from planner.reports import charts
 from planner.reports.document import FORMATS, MIME, Report, Section, Summary
+from planner.reports.escaping import plain_text
 from planner.reports.quote import misses_table, options_table, quote_report, quotes_table
 from planner.reports.render_pdf import chromium_available as pdf_available
 from planner.reports.screen import human_columns, human_label, memory_components_view, suggestions_view, whole_requests
@@ -51,6 +52,7 @@ __all__ = [
     "nodes_table",
     "options_table",
     "pdf_available",
+    "plain_text",
     "quote_report",
     "quotes_table",
     "screen_table",

@@ -99,9 +99,9 @@ def test_a_max_length_above_the_models_context_blocks_the_results():
 
 def test_an_invalid_sidebar_input_blocks_results_with_a_message():
     at = _app()
-    at.sidebar.number_input(key="scenario_tp").set_value(0).run()
+    at.sidebar.number_input(key="scenario_max_num_batched_tokens").set_value(8).run()  # 0 or at least 16
     assert not at.exception
-    assert any("tp" in e.value for e in at.sidebar.error)
+    assert any("max_num_batched_tokens" in e.value for e in at.sidebar.error)
     assert any("Fix the scenario" in e.value for e in at.error)
     assert not at.metric
 
