@@ -1,17 +1,17 @@
 """Speculative Decoding Capacity Planner: the Streamlit entry point (`make run`).
 
-Pages live in pages/ and are registered here explicitly; each page reads the shared scenario (drawn in
+Pages live in ui/ and are registered here explicitly; each page reads the shared scenario (drawn in
 the sidebar here and kept in the page's link, so a reload or a shared link shows the same numbers),
 calls the core once and renders what it returns. A page opened by a deep link on a
-fresh server hands the request back to this file (pages/_frame.py), so every page runs in this frame.
+fresh server hands the request back to this file (ui/_frame.py), so every page runs in this frame.
 """
 
 import streamlit as st
 
-from pages._common import run_page_guarded
-from pages._frame import run_in_app_frame
-from pages._scenario import scenario_sidebar
-from pages._timing import timed
+from ui._common import run_page_guarded
+from ui._frame import run_in_app_frame
+from ui._scenario import scenario_sidebar
+from ui._timing import timed
 
 st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon="🧮", layout="wide")
 # Headline figures stay whole on narrow screens (1024 px with the sidebar open): a metric's value shrinks with
@@ -22,15 +22,25 @@ st.html(
     "text-overflow:clip!important;overflow-wrap:anywhere}</style>"
 )
 
+#: The first page, served at the app's root (Streamlit gives the default page no path of its own).
+SIZING = st.Page("ui/sizing.py", title="Sizing", icon="📐", url_path="home", default=True)
+
+
+def _open_sizing() -> None:
+    """``/sizing`` (a link written by hand, or an old one): the Sizing page at the root, with the link's scenario."""
+    st.switch_page(SIZING, query_params=st.query_params.to_dict())
+
+
 PAGES = [
-    st.Page("pages/sizing.py", title="Sizing", icon="📐", url_path="sizing", default=True),
-    st.Page("pages/catalog.py", title="Catalog", icon="📚", url_path="catalog"),
-    st.Page("pages/performance.py", title="Performance", icon="⚡", url_path="performance"),
-    st.Page("pages/draft_selection.py", title="Draft Selection", icon="🧭", url_path="draft-selection"),
-    st.Page("pages/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
-    st.Page("pages/explore.py", title="Explore", icon="🗺️", url_path="explore"),
-    st.Page("pages/validation.py", title="Validation", icon="🔬", url_path="validation"),
-    st.Page("pages/saved.py", title="Saved", icon="💾", url_path="saved"),
+    SIZING,
+    st.Page("ui/catalog.py", title="Catalog", icon="📚", url_path="catalog"),
+    st.Page("ui/performance.py", title="Performance", icon="⚡", url_path="performance"),
+    st.Page("ui/draft_selection.py", title="Draft Selection", icon="🧭", url_path="draft-selection"),
+    st.Page("ui/fleet.py", title="Fleet & Quote", icon="💰", url_path="fleet"),
+    st.Page("ui/explore.py", title="Explore", icon="🗺️", url_path="explore"),
+    st.Page("ui/validation.py", title="Validation", icon="🔬", url_path="validation"),
+    st.Page("ui/saved.py", title="Saved", icon="💾", url_path="saved"),
+    st.Page(_open_sizing, title="Sizing", url_path="sizing", visibility="hidden"),
 ]
 with timed("run") as this_run:  # server-side render time, logged only for `make bench-app`
     page = st.navigation(PAGES)

@@ -4,7 +4,7 @@ change, Fleet with six node types and the PDF build (prints, never asserts).
 For every page a fresh ``streamlit run app.py`` listens on 127.0.0.1 (a free port, stopped afterwards) and
 headless Chromium (Debian's, through Playwright) opens the page's own link. Two clocks per action:
 
-- server: the seconds app.py's script runs took (``PLANNER_RENDER_LOG``, pages/_timing.py), summed over the
+- server: the seconds app.py's script runs took (``PLANNER_RENDER_LOG``, ui/_timing.py), summed over the
   runs the action caused (a deep link on a fresh server runs app.py once through the page's frame);
 - browser: from the request (navigation, key press, click) until the page is settled: the run is logged,
   Streamlit's "running" indicator is gone and the page's heading is on screen.

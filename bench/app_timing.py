@@ -35,7 +35,7 @@ def _sample(page: str, cold: bool) -> tuple[float, float]:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     if page != "sizing":
         at.run()  # the default page registers the navigation; the switch below is the page's first render
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"ui/{page}.py")
     if cold:
         st.cache_data.clear()
         st.cache_resource.clear()

@@ -111,7 +111,7 @@ def display(result) -> None:
 def _reruns(page: str) -> tuple[float, list[float]]:
     """(first render, sorted warm reruns) of ``page`` in one AppTest session, seconds."""
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(f"ui/{page}.py")
     start = time.perf_counter()
     at.run()
     first = time.perf_counter() - start

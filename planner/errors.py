@@ -15,6 +15,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+#: The most characters of a user's input that an error message quotes (the rest is cut with "…").
+MAX_QUOTED_CHARS = 100
+
+
+def quoted(value: Any, limit: int = MAX_QUOTED_CHARS) -> str:
+    """``repr(value)`` for a message, at most ``limit`` characters.
+
+    >>> len(quoted("x" * 500)), quoted("x" * 500)[-3:]
+    (100, 'xx…')
+    >>> quoted(3)
+    '3'
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 class PlannerError(ValueError):
     """Root of every error the planner raises on purpose."""
@@ -30,7 +45,7 @@ class InputError(PlannerError):
     def __init__(self, field: str, value: Any, allowed: str) -> None:
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field} = {value!r} is not allowed: expected {allowed}", field=field)
+        super().__init__(f"{field} = {quoted(value)} is not allowed: expected {allowed}", field=field)
 
 
 class ConfigError(PlannerError):

@@ -35,13 +35,84 @@ Count = Annotated[int, Field(ge=1, le=MAX_COUNT, strict=False)]
 PositiveReal = Annotated[float, Field(ge=MIN_REAL, le=MAX_REAL, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+NonNegativeReal = Annotated[float, Field(ge=0, le=MAX_REAL, allow_inf_nan=False)]
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+
+#: Every number a person sets, as (lowest, highest) inclusive: the one table that the page widgets
+#: (their min/max), the link parser and saved scenarios (planner.scenario.Scenario's fields) and the CLI
+#: options (:func:`bounded_input`) all read, so a value one of them accepts is one the others accept.
+INPUT_BOUNDS: dict[str, tuple[float, float]] = {
+    "tp": (1, 64),
+    "pp": (1, 16),
+    "k": (1, 64),
+    #: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction.
+    "memory_fraction": (0.05, 1.0),
+    "max_model_len": (16, MAX_COUNT),
+    "max_num_batched_tokens": (16, MAX_COUNT),
+    "max_num_seqs": (1, MAX_COUNT),
+    "gpu_memory_gib": (0.001, 1e6),
+    #: α and ρ lie in [0, 1], τ in [1, K + 1] with K at most 64.
+    "acceptance": (0.0, 65.0),
+    "batch_size": (1, MAX_COUNT),
+    "prompt_tokens": (1, MAX_COUNT),
+    "output_tokens": (1, MAX_COUNT),
+    "fleet_requests_per_s": (MIN_REAL, MAX_REAL),
+    "fleet_prompt_tokens": (1, MAX_COUNT),
+    "fleet_output_tokens": (1, MAX_COUNT),
+    "fleet_tpot_slo_ms": (0.0, MAX_REAL),
+    "fleet_ttft_slo_ms": (0.0, MAX_REAL),
+    "fleet_percentile": (1.0, 100.0),
+    "fleet_alpha": (0.0, 1.0),
+    "fleet_usd_per_gpu_hour": (0.0, 1e6),
+    #: Draft Selection ranks pairs at one batch size.
+    "selection_batch_size": (1, 1024),
+    "selection_alpha": (0.0, 1.0),
+}
+
+
+def bounds_of(name: str) -> dict[str, float]:
+    """``INPUT_BOUNDS[name]`` as pydantic ``Field`` keywords.
+
+    >>> bounds_of("tp")
+    {'ge': 1, 'le': 64}
+    """
+    low, high = INPUT_BOUNDS[name]
+    return {"ge": low, "le": high}
+
+
+def within_bounds(name: str, value: object) -> bool:
+    """True when ``value`` is a finite number inside ``INPUT_BOUNDS[name]`` (what the widget accepts).
+
+    >>> within_bounds("memory_fraction", 0.2), within_bounds("memory_fraction", 0.01), within_bounds("tp", "8")
+    (True, False, False)
+    """
+    low, high = INPUT_BOUNDS[name]
+    return isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high
+
+
+def bounded_input(name: str, text: str, field: str | None = None) -> float | int:
+    """A CLI or query text for the input ``name``, within its bounds (an int when both bounds are ints).
+
+    >>> bounded_input("tp", "4"), bounded_input("memory_fraction", "0.9")
+    (4, 0.9)
+    >>> bounded_input("memory_fraction", "0.01", "gpu-memory-utilization")
+    Traceback (most recent call last):
+    ...
+    planner.errors.InputError: gpu-memory-utilization = 0.01 is not allowed: expected a value from 0.05 to 1
+    """
+    low, high = INPUT_BOUNDS[name]
+    if isinstance(low, int) and isinstance(high, int):
+        return parse_input(Count, text, field or name, low=low, high=high)
+    kind = Probability if low == 0 and high <= 1 else PositiveReal if low > 0 else NonNegativeReal
+    return parse_input(kind, text, field or name, low=low, high=high)
+
 
 _EXPECTED = {
     id(Count): f"an integer from 1 to {MAX_COUNT:,}",
     id(PositiveReal): f"a finite number > 0 and <= {MAX_REAL:g}",
     id(Fraction): "a finite number in (0, 1]",
     id(Probability): "a finite number in [0, 1]",
+    id(NonNegativeReal): f"a finite number >= 0 and <= {MAX_REAL:g}",
     id(Seed): f"an integer from 0 to {MAX_SEED:,}",
 }
 _ADAPTERS: dict[int, TypeAdapter] = {}

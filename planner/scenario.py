@@ -45,8 +45,11 @@ from planner.catalog.lookup import (
 )
 from planner.catalog.schemas import ModelSpec
 from planner.decisions.fleet import SLO_PRESETS, Traffic
+from planner.defaults import ACCEPTANCE_ALPHA
 from planner.deployment import Deployment, Engine
-from planner.errors import first_pydantic_error
+from planner.engines.profiles import engine_profile
+from planner.errors import PlannerError, first_pydantic_error
+from planner.input_types import bounds_of
 from planner.units import gib_to_bytes
 
 __all__ = ["EXAMPLES", "QUERY_KEYS", "Scenario", "field_label"]
@@ -59,6 +62,8 @@ AcceptanceMode = Literal["alpha", "mean_accepted_len", "draft_acceptance_rate"]
 MAX_QUERY_VALUE_CHARS = 400
 #: How ``None`` is written in a link (a field whose default is set, such as the draft).
 NONE_TOKEN = "none"
+#: Longest Catalog search text kept in a link.
+MAX_SEARCH_CHARS = 100
 
 
 class Scenario(BaseModel):
@@ -72,8 +77,8 @@ class Scenario(BaseModel):
     #: A method without a draft model: n-gram lookup or the target's own MTP layers (the draft is then unused).
     method: Literal["ngram", "mtp"] | None = None
     node: str = "8x-h100-sxm-80gb"
-    tp: int = Field(default=8, ge=1, le=64)
-    pp: int = Field(default=1, ge=1, le=16)
+    tp: int = Field(default=8, **bounds_of("tp"))
+    pp: int = Field(default=1, **bounds_of("pp"))
     #: True: the draft runs at TP 1 (replicated); False: at the target's TP.
     draft_tp_one: bool = False
     #: Weight formats (data/precisions.json ids); None = the checkpoint's own.
@@ -84,34 +89,44 @@ class Scenario(BaseModel):
     #: A release such as "0.19.0"; None = the newest profiled one.
     engine_version: str | None = None
     #: gpu_memory_utilization / mem_fraction_static / free_gpu_memory_fraction; None = the engine's default.
-    memory_fraction: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
-    max_model_len: int = Field(default=8192, ge=16, le=2**31 - 1)
-    k: int = Field(default=_K_DEFAULT, ge=1, le=64)
-    max_num_batched_tokens: int | None = Field(default=None, ge=16, le=2**31 - 1)
-    max_num_seqs: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    memory_fraction: float | None = Field(default=None, **bounds_of("memory_fraction"), allow_inf_nan=False)
+    max_model_len: int = Field(default=8192, **bounds_of("max_model_len"))
+    k: int = Field(default=_K_DEFAULT, **bounds_of("k"))
+    max_num_batched_tokens: int | None = Field(default=None, **bounds_of("max_num_batched_tokens"))
+    max_num_seqs: int | None = Field(default=None, **bounds_of("max_num_seqs"))
     #: Overrides the catalog's device total, GiB (2^30 bytes).
-    gpu_memory_gib: float | None = Field(default=None, gt=0, le=1e6, allow_inf_nan=False)
+    gpu_memory_gib: float | None = Field(default=None, **bounds_of("gpu_memory_gib"), allow_inf_nan=False)
     # The Performance page's workload: how acceptance is given and its value (None = the default in that
     # spelling), batch size, prompt and output tokens (None = the speed rules' default workload).
     acceptance_mode: AcceptanceMode = "alpha"
-    acceptance: float | None = Field(default=None, ge=0, le=65, allow_inf_nan=False)
-    batch_size: int | None = Field(default=None, ge=1, le=2**31 - 1)
-    prompt_tokens: int | None = Field(default=None, ge=1, le=2**31 - 1)
-    output_tokens: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    acceptance: float | None = Field(default=None, **bounds_of("acceptance"), allow_inf_nan=False)
+    batch_size: int | None = Field(default=None, **bounds_of("batch_size"))
+    prompt_tokens: int | None = Field(default=None, **bounds_of("prompt_tokens"))
+    output_tokens: int | None = Field(default=None, **bounds_of("output_tokens"))
     # The Fleet page's traffic and comparison.
-    fleet_requests_per_s: float = Field(default=20.0, gt=0, le=1e9, allow_inf_nan=False)
-    fleet_prompt_tokens: int = Field(default=1024, ge=1, le=2**31 - 1)
-    fleet_output_tokens: int = Field(default=256, ge=1, le=2**31 - 1)
+    fleet_requests_per_s: float = Field(default=20.0, **bounds_of("fleet_requests_per_s"), allow_inf_nan=False)
+    fleet_prompt_tokens: int = Field(default=1024, **bounds_of("fleet_prompt_tokens"))
+    fleet_output_tokens: int = Field(default=256, **bounds_of("fleet_output_tokens"))
     #: Time per output token and time to first token objectives, ms; 0 = none. The defaults are the
     #: command line's (the MLPerf Server preset, ``planner.decisions.SLO_PRESETS``): one default per input.
-    fleet_tpot_slo_ms: float = Field(default=SLO_PRESETS["server"][1] * 1e3, ge=0, le=1e9, allow_inf_nan=False)
-    fleet_ttft_slo_ms: float = Field(default=SLO_PRESETS["server"][0] * 1e3, ge=0, le=1e9, allow_inf_nan=False)
-    fleet_percentile: float = Field(default=99.0, ge=1, le=100, allow_inf_nan=False)
+    fleet_tpot_slo_ms: float = Field(
+        default=SLO_PRESETS["server"][1] * 1e3, **bounds_of("fleet_tpot_slo_ms"), allow_inf_nan=False
+    )
+    fleet_ttft_slo_ms: float = Field(
+        default=SLO_PRESETS["server"][0] * 1e3, **bounds_of("fleet_ttft_slo_ms"), allow_inf_nan=False
+    )
+    fleet_percentile: float = Field(default=99.0, **bounds_of("fleet_percentile"), allow_inf_nan=False)
     #: Acceptance α the Fleet page assumes; None: the speculator's own (as the CLI and every page).
-    fleet_alpha: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    fleet_alpha: float | None = Field(default=None, **bounds_of("fleet_alpha"), allow_inf_nan=False)
     fleet_nodes: tuple[str, ...] = Field(default=FLEET_NODES, max_length=64)
     #: One $/GPU-hour for every node type; 0 = the catalog's prices.
-    fleet_usd_per_gpu_hour: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
+    fleet_usd_per_gpu_hour: float = Field(default=0.0, **bounds_of("fleet_usd_per_gpu_hour"), allow_inf_nan=False)
+    # Page inputs that travel in the link too: Draft Selection's batch to rank at and its one assumed α
+    # (used when ``selection_assume_alpha``; otherwise each pair's own), and the Catalog's search box.
+    selection_batch_size: int = Field(default=8, **bounds_of("selection_batch_size"))
+    selection_assume_alpha: bool = False
+    selection_alpha: float = Field(default=ACCEPTANCE_ALPHA, **bounds_of("selection_alpha"), allow_inf_nan=False)
+    catalog_query: str = Field(default="", max_length=MAX_SEARCH_CHARS)
 
     @classmethod
     def build(cls, **fields) -> Scenario:
@@ -226,6 +241,17 @@ vLLM refuses to start, and the model was not trained on longer sequences. Use at
                 )
                 continue
             fields[name] = value
+        release = fields.get("engine_version")
+        if release is not None:
+            engine = fields.get("engine", cls.model_fields["engine"].default)
+            try:
+                engine_profile(engine, release)
+            except PlannerError as exc:
+                del fields["engine_version"]
+                problems.append(
+                    f"The link's {_LABELS['engine_version']} ({QUERY_KEYS['engine_version']}={_shown(release)}) is "
+                    f"not valid: {_first_sentence(exc)}. Using the default, the newest profiled release."
+                )
         return cls(**fields), problems
 
 
@@ -263,6 +289,10 @@ QUERY_KEYS: dict[str, str] = {
     "fleet_alpha": "fa",
     "fleet_nodes": "fn",
     "fleet_usd_per_gpu_hour": "usd",
+    "selection_batch_size": "sb",
+    "selection_assume_alpha": "sa1",
+    "selection_alpha": "sa",
+    "catalog_query": "q",
 }
 #: Each field as a banner names it.
 _LABELS = {
@@ -298,6 +328,10 @@ _LABELS = {
     "fleet_alpha": "fleet acceptance α",
     "fleet_nodes": "node types to compare",
     "fleet_usd_per_gpu_hour": "price override",
+    "selection_batch_size": "batch size to rank at",
+    "selection_assume_alpha": "one assumed α for every pair",
+    "selection_alpha": "assumed α",
+    "catalog_query": "model search",
 }
 
 
@@ -331,6 +365,10 @@ def _to_text(value) -> str:
     return str(value)
 
 
+def _first_sentence(exc: Exception) -> str:
+    return str(exc).split(". ")[0].rstrip(".")[:200]
+
+
 def _shown(text: str) -> str:
     """A user's text quoted for a message, cut short."""
     return repr(text if len(text) <= 40 else text[:40] + "…")
@@ -361,7 +399,7 @@ def _from_text(name: str, text: str, model_ids: Collection[str]):
         if unknown:
             raise ValueError(f"{_shown(unknown[0])} is not a node type in the catalog")
         return nodes
-    elif name == "draft_tp_one":
+    elif name in ("draft_tp_one", "selection_assume_alpha"):
         if text not in ("0", "1"):
             raise ValueError("expected 0 or 1")
         return text == "1"

@@ -39,6 +39,29 @@ def shown_path(path: str | Path) -> str:
     return os.fsencode(path).decode("utf-8", errors="replace")
 
 
+def current_umask() -> int:
+    """The process's file-creation mask (read from /proc where it can be, so no other thread sees it change).
+
+    >>> 0 <= current_umask() <= 0o777
+    True
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def chmod_as_created(fd: int) -> None:
+    """Give a file made by ``tempfile`` (always mode 0600) the mode a plain ``open()`` would: 0666 less the umask."""
+    os.fchmod(fd, 0o666 & ~current_umask())
+
+
 def planner_home() -> Path:
     """Where the planner writes runtime files (created by the writer on first write, never by a reader)."""
     return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()

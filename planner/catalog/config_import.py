@@ -20,6 +20,7 @@ from planner.catalog.schemas import Lineage, ModelSpec
 from planner.catalog.speculators import imported_speculator, mtp_config
 from planner.errors import ConfigError
 from planner.model.architecture import unwrap_layer_config
+from planner.model.config_bounds import validate_config_fields
 from planner.user_files import read_user_file, shown_path
 
 #: The largest config.json read (the biggest published ones, with long quantization module lists, are < 1 MiB).
@@ -87,6 +88,7 @@ def model_from_config(
     ('eagle3', 100, [])
     """
     config = load_config(source, field=field)
+    validate_config_fields(config)  # every field read below (the head's included) is checked first
     block = imported_speculator(config, speculator_kind)
     if block is not None and block.kind == "mtp":
         config = mtp_config(config)

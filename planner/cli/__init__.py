@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from planner.errors import PlannerError
+from planner.errors import MAX_QUOTED_CHARS, PlannerError
 
 #: Modules under planner.cli that each define ``register(subparsers)``, in the order ``--help`` lists them.
 COMMANDS = (
@@ -119,7 +119,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
 
 
+#: A quoted value or an unbroken run longer than MAX_QUOTED_CHARS (argparse quotes a bad choice whole).
+_Q = MAX_QUOTED_CHARS
+_LONG_QUOTE = re.compile(rf"'[^']{{{_Q - 1},}}'|\"[^\"]{{{_Q - 1},}}\"|\S{{{_Q + 1},}}")
+#: The longest error line printed (the message's own words fit well within it).
+MAX_LINE_CHARS = 600
+
+
 def _one_line(text: str) -> str:
-    """One printable line (undecodable file-name bytes become U+FFFD; long texts are cut)."""
+    """One printable line quoting at most 100 characters of any input (undecodable bytes become U+FFFD).
+
+    >>> len(_one_line("argument --engine: invalid choice: '" + "x" * 5000 + "'"))
+    135
+    """
     line = " ".join(text.encode("utf-8", errors="replace").decode("utf-8").split())
-    return line if len(line) <= 2000 else line[:2000] + "…"
+    line = _LONG_QUOTE.sub(lambda m: m.group(0)[: MAX_QUOTED_CHARS - 1] + "…", line)
+    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from planner import GIB, InputError
-from planner.cli.common import add_json_flag, catalog_name, emit, fraction, positive_int
+from planner.cli.common import add_json_flag, catalog_name, emit, input_of
 from planner.user_files import read_user_file
 from planner.validation import MAX_LOG_CHARS, check_log
 
@@ -19,9 +19,11 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--draft", type=catalog_name, help="catalog draft model, when the log does not name it")
     parser.add_argument("--gpu", type=catalog_name, help="catalog GPU id, when the log does not name it")
-    parser.add_argument("--tp", type=positive_int, help="tensor parallel size, when the log does not say")
-    parser.add_argument("--pp", type=positive_int, help="pipeline parallel size, when the log does not say")
-    parser.add_argument("--gpu-memory-utilization", "--memory-fraction", dest="memory_fraction", type=fraction)
+    parser.add_argument("--tp", type=input_of("tp"), help="tensor parallel size, when the log does not say")
+    parser.add_argument("--pp", type=input_of("pp"), help="pipeline parallel size, when the log does not say")
+    parser.add_argument(
+        "--gpu-memory-utilization", "--memory-fraction", dest="memory_fraction", type=input_of("memory_fraction")
+    )
     parser.add_argument(
         "--launch-command",
         metavar="FILE",

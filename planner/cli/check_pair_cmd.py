@@ -11,7 +11,7 @@ import argparse
 
 from planner import ENGINES
 from planner.catalog import SPECULATOR_KINDS, ModelSpec, mtp_module, resolve_model
-from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, path_arg, positive_int
+from planner.cli.common import add_json_flag, add_model_args, emit, input_of, model_from_args, path_arg, positive_int
 from planner.cli.deployment_args import engine_name
 from planner.errors import InputError
 from planner.pairs import acceptance_prior, check_pair, load_tokenizer_vocab
@@ -41,7 +41,7 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--engine", default="vllm", type=engine_name, choices=ENGINES, help="serving engine (default vllm)"
     )
-    parser.add_argument("--tp", type=positive_int, default=1, help="target tensor parallel size (default 1)")
+    parser.add_argument("--tp", type=input_of("tp"), default=1, help="target tensor parallel size (default 1)")
     parser.add_argument("--draft-tp", type=positive_int, help="draft tensor parallel size (default: --tp)")
     add_json_flag(parser)
     parser.set_defaults(handler=run)

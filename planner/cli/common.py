@@ -16,9 +16,9 @@ from typing import Any
 
 from planner.catalog.importing import resolve_model
 from planner.catalog.schemas import ModelSpec
-from planner.errors import InputError
-from planner.input_types import Count, Fraction, PositiveReal, Seed, parse_input
-from planner.user_files import check_output_path, shown_path
+from planner.errors import InputError, quoted
+from planner.input_types import Count, Fraction, PositiveReal, Seed, bounded_input, parse_input
+from planner.user_files import check_output_path, chmod_as_created, shown_path
 
 #: The formats a report can be exported to (planner.reports.document.Report.export).
 EXPORT_SUFFIXES = (".json", ".html", ".md", ".xlsx", ".pdf")
@@ -30,7 +30,7 @@ def _typed(kind, text: str, **bounds):
     try:
         return parse_input(kind, text, "value", **bounds)
     except InputError as exc:
-        raise argparse.ArgumentTypeError(f"{_printable(text)!r} is not allowed: expected {exc.allowed}") from None
+        raise argparse.ArgumentTypeError(f"{quoted(_printable(text))} is not allowed: expected {exc.allowed}") from None
 
 
 def positive_int(text: str) -> int:
@@ -51,6 +51,21 @@ def fraction(text: str) -> float:
 def seed(text: str) -> int:
     """A random seed from 0 to 2^32 - 1."""
     return _typed(Seed, text)
+
+
+def input_of(name: str):
+    """An argparse type for the input ``name`` of :data:`planner.input_types.INPUT_BOUNDS` (the pages' bounds)."""
+
+    def parse(text: str):
+        try:
+            return bounded_input(name, text, "value")
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(
+                f"{quoted(_printable(text))} is not allowed: expected {exc.allowed}"
+            ) from None
+
+    parse.__name__ = name.replace("_", " ")
+    return parse
 
 
 def bounded_int(low: int, high: int):
@@ -141,6 +156,7 @@ def write_report(report, path_text: str | Path) -> None:
         handle, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".export-", suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as out:
+                chmod_as_created(out.fileno())  # mkstemp makes 0600; an export is an ordinary file
                 out.write(data)
             os.replace(tmp, path)
         except BaseException:

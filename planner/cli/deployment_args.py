@@ -7,7 +7,7 @@ import argparse
 from planner.catalog import SPECULATOR_KINDS
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import get_gpu, get_node
-from planner.cli.common import catalog_name, fraction, path_arg, positive_float, positive_int
+from planner.cli.common import catalog_name, fraction, input_of, path_arg, positive_float, positive_int
 from planner.deployment import ENGINES, Deployment
 from planner.engines.names import find_engine_id
 from planner.errors import InputError
@@ -33,9 +33,9 @@ def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) 
     where.add_argument("--node", metavar="NODE", type=catalog_name, help="node type, e.g. 8x-h100-sxm-80gb")
     where.add_argument("--gpu", metavar="GPU", type=catalog_name, help="GPU id, e.g. h100-sxm-80gb")
     parser.add_argument("--gpus", type=positive_int, help="GPUs with --gpu (default tp x pp)")
-    parser.add_argument("--gpu-memory-gib", type=positive_float, help="override the device total (GiB)")
-    parser.add_argument("--tp", type=positive_int, default=1, help="target tensor parallel size")
-    parser.add_argument("--pp", type=positive_int, default=1, help="target pipeline parallel size")
+    parser.add_argument("--gpu-memory-gib", type=input_of("gpu_memory_gib"), help="override the device total (GiB)")
+    parser.add_argument("--tp", type=input_of("tp"), default=1, help="target tensor parallel size")
+    parser.add_argument("--pp", type=input_of("pp"), default=1, help="target pipeline parallel size")
     if draft:
         parser.add_argument(
             "--method",
@@ -59,24 +59,24 @@ def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) 
         "--gpu-memory-utilization",
         "--memory-fraction",
         dest="memory_fraction",
-        type=fraction,
+        type=input_of("memory_fraction"),
         help="the engine's memory knob (vLLM gpu_memory_utilization, SGLang mem_fraction_static, "
         "TensorRT-LLM free_gpu_memory_fraction)",
     )
-    parser.add_argument("--max-model-len", type=positive_int)
+    parser.add_argument("--max-model-len", type=input_of("max_model_len"))
     parser.add_argument(
         "--allow-long-max-model-len",
         action="store_true",
         help="the engine's override for a max length above the model's context is set "
         "(VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1); planned as a risk",
     )
-    parser.add_argument("--max-num-batched-tokens", type=positive_int)
-    parser.add_argument("--max-num-seqs", type=positive_int)
+    parser.add_argument("--max-num-batched-tokens", type=input_of("max_num_batched_tokens"))
+    parser.add_argument("--max-num-seqs", type=input_of("max_num_seqs"))
     parser.add_argument(
         "--num-speculative-tokens",
         "--k",
         dest="k",
-        type=positive_int,
+        type=input_of("k"),
         default=None,
         help="draft length K (default 5)",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from planner.catalog import get_kv_dtype
-from planner.cli.common import add_json_flag, add_model_args, emit, model_from_args, positive_int
+from planner.cli.common import add_json_flag, add_model_args, emit, input_of, model_from_args, positive_int
 from planner.model import check_tp, kv_bytes_for_context, kv_bytes_per_token, kv_element_bytes, kv_heads_per_gpu
 from planner.units import fmt_bytes
 
@@ -13,7 +13,7 @@ from planner.units import fmt_bytes
 def register(subparsers) -> None:
     parser = subparsers.add_parser("kv", help="KV-cache bytes per token (whole model and per GPU)")
     add_model_args(parser)
-    parser.add_argument("--tp", type=positive_int, default=1, help="tensor parallel size (default 1)")
+    parser.add_argument("--tp", type=input_of("tp"), default=1, help="tensor parallel size (default 1)")
     parser.add_argument("--kv-dtype", default="auto", choices=["auto", "bf16", "fp16", "fp8", "fp32"])
     parser.add_argument(
         "--context",

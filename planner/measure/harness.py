@@ -20,7 +20,7 @@ from planner.measure.model_loading import load_model, resolve_device, resolve_dt
 from planner.measure.nvml_sampler import NvmlSampler
 from planner.measure.options import MeasureOptions
 from planner.measure.prompts import PromptSet, load_prompts
-from planner.measure.record import DidNotFit, MeasurementRecord, save_record
+from planner.measure.record import DidNotFit, MeasurementRecord, save_record_where
 from planner.measure.speculative_run import DecodeSettings, PromptResult, run_prompts
 from planner.measure.vllm_backend import measure_vllm
 
@@ -125,6 +125,5 @@ def measure(options: MeasureOptions, *, progress: Callable[[str], None] | None =
     del target, draft, results  # the next job (bench/validate_gpu.py runs several) starts from an empty GPU
     _release_gpu_memory()
     if options.save:
-        path = save_record(record, options.out)
-        record.notes.append(f"saved to {path}")
+        record.notes.append(save_record_where(record, options.out).message)
     return record

@@ -26,20 +26,23 @@ import json
 import os
 import re
 import secrets
+import sqlite3
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
+from planner.errors import PlannerError
 from planner.measure.acceptance_counts import AcceptanceStats, TaskVerdict
 from planner.measure.nvml_sampler import NvmlResult
 from planner.measure.prediction import Prediction
 from planner.measure.torch_memory import TorchMemory
-from planner.user_files import planner_home
+from planner.user_files import chmod_as_created, planner_home, shown_path
 from planner.validation.store import StoreError, read_measurement_rows, save_measurement, stored_ids
+from planner.validation.store import store_path as default_store_path
 
 SCHEMA_VERSION = 1
 MEASUREMENTS_ENV = "PLANNER_MEASUREMENTS_DIR"
@@ -214,18 +217,21 @@ def measurements_dir() -> Path:
     return Path(os.environ.get(MEASUREMENTS_ENV) or planner_home() / "measurements")
 
 
-_TMP = re.compile(r"^\..+\.(\d+)\.[^.]*\.tmp$")
+_TMP = re.compile(r"^\..+\.(\d{1,10})\.[^.]*\.tmp$")
+#: The largest process id any Linux kernel hands out (``/proc/sys/kernel/pid_max`` is at most 2^22).
+MAX_PID = 2**22
 
 
 def _alive(pid: int) -> bool:
-    if pid == os.getpid():
+    """True unless ``pid`` is a process id that surely ended (a number no kernel issues is never ours: kept)."""
+    if pid == os.getpid() or not 0 < pid <= MAX_PID:
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
-        return True  # exists, owned by someone else
+    except (OSError, OverflowError, ValueError):
+        return True  # exists, owned by someone else, or not a process id at all
     return True
 
 
@@ -238,7 +244,7 @@ def clean_orphans(folder: Path) -> list[str]:
         return removed
     for entry in entries:
         match = _TMP.match(entry.name)
-        if match and not _alive(int(match.group(1))):
+        if match and not _alive(int(match.group(1))):  # at most 10 digits: int() is cheap and os.kill never overflows
             try:
                 entry.unlink()
                 removed.append(entry.name)
@@ -261,6 +267,7 @@ def write_atomic(path: Path, payload: Any) -> Path:
     tmp = Path(handle.name)
     try:
         with handle:
+            chmod_as_created(handle.fileno())  # tempfile makes 0600; a record is an ordinary file
             for chunk in _chunks(payload):
                 handle.write(chunk)
             handle.write("\n")
@@ -283,24 +290,60 @@ def write_atomic(path: Path, payload: Any) -> Path:
     return path
 
 
+class RecordSaved(NamedTuple):
+    """Where a saved record can be read back: its JSON file and/or the store, and a sentence saying so."""
+
+    path: Path | None
+    in_store: bool
+    message: str
+
+
+def save_record_where(
+    record: MeasurementRecord, folder: str | Path | None = None, *, store_path: str | Path | None = None
+) -> RecordSaved:
+    """The record to ``<folder>/<id>.json`` (atomically) and to the SQLite store.
+
+    A record that cannot be written to one place (a read-only or full folder, a locked or damaged store)
+    is still kept in the other, and the message says where; only when both fail is it an error
+    (:class:`~planner.errors.PlannerError` naming both reasons), so a finished measurement is never lost silently.
+    """
+    payload = record.model_dump(mode="json")
+    directory = Path(folder or measurements_dir())
+    problems: list[str] = []
+    path: Path | None = None
+    try:
+        clean_orphans(directory)
+        path = write_atomic(directory / f"{record.id}.json", payload)
+    except OSError as exc:
+        problems.append(f"could not write the file in {shown_path(directory)} ({exc.strerror or exc})")
+    in_store = False
+    try:
+        save_measurement(
+            record.id,
+            record.created_at,
+            record.gpu_label,
+            record.target.name if record.target else "",
+            record.draft.name if record.draft else "",
+            json.dumps(payload, ensure_ascii=False),
+            path=store_path,
+        )
+        in_store = True
+    except (StoreError, OSError, sqlite3.Error) as exc:
+        problems.append(f"could not add it to the store ({str(exc)[:160]})")
+    where = [f"saved to {shown_path(path)}"] if path else []
+    if in_store:
+        where.append(f"saved in the store {shown_path(Path(store_path or default_store_path()))}")
+    if not where:
+        raise PlannerError(f"Measurement {record.id} was not saved: " + "; ".join(problems) + ".")
+    return RecordSaved(path, in_store, "; ".join(where + problems))
+
+
 def save_record(
     record: MeasurementRecord, folder: str | Path | None = None, *, store_path: str | Path | None = None
 ) -> Path:
-    """The record to ``<folder>/<id>.json`` (atomically) and to the SQLite store; returns the file."""
-    payload = record.model_dump(mode="json")
-    directory = Path(folder or measurements_dir())
-    clean_orphans(directory)
-    path = write_atomic(directory / f"{record.id}.json", payload)
-    save_measurement(
-        record.id,
-        record.created_at,
-        record.gpu_label,
-        record.target.name if record.target else "",
-        record.draft.name if record.draft else "",
-        json.dumps(payload, ensure_ascii=False),
-        path=store_path,
-    )
-    return path
+    """:func:`save_record_where`, returning the JSON file (the store file when only the store took it)."""
+    saved = save_record_where(record, folder, store_path=store_path)
+    return saved.path or Path(store_path or default_store_path())
 
 
 def load_records(

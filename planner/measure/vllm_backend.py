@@ -29,7 +29,7 @@ from planner.measure.nvml_sampler import NvmlSampler
 from planner.measure.options import MeasureOptions
 from planner.measure.prediction import comparison, predict
 from planner.measure.prompts import load_prompts
-from planner.measure.record import MeasurementRecord, MemoryMeasurement, make_record_id, save_record, utc_now
+from planner.measure.record import MeasurementRecord, MemoryMeasurement, make_record_id, save_record_where, utc_now
 from planner.measure.torch_memory import TorchMemory
 from planner.measure.vllm_metrics import SpecAcceptance, acceptance_from_counters, counter_delta, counters_from_metrics
 
@@ -260,5 +260,5 @@ def measure_vllm(options: MeasureOptions) -> MeasurementRecord:
         problems=problems,
     )
     if options.save:
-        record.notes.append(f"saved to {save_record(record, options.out)}")
+        record.notes.append(save_record_where(record, options.out).message)
     return record

@@ -59,6 +59,15 @@ _DICT_FIELDS = (
     "transformer_layer_config",
     "speculators_config",
 )
+#: The deepest nesting of objects and lists read: published configs nest 4 levels (``text_config`` ->
+#: ``rope_scaling`` -> ...); a deeper one is not a config, and would overflow serialisers (pydantic stops at 255).
+MAX_CONFIG_DEPTH = 32
+#: A speculator head's fields with their allowed values (read only after these checks).
+_HEAD_TYPES: dict[str, tuple[type, str]] = {
+    "speculators_config": (dict, 'a JSON object (with a "verifier")'),
+    "speculators_model_type": (str, 'a text such as "eagle3"'),
+    "architectures": (list, 'a list of class names such as ["LlamaForCausalLMEagle3"]'),
+}
 #: 16-bit weights: the bytes per parameter of the weight bound.
 _BOUND_BYTES_PER_PARAM = 2
 
@@ -67,8 +76,80 @@ def _first(cfg: dict[str, Any], names: list[str]) -> int | None:
     return next((cfg[n] for n in names if isinstance(cfg.get(n), int) and not isinstance(cfg.get(n), bool)), None)
 
 
+def check_nesting(cfg: Any, max_depth: int = MAX_CONFIG_DEPTH) -> None:
+    """Raise ``ConfigError`` when objects or lists nest deeper than ``max_depth`` (walked without recursion).
+
+    >>> deep = {}
+    >>> for _ in range(40): deep = {"a": deep}
+    >>> check_nesting({"model_type": "llama", "extra": deep})
+    Traceback (most recent call last):
+    ...
+    planner.errors.ConfigError: `extra` nests more than 32 levels deep: a Hugging Face config.json nests a few
+    """
+    stack: list[tuple[Any, int, str]] = [(cfg, 0, "")]
+    while stack:
+        value, depth, top = stack.pop()
+        if depth > max_depth:
+            raise ConfigError(
+                f"`{top or 'config'}` nests more than {max_depth} levels deep: a Hugging Face config.json nests a few",
+                field=top or "config",
+            )
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1, top or str(k)[:40]) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1, top) for v in value)
+
+
+def check_head_fields(cfg: dict[str, Any]) -> None:
+    """A speculator head's fields, checked before any is read: their types, ``speculators_config.verifier`` an
+    object naming a checkpoint, ``draft_vocab_size`` an integer from 1 to the head's vocabulary.
+
+    >>> check_head_fields({"vocab_size": 128256, "draft_vocab_size": 32000})
+    >>> check_head_fields({"speculators_config": ["x"]})
+    Traceback (most recent call last):
+    ...
+    planner.errors.ConfigError: `speculators_config` = ['x'] must be a JSON object (with a "verifier")
+    >>> check_head_fields({"vocab_size": 500, "draft_vocab_size": 501})
+    Traceback (most recent call last):
+    ...
+    planner.errors.ConfigError: `draft_vocab_size` = 501 must be an integer from 1 to the vocabulary, `vocab_size` = 500
+    """
+    for name, (kind, allowed) in _HEAD_TYPES.items():
+        value = cfg.get(name)
+        if value is not None and not isinstance(value, kind):
+            raise ConfigError(f"`{name}` = {_short(value)} must be {allowed}", field=name)
+    verifier = (cfg.get("speculators_config") or {}).get("verifier")
+    if verifier is not None and not isinstance(verifier, dict):
+        raise ConfigError(
+            f"`speculators_config.verifier` = {_short(verifier)} must be a JSON object such as "
+            '{"name_or_path": "org/model"}',
+            field="speculators_config.verifier",
+        )
+    trained_on = (verifier or {}).get("name_or_path")
+    if trained_on is not None and not isinstance(trained_on, str):
+        raise ConfigError(
+            f"`speculators_config.verifier.name_or_path` = {_short(trained_on)} must be a checkpoint name (text)",
+            field="speculators_config.verifier.name_or_path",
+        )
+    if "draft_vocab_size" in cfg:
+        draft_vocab, vocab = cfg["draft_vocab_size"], _first(cfg, ["vocab_size"])
+        high = (
+            vocab
+            if vocab is not None
+            else (config_bounds().bound("vocab_size") or FieldBound.model_construct(max=2**31 - 1)).max
+        )
+        if isinstance(draft_vocab, bool) or not isinstance(draft_vocab, int) or not 1 <= draft_vocab <= high:
+            of = f"the vocabulary, `vocab_size` = {vocab}" if vocab is not None else f"{high:,}"
+            raise ConfigError(
+                f"`draft_vocab_size` = {_short(draft_vocab)} must be an integer from 1 to {of}",
+                field="draft_vocab_size",
+            )
+
+
 def validate_config_fields(cfg: dict[str, Any]) -> None:
     """Raise ``ConfigError`` naming the first field that is of the wrong type or outside its bounds."""
+    check_nesting(cfg)
+    check_head_fields(cfg)
     bounds = config_bounds()
     for bound in bounds.fields:
         for name in bound.names:

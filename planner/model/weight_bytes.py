@@ -77,6 +77,8 @@ def tensor_bytes(
     rows = tensor.rows if rows is None else rows
     cols = tensor.cols if cols is None else cols
     count = tensor.count if count is None else count
+    if rows == 0 or cols == 0 or count == 0:  # e.g. ``intermediate_size: 0``: no MLP, no bytes (and no 0-wide groups)
+        return 0
     if tensor.kind == "buffer":
         return rows * cols * count * BUFFER_BYTES
     if tensor.kind == "index":

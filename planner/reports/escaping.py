@@ -1,4 +1,9 @@
-"""Escaping for documents: Markdown control characters, spreadsheet formulas, and the HTML page's policy."""
+"""Escaping of text that came from a user, a file, a link or a log: Markdown and HTML control characters,
+web addresses that a Markdown viewer would turn into links, spreadsheet formulas, and the HTML page's policy.
+
+:func:`plain_text` is the one helper the app uses for such text (every page, every message);
+:func:`md_escape` is what the Markdown documents use.
+"""
 
 from __future__ import annotations
 
@@ -13,24 +18,51 @@ CONTENT_POLICY = (
 )
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#!|~])")
 _MD_LINE_START = re.compile(r"^([0-9]*)([-+>=.)])")
+#: What GFM and Streamlit turn into a link without brackets: a scheme's colon, "www.", an e-mail's "@".
+_AUTOLINK = re.compile(r"(?i)\b(https?|s?ftp|file|mailto|data|javascript|vbscript|xmpp|irc|www)([:.])|(@)")
+#: Streamlit renders $...$ as LaTeX.
+_DOLLAR = re.compile(r"\$")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def md_escape(value: Any, inline: bool = False) -> str:
+def md_escape(value: Any, inline: bool = False, *, links: bool = False) -> str:
     r"""Text safe inside Markdown: HTML escaped, Markdown control characters backslashed, one line.
 
     ``inline`` text follows other text on its line (a table cell, a list item), so a leading ``-`` or
     ``1.`` cannot start a list and is left as is.
 
     >>> md_escape("<script>x</script> [a](javascript:b)\n# h")
-    '&lt;script&gt;x&lt;/script&gt; \\[a\\](javascript:b) \\# h'
+    '&lt;script&gt;x&lt;/script&gt; \\[a\\](javascript\\:b) \\# h'
     >>> md_escape("- item"), md_escape("1. item"), md_escape("Llama-3.1-8B (GiB)")
     ('\\- item', '1\\. item', 'Llama-3.1-8B (GiB)')
     >>> md_escape("2026-12-03", inline=True), md_escape("-1.50", inline=True)
     ('2026-12-03', '-1.50')
+
+    A web address stays plain text (no viewer makes it a link) unless ``links`` (the document's own sources):
+
+    >>> md_escape("see https://x.example or www.x.example, a@x.example")
+    'see https\\://x.example or www\\.x.example, a\\@x.example'
     """
     text = _MD_SPECIAL.sub(r"\\\1", html.escape(" ".join(str(value).split()), quote=False))
+    if not links:
+        text = _AUTOLINK.sub(lambda m: f"{m.group(1)}\\{m.group(2)}" if m.group(1) else "\\@", text)
     return text if inline else _MD_LINE_START.sub(r"\1\\\2", text)
+
+
+def plain_text(value: Any, max_chars: int | None = None) -> str:
+    r"""Text from a user, a file, a link or a log, safe wherever the app renders Markdown (messages, captions,
+    headings): no link, image, emphasis, heading, list, HTML, LaTeX or colour it could carry takes effect, and
+    it stays on one line. ``max_chars`` cuts it first (with "…").
+
+    >>> print(plain_text("![x](https://t.example/p.png) **b** <i>c</i> $x$ :red[d]"))
+    \!\[x\](https\://t.example/p.png) \*\*b\*\* &lt;i&gt;c&lt;/i&gt; \$x\$ :red\[d\]
+    >>> plain_text("x" * 10, max_chars=4)
+    'xxx…'
+    """
+    text = str(value)
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max_chars - 1] + "…"
+    return _DOLLAR.sub(r"\\$", md_escape(text, inline=True))
 
 
 def xlsx_safe(value: Any) -> Any:

@@ -121,7 +121,7 @@ def test_a_saved_quote_keeps_customer_prepared_by_and_notes_and_reopens_in_fleet
     (quote,) = list_quotes().quotes
     assert (quote.customer, quote.prepared_by) == ("Acme Robotics", "Dana, solutions")
     assert quote.notes == "renewal, 70B on H100"
-    at.switch_page("pages/saved.py").run()
+    at.switch_page("ui/saved.py").run()
     assert any("Acme Robotics" in c.value for c in at.caption)
     at.button(key="saved_quote_open").click().run()
     assert not at.exception

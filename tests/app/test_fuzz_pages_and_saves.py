@@ -76,7 +76,7 @@ def test_malformed_links_and_saves_never_raise_and_never_change_the_store(query,
     try:
         at = _app(query)
         if page != "sizing":
-            at.switch_page(f"pages/{page}.py").run()
+            at.switch_page(f"ui/{page}.py").run()
         assert not at.exception
         _attempt_save(at, page, name)
         assert not at.exception

@@ -106,7 +106,7 @@ def _page(case: Case) -> AppTest:
     for key, value in Scenario(**case.scenario).to_query().items():
         at.query_params[key] = value
     at.run()
-    at.switch_page(f"pages/{case.page}.py").run()
+    at.switch_page(f"ui/{case.page}.py").run()
     for key, value in case.page_inputs.items():
         at.checkbox(key=key).check() if value is True else at.number_input(key=key).set_value(value)
         at.run()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pages._speed_common import ACCEPTANCE_MODES
 from tests.app.conftest import page
+from ui._speed_common import ACCEPTANCE_MODES
 
 TAU_MODE = next(label for label, field in ACCEPTANCE_MODES.items() if field == "mean_accepted_len")
 

@@ -125,7 +125,7 @@ def test_the_fleet_page_saves_a_quote_and_the_saved_page_lists_downloads_and_del
     at.text_input(key="quote_save_name").input("q1 RENEWAL").run()
     at.button(key="quote_save").click().run()
     assert any("already named" in e.value for e in at.error) and rows(store, "quotes") == 1
-    at.switch_page("pages/saved.py").run()
+    at.switch_page("ui/saved.py").run()
     assert not at.exception
     assert _table(at, "Target")["Name"].tolist() == ["Q1 renewal"]
     assert at.get("download_button")

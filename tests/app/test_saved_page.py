@@ -59,7 +59,7 @@ def test_open_loads_the_scenario_into_the_sidebar_and_the_link(store):
     assert not at.exception and any("Opened" in s.value for s in at.success)
     assert at.selectbox(key="scenario_node").value == "8x-h200-sxm-141gb"
     assert at.query_params.get("n") in ("8x-h200-sxm-141gb", ["8x-h200-sxm-141gb"])
-    at.switch_page("pages/sizing.py").run()
+    at.switch_page("ui/sizing.py").run()
     assert not at.exception and at.selectbox(key="scenario_node").value == "8x-h200-sxm-141gb"
 
 

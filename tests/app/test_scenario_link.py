@@ -57,10 +57,10 @@ def test_switching_pages_keeps_the_sidebar_and_the_page_inputs():
     at.sidebar.number_input(key="scenario_tp").set_value(4)
     at.sidebar.number_input(key="scenario_k").set_value(3)
     at.run()
-    at.switch_page("pages/performance.py").run()
+    at.switch_page("ui/performance.py").run()
     at.number_input(key="perf_batch").set_value(16).run()
     for name in ("fleet.py", "catalog.py", "draft_selection.py", "sizing.py", "performance.py"):
-        at.switch_page(f"pages/{name}").run()
+        at.switch_page(f"ui/{name}").run()
         assert not at.exception, name
         assert at.sidebar.selectbox(key="scenario_node").value == "4x-l40s-48gb", name
         assert at.sidebar.number_input(key="scenario_tp").value == 4, name
@@ -71,7 +71,7 @@ def test_switching_pages_keeps_the_sidebar_and_the_page_inputs():
 
 def test_fleet_inputs_travel_in_the_link():
     at = _app({"rps": "5", "fn": "8x-h100-sxm-80gb", "slo": "0"})
-    at.switch_page("pages/fleet.py").run()
+    at.switch_page("ui/fleet.py").run()
     assert not at.exception
     assert at.number_input(key="fleet_rate").value == 5.0
     assert at.multiselect(key="fleet_nodes").value == ["8x-h100-sxm-80gb"]
@@ -99,9 +99,9 @@ def test_a_max_length_above_the_models_context_blocks_the_results():
 
 def test_an_invalid_sidebar_input_blocks_results_with_a_message():
     at = _app()
-    at.sidebar.number_input(key="scenario_tp").set_value(0).run()
+    at.sidebar.number_input(key="scenario_max_num_batched_tokens").set_value(8).run()  # 0 or at least 16
     assert not at.exception
-    assert any("tp" in e.value for e in at.sidebar.error)
+    assert any("max_num_batched_tokens" in e.value for e in at.sidebar.error)
     assert any("Fix the scenario" in e.value for e in at.error)
     assert not at.metric
 
@@ -119,5 +119,5 @@ _values = st.one_of(
 def test_random_and_malformed_links_never_show_an_exception(query, page):
     at = _app(query)
     if page != "sizing":
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"ui/{page}.py").run()
     assert not at.exception

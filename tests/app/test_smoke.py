@@ -11,7 +11,7 @@ from tests.app.conftest import PAGE_FILES, REPO, page
 
 def test_app_registers_every_page_once():
     source = (REPO / "app.py").read_text()
-    registered = re.findall(r'st\.Page\("pages/([a-z_0-9]+\.py)"', source)
+    registered = re.findall(r'st\.Page\("ui/([a-z_0-9]+\.py)"', source)
     assert sorted(registered) == sorted(p.name for p in PAGE_FILES)
 
 

@@ -58,7 +58,7 @@ def test_mtp_for_a_target_without_mtp_layers_is_a_message_not_a_traceback():
 
 def test_performance_estimates_ngram_and_states_its_own_alpha():
     at = _app({**H100_8B, "m": "ngram"})
-    at.switch_page("pages/performance.py").run()
+    at.switch_page("ui/performance.py").run()
     assert not at.exception
     assert any("own α: 0.20" in c.value for c in at.caption)  # open-ended prompts (data/draft_free_acceptance.json)
     banners = [b.value for b in [*at.success, *at.info, *at.warning]]

@@ -86,11 +86,11 @@ def _engine_name_comparisons(path: Path) -> list[str]:
 
 #: Comparisons that are not engine behaviour: which log format a text is (the parser's own detection), which
 #: measurement backend runs, and the fleet page's stand-in for transformers (to be read from a profile flag).
-NOT_BEHAVIOUR = {"planner/validation/engine_log.py", "planner/measure/harness.py", "pages/fleet.py"}
+NOT_BEHAVIOUR = {"planner/validation/engine_log.py", "planner/measure/harness.py", "ui/fleet.py"}
 
 
 def test_no_module_branches_on_an_engine_name():
-    files = [*(ROOT / "planner").rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]
+    files = [*(ROOT / "planner").rglob("*.py"), *(ROOT / "ui").glob("*.py"), ROOT / "app.py"]
     hits = [hit for path in files for hit in _engine_name_comparisons(path)]
     assert [hit for hit in hits if hit.split(":")[0] not in NOT_BEHAVIOUR] == []
     assert _engine_name_comparisons(ROOT / "planner/memory/budget.py") == []

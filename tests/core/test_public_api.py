@@ -1,6 +1,6 @@
 """One public API: ``planner`` and each sub-package re-export their surface, and the shells use only it.
 
-Pages (pages/*.py, app.py) and CLI commands (planner/cli/*_cmd.py) import from ``planner`` or a
+Pages (ui/*.py, app.py) and CLI commands (planner/cli/*_cmd.py) import from ``planner`` or a
 ``planner.<package>`` facade, never from a module inside a package; the AST check below says where not.
 """
 
@@ -27,7 +27,7 @@ PACKAGES = sorted(name for _, name, is_pkg in pkgutil.walk_packages(planner.__pa
 def shell_files() -> list[Path]:
     return [
         ROOT / "app.py",
-        *sorted((ROOT / "pages").glob("*.py")),
+        *sorted((ROOT / "ui").glob("*.py")),
         *sorted((ROOT / "planner" / "cli").glob("*_cmd.py")),
     ]
 

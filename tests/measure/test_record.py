@@ -118,3 +118,53 @@ def test_worked_examples_in_measure_docstrings(name):
     module = importlib.import_module(f"planner.measure.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
+
+
+@pytest.mark.parametrize(
+    "stray",
+    [
+        ".x.99999999999999999999.abc.tmp",
+        ".x.0.abc.tmp",
+        ".x.-1.abc.tmp",
+        ".x.4194305.abc.tmp",
+        ".x." + "9" * 4000 + ".a.tmp",
+    ],
+)
+def test_a_stray_temporary_name_never_stops_a_save_or_a_load(tmp_path, stray):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / stray[:250]).write_text("not ours")
+    record = sample_record()
+    path = save_record(record, folder, store_path=tmp_path / "s.sqlite3")
+    assert path.exists()
+    assert (folder / stray[:250]).exists()  # not a process id this machine issues: someone else's file, kept
+    records, _ = load_records(folder, store_path=tmp_path / "s.sqlite3")
+    assert [r.id for r in records] == [record.id]
+
+
+def test_a_record_the_folder_refuses_goes_to_the_store_and_says_where(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("a file where the folder should be")
+    record = sample_record()
+    saved = record_module.save_record_where(record, blocked / "m", store_path=tmp_path / "s.sqlite3")
+    assert saved.path is None and saved.in_store
+    assert "could not write the file" in saved.message and "s.sqlite3" in saved.message
+    records, _ = load_records(tmp_path / "other", store_path=tmp_path / "s.sqlite3")
+    assert [r.id for r in records] == [record.id]
+
+
+def test_a_record_the_store_refuses_is_kept_as_a_file_and_says_so(tmp_path):
+    bad_store = tmp_path / "store-dir"
+    bad_store.mkdir()  # a folder where the store file should be: SQLite cannot open it
+    saved = record_module.save_record_where(sample_record(), tmp_path / "m", store_path=bad_store)
+    assert saved.path is not None and saved.path.exists() and not saved.in_store
+    assert "could not add it to the store" in saved.message
+
+
+def test_a_record_neither_place_takes_is_an_error_naming_both(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("x")
+    bad_store = tmp_path / "store-dir"
+    bad_store.mkdir()
+    with pytest.raises(record_module.PlannerError, match=r"not saved: could not write the file.*store"):
+        record_module.save_record_where(sample_record(), blocked / "m", store_path=bad_store)

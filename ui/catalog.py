@@ -3,7 +3,11 @@ every GPU with the memory software sees; and an import of a custom config.json."
 
 import streamlit as st
 
-from pages._common import (
+from planner.catalog import MAX_MODEL_NAME_CHARS, import_name, load_config, model_facts, model_from_config
+from planner.reports import models_table, plain_text, screen_table
+from planner.scenario import MAX_SEARCH_CHARS
+from planner.validation import find_custom_model, save_custom_model
+from ui._common import (
     MAX_CONFIG_UPLOAD_BYTES,
     catalog_models_table,
     catalog_view,
@@ -12,11 +16,8 @@ from pages._common import (
     shown_table,
     upload_bytes,
 )
-from pages._frame import ensure_app_frame
-from pages._scenario import imported_models
-from planner.catalog import MAX_MODEL_NAME_CHARS, import_name, load_config, model_facts, model_from_config
-from planner.reports import models_table, screen_table
-from planner.validation import find_custom_model, save_custom_model
+from ui._frame import ensure_app_frame
+from ui._scenario import bind, imported_models
 
 IMPORT_FLASH_KEY = "catalog_import_flash"
 
@@ -32,12 +33,12 @@ def _save_import(data: bytes, typed: str) -> None:
     if outcome.duplicate:
         st.session_state[IMPORT_FLASH_KEY] = (
             "info",
-            f"This config is already saved as “{outcome.name}” (not saved again): pick it in the sidebar.",
+            f"This config is already saved as “{plain_text(outcome.name)}” (not saved again): pick it in the sidebar.",
         )
     else:
         st.session_state[IMPORT_FLASH_KEY] = (
             "success",
-            f"Saved “{outcome.name}” on this machine: it is selectable as a target or draft on every page.",
+            f"Saved “{plain_text(outcome.name)}” on this machine: it is selectable as a target or draft on every page.",
         )
 
 
@@ -51,7 +52,12 @@ st.caption(
 models_tab, gpus_tab, nodes_tab, import_tab = st.tabs(["Models", "GPUs", "Node types", "Import config.json"])
 
 with models_tab:
-    query = st.text_input("Search models", placeholder="e.g. llama, qwen3, moe, gemma", key="catalog_query")
+    query = st.text_input(
+        "Search models",
+        placeholder="e.g. llama, qwen3, moe, gemma",
+        max_chars=MAX_SEARCH_CHARS,
+        **bind("catalog_query", "catalog_query"),
+    )
     view = catalog_view("models")
     if query:
         table = catalog_models_table()
@@ -94,13 +100,14 @@ with import_tab:
         facts = guarded(lambda: model_facts(spec), "the uploaded config.json") if spec else None
         if facts:
             st.success(
-                f"{facts.architecture.model_type}: {facts.params.total_params:,} parameters ({facts.params.method})"
+                f"{plain_text(facts.architecture.model_type)}: {facts.params.total_params:,} parameters "
+                f"({plain_text(facts.params.method)})"
             )
             shown_table(models_table([facts]), key="catalog_import_table")
             st.json(facts.params.components, expanded=False)
             held = guarded(lambda: find_custom_model(config), "the store")
             if held:
-                st.info(f"This config is already saved as “{held}”: pick it in the sidebar's model lists.")
+                st.info(f"This config is already saved as “{plain_text(held)}”: pick it in the sidebar's model lists.")
             st.button(
                 "Save and use in the scenario (target or draft lists)",
                 key="catalog_use_import",

@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-from pages._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, shown_table, upload_bytes
-from pages._frame import ensure_app_frame
-from pages._scenario import current_scenario, imported_models, lookup_model, scenario_deployment
 from planner.catalog import config_fingerprint
 from planner.decisions import decision_matrix, matrix_table
-from planner.defaults import ACCEPTANCE_ALPHA
+from planner.input_types import INPUT_BOUNDS
 from planner.pairs import check_pair, load_tokenizer_vocab
-from planner.reports import VALUE_LABELS, screen_table
+from planner.reports import VALUE_LABELS, plain_text, screen_table
 from planner.reports.charts import speedup_vs_kv_scatter
+from ui._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, shown_table, upload_bytes
+from ui._frame import ensure_app_frame
+from ui._scenario import bind, current_scenario, imported_models, lookup_model, scenario_deployment
 
 ensure_app_frame()
 st.title("Draft Selection")
@@ -31,10 +31,17 @@ def _ranked(scenario_json: str, batch_size: int, alpha: float | None, extra: tup
 
 dep = scenario_deployment()
 left, mid, right = st.columns(3)
-batch = left.number_input("Batch size to rank at", 1, 1024, value=8, step=1, key="selection_batch")
-assume = mid.checkbox("Assume one α for every pair", value=False, key="selection_assume")
+batch_low, batch_high = INPUT_BOUNDS["selection_batch_size"]
+batch = left.number_input(
+    "Batch size to rank at", batch_low, batch_high, step=1, **bind("selection_batch", "selection_batch_size")
+)
+assume = mid.checkbox("Assume one α for every pair", **bind("selection_assume", "selection_assume_alpha"))
 alpha = right.slider(
-    "α (per-token acceptance)", 0.0, 1.0, ACCEPTANCE_ALPHA, 0.01, key="selection_alpha", disabled=not assume
+    "α (per-token acceptance)",
+    *INPUT_BOUNDS["selection_alpha"],
+    step=0.01,
+    disabled=not assume,
+    **bind("selection_alpha", "selection_alpha"),
 )
 
 extra = tuple((i, config_fingerprint(spec.config or {})) for i, spec in imported_models().items())
@@ -50,9 +57,9 @@ if ranked is not None:
     top = matrix.rows[0] if matrix.rows else None
     if top is not None and top.verdict != "incompatible" and top.fits:
         st.success(
-            f"Best draft: {top.draft} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size} "
+            f"Best draft: {plain_text(top.draft)} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size} "
             f"({top.speedup_batch_1:.2f}x at batch 1), α {top.alpha:.2f} "
-            f"({VALUE_LABELS.get(top.alpha_source, top.alpha_source)}), "
+            f"({plain_text(VALUE_LABELS.get(top.alpha_source, top.alpha_source))}), "
             f"speed verdict: {VALUE_LABELS.get(top.speed_verdict, top.speed_verdict)}.",
             icon="✅",
         )
@@ -68,19 +75,19 @@ if ranked is not None:
         st.plotly_chart(scatter, key="selection_scatter")
 
     if row is not None:
-        st.subheader(f"Why: {row.draft}")
+        st.subheader(f"Why: {plain_text(row.draft)}")
         ratio = "no draft model" if row.parameter_ratio is None else f"parameter ratio {row.parameter_ratio:.1f}x"
         words = [VALUE_LABELS.get(v, v) for v in (row.verdict, row.method)]
-        st.write(f"Compatibility **{words[0]}**, {words[1]}, {ratio}. {row.why_lower}")
+        st.write(f"Compatibility **{words[0]}**, {words[1]}, {ratio}. {plain_text(row.why_lower)}")
         for check in row.checks:
             icon = {"pass": "✅", "warn": "⚠️", "fail": "⛔"}[check.status]
-            st.write(f"{icon} **{check.name}** — {check.detail}")
+            st.write(f"{icon} **{plain_text(check.name)}** — {plain_text(check.detail)}")
         if row.speed_problem:
-            st.caption(f"speed: {row.speed_problem}")
+            st.caption(f"speed: {plain_text(row.speed_problem)}")
         if row.alpha_detail:
-            st.caption(f"α: {row.alpha_detail}")
+            st.caption(f"α: {plain_text(row.alpha_detail)}")
         for problem in row.memory_problems:
-            st.caption(f"memory: {problem}")
+            st.caption(f"memory: {plain_text(problem)}")
 
     with st.expander("Check real tokenizer files (tokenizer.json)"):
         st.write("Upload the target's and a draft's `tokenizer.json` to compare their real vocabularies.")
@@ -104,10 +111,10 @@ if ranked is not None:
             )
             if verdict is not None:
                 tokenizer = next(c for c in verdict.checks if c.name == "tokenizer")
-                (st.success if tokenizer.status == "pass" else st.error)(f"tokenizer: {tokenizer.detail}")
+                (st.success if tokenizer.status == "pass" else st.error)(f"tokenizer: {plain_text(tokenizer.detail)}")
                 if verdict.vocab_comparison is not None:
                     st.json(verdict.vocab_comparison.model_dump(), expanded=False)
 
     with st.expander("Assumptions"):
         for note in matrix.assumptions:
-            st.write(f"- {note}")
+            st.write(f"- {plain_text(note)}")

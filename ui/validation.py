@@ -2,11 +2,9 @@
 
 import streamlit as st
 
-from pages._common import MAX_LOG_UPLOAD_BYTES, guarded, shown_table, upload_text
-from pages._frame import ensure_app_frame
 from planner import GIB, check_log
 from planner.measure import detect_gpus, load_records, measurements_dir
-from planner.reports import log_facts_view, task_verdicts_table
+from planner.reports import log_facts_view, plain_text, task_verdicts_table
 from planner.reports.charts import (
     acceptance_by_position_bars,
     filter_records,
@@ -19,6 +17,8 @@ from planner.reports.charts import (
     task_acceptance_bars,
 )
 from planner.validation import MAX_LOG_CHARS
+from ui._common import MAX_LOG_UPLOAD_BYTES, guarded, shown_table, upload_text
+from ui._frame import ensure_app_frame
 
 ensure_app_frame()
 st.title("Validation")
@@ -29,22 +29,22 @@ st.caption(
 
 gpus = detect_gpus()
 if gpus.available and gpus.devices:
-    names = ", ".join(f"{d.name} ({d.total_bytes / GIB:.0f} GiB)" for d in gpus.devices)
+    names = ", ".join(f"{plain_text(d.name)} ({d.total_bytes / GIB:.0f} GiB)" for d in gpus.devices)
     st.info(f"GPU on this machine: {names}. Run `make validate-gpu` or `python -m planner measure ...` to add records.")
 else:
     st.warning(
-        f"No GPU on this machine ({gpus.reason}): new GPU measurements cannot run here. "
+        f"No GPU on this machine ({plain_text(gpus.reason)}): new GPU measurements cannot run here. "
         "Stored records and the log check below still work.",
         icon="🖥️",
     )
 
 records, problems = load_records()
 for problem in problems:
-    st.warning(problem, icon="⚠️")
+    st.warning(plain_text(problem), icon="⚠️")
 
 st.header("Measurement records")
 if not records:
-    st.info(f"No records yet in {measurements_dir()} or the store.")
+    st.info(f"No records yet in {plain_text(measurements_dir())} or the store.")
 else:
     all_gpus = sorted({r.gpu_label for r in records})
     all_pairs = sorted({r.pair for r in records})
@@ -57,7 +57,10 @@ else:
         labels = {f"{r.created_at} · {r.pair} · {r.gpu_label} · {r.status}": r for r in shown}
         record = labels[st.selectbox("Record", list(labels), key="validation_record")]
         if record.did_not_fit is not None:
-            st.error(f"Did not fit (CUDA out of memory while {record.did_not_fit.stage}): {record.did_not_fit.message}")
+            st.error(
+                f"Did not fit (CUDA out of memory while {plain_text(record.did_not_fit.stage)}): "
+                f"{plain_text(record.did_not_fit.message)}"
+            )
         if not record.acceptance_meaningful:
             st.caption("Random weights: memory and speed are real; acceptance is not meaningful.")
         cols = st.columns(4)
@@ -69,14 +72,14 @@ else:
         peak = record.peak_memory_bytes
         cols[3].metric("peak GPU memory", "-" if not peak else f"{peak / GIB:.2f} GiB")
         if not record.predicted.applicable:
-            st.info(f"Prediction: {record.predicted.reason}")
+            st.info(f"Prediction: {plain_text(record.predicted.reason)}")
         left, right = st.columns(2)
         left.plotly_chart(memory_comparison_bars(record), key="validation_memory_bars")
         right.plotly_chart(speed_comparison_bars(record), key="validation_speed_bars")
         if record.nvml.available and record.nvml.samples:
             st.plotly_chart(memory_timeline(record), key="validation_timeline")
         else:
-            st.caption(f"No NVML timeline: {record.nvml.reason or 'no samples'}")
+            st.caption(f"No NVML timeline: {plain_text(record.nvml.reason or 'no samples')}")
         left, right = st.columns(2)
         left.plotly_chart(acceptance_by_position_bars(record), key="validation_positions")
         right.plotly_chart(task_acceptance_bars(record), key="validation_tasks")
@@ -131,14 +134,16 @@ if submitted:
         st.info("Paste a log or choose a file, then press Check the log.")
 if (check := st.session_state.get("validation_log_check")) is not None:
     facts = check.facts
-    st.write(f"Engine: **{facts.engine or 'not recognised'}** {facts.engine_version or ''}")
+    st.write(f"Engine: **{plain_text(facts.engine or 'not recognised')}** {plain_text(facts.engine_version or '')}")
     st.dataframe(log_facts_view(facts), hide_index=True, key="validation_log_facts")
     if check.applicable:
         d = check.deployment
-        st.success(f"Planner ({d.engine_profile}) for {d.target} on {d.gpu_count}x {d.gpu}, TP {d.tp} PP {d.pp}")
+        st.success(
+            plain_text(f"Planner ({d.engine_profile}) for {d.target} on {d.gpu_count}x {d.gpu}, TP {d.tp} PP {d.pp}")
+        )
         shown_table(log_check_frame(check), key="validation_log_rows")
         st.plotly_chart(log_check_bars(check), key="validation_log_bars")
     else:
-        st.info(f"No comparison: {check.reason}")
+        st.info(f"No comparison: {plain_text(check.reason)}")
     for note in check.notes + facts.notes:
-        st.caption(note)
+        st.caption(plain_text(note))

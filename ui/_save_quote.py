@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._common import error_message
+from planner.reports import plain_text
 from planner.validation import save_quote
+from ui._common import error_message
 
 FLASH_KEY = "quote_save_flash"
 
@@ -41,7 +42,7 @@ def _save(scenario, report) -> None:
     except Exception as exc:  # shown as a message, never a traceback
         st.session_state[FLASH_KEY] = ("error", error_message(exc, "the name or notes"))
         return
-    st.session_state[FLASH_KEY] = ("success", f"Saved the quote as “{saved.name}”: see the Saved page.")
+    st.session_state[FLASH_KEY] = ("success", f"Saved the quote as “{plain_text(saved.name)}”: see the Saved page.")
 
 
 def save_quote_widget(scenario, report) -> None:

@@ -24,6 +24,8 @@ from planner.catalog import (
     list_speculators,
     list_weight_formats,
 )
+from planner.input_types import INPUT_BOUNDS
+from planner.reports import plain_text
 from planner.validation import custom_model_specs
 
 SCENARIO_KEY = "scenario_model"
@@ -197,6 +199,24 @@ def _select(label: str, name: str, options: list, help: str | None = None):
     return _widget(name, lambda key: st.sidebar.selectbox(label, options, key=key, help=help))
 
 
+def _number(label: str, name: str, step: float, where=None, *, zero: bool = False) -> Any:
+    """A number input bounded by ``INPUT_BOUNDS[name]`` (and 0 when ``zero`` stands for the engine's default).
+
+    A state value outside those bounds (which no validated scenario holds) is reset to the default first:
+    Streamlit raises on a widget value outside its own bounds.
+    """
+    low, high = INPUT_BOUNDS[name]
+    low = type(low)(0) if zero else low
+    if isinstance(step, float):
+        low, high = float(low), float(high)
+    key = f"scenario_{name}"
+    value = st.session_state.get(key)
+    if key in st.session_state and not (isinstance(value, int | float) and low <= value <= high):
+        st.session_state[key] = _widget_defaults(Scenario())[name]
+    where = where or st.sidebar
+    return _widget(name, lambda key: where.number_input(label, low, high, step=step, key=key))
+
+
 def _draw(base: Scenario) -> dict[str, Any]:
     st.sidebar.header("Scenario")
     models = model_choices()
@@ -210,8 +230,8 @@ def _draw(base: Scenario) -> dict[str, Any]:
         "target's own multi-token-prediction layers",
     )
     _select("Node type", "node", [n.id for n in list_nodes()])
-    _widget("tp", lambda key: st.sidebar.number_input("Tensor parallel (target)", 0, step=1, key=key))
-    _widget("pp", lambda key: st.sidebar.number_input("Pipeline parallel (target)", 0, step=1, key=key))
+    _number("Tensor parallel (target)", "tp", 1)
+    _number("Pipeline parallel (target)", "pp", 1)
     _select("Draft tensor parallel", "draft_tp", [SAME_TP, "1"])
     _select("Target weights", "dtype", formats)
     _select("Draft weights", "draft_dtype", formats)
@@ -227,35 +247,26 @@ def _draw(base: Scenario) -> dict[str, Any]:
         "engine_default_fraction", lambda key: st.sidebar.checkbox("Engine's default memory fraction", key=key)
     )
     if not default:
+        low, high = INPUT_BOUNDS["memory_fraction"]
+        if not low <= st.session_state.get("scenario_memory_fraction", low) <= high:
+            st.session_state["scenario_memory_fraction"] = _widget_defaults(Scenario())["memory_fraction"]
         _widget(
             "memory_fraction",
             lambda key: st.sidebar.slider(
                 "Engine memory fraction",
-                0.30,
-                1.00,
+                low,
+                high,
                 step=0.01,
                 key=key,
                 help="vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction",
             ),
         )
-    _widget(
-        "max_model_len",
-        lambda key: st.sidebar.number_input("Max model length (tokens)", 0, step=1024, key=key),
-    )
-    _widget("k", lambda key: st.sidebar.number_input("Draft length K (draft tokens per step)", 0, step=1, key=key))
+    _number("Max model length (tokens)", "max_model_len", 1024)
+    _number("Draft length K (draft tokens per step)", "k", 1)
     with st.sidebar.expander("Advanced engine knobs"):
-        _widget(
-            "max_num_batched_tokens",
-            lambda key: st.number_input("Max batched tokens per step (0 = engine default)", 0, step=1024, key=key),
-        )
-        _widget(
-            "max_num_seqs",
-            lambda key: st.number_input("Max sequences per batch (0 = engine default)", 0, step=64, key=key),
-        )
-        _widget(
-            "gpu_memory_gib",
-            lambda key: st.number_input("GPU memory override, GiB (0 = catalog)", 0.0, step=1.0, key=key),
-        )
+        _number("Max batched tokens per step (0 = engine default)", "max_num_batched_tokens", 1024, st, zero=True)
+        _number("Max sequences per batch (0 = engine default)", "max_num_seqs", 64, st, zero=True)
+        _number("GPU memory override, GiB (0 = catalog)", "gpu_memory_gib", 1.0, st, zero=True)
     return {name: st.session_state.get(f"scenario_{name}", value) for name, value in _widget_defaults(base).items()}
 
 
@@ -287,7 +298,7 @@ def scenario_sidebar(draw: bool = True) -> Scenario | None:
     problems = _apply_link()
     if problems:
         st.warning(
-            "Parts of this link were not used:\n\n" + "\n".join(f"- {p}" for p in problems[:8]),
+            "Parts of this link were not used:\n\n" + "\n".join(f"- {plain_text(p)}" for p in problems[:8]),
             icon="🔗",
         )
     base = base_scenario()
@@ -297,10 +308,10 @@ def scenario_sidebar(draw: bool = True) -> Scenario | None:
             scenario = _scenario_from_widgets(_draw(base), base)
         except PlannerError as exc:
             scenario = None
-            st.sidebar.error(f"Scenario: {exc}", icon="⚠️")
+            st.sidebar.error(f"Scenario: {plain_text(exc)}", icon="⚠️")
         except (TypeError, ValueError) as exc:
             scenario = None
-            st.sidebar.error(f"Scenario: a sidebar value is not valid ({exc}).", icon="⚠️")
+            st.sidebar.error(f"Scenario: a sidebar value is not valid ({plain_text(exc)}).", icon="⚠️")
     if scenario is not None:
         st.session_state[BASE_KEY] = scenario
     st.session_state[SCENARIO_KEY] = scenario
@@ -329,9 +340,9 @@ def scenario_deployment() -> Deployment | None:
     try:
         problem = scenario.context_problem(imported_models())
         if problem:
-            st.error(problem, icon="⛔")
+            st.error(plain_text(problem), icon="⛔")
             return None
         return scenario.deployment(imported_models())
     except PlannerError as exc:
-        st.error(f"Scenario: {exc}", icon="⚠️")
+        st.error(f"Scenario: {plain_text(exc)}", icon="⚠️")
         return None

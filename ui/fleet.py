@@ -3,16 +3,16 @@ every objective, the options that miss apart, and the quote as a document."""
 
 import streamlit as st
 
-from pages._common import export_buttons, guarded, scenario_link
-from pages._frame import ensure_app_frame
-from pages._launch import launch_section
-from pages._save_quote import save_quote_widget
-from pages._scenario import bind, current_scenario, lookup_model
 from planner.catalog import get_node, list_nodes
 from planner.decisions import Traffic, plan_fleet
 from planner.launch import quoted_deployment
-from planner.reports import misses_table, options_table, quote_report
+from planner.reports import misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
+from ui._common import export_buttons, guarded, scenario_link
+from ui._frame import ensure_app_frame
+from ui._launch import launch_section
+from ui._save_quote import save_quote_widget
+from ui._scenario import bind, current_scenario, lookup_model
 
 ensure_app_frame()
 st.title("Fleet & Quote")
@@ -115,24 +115,25 @@ if not chosen:
     st.info("Pick at least one node type.")
 if plan is not None:
     if plan.recommended is not None:
-        st.success(plan.headline, icon="💰")
+        st.success(plain_text(plan.headline), icon="💰")
     else:
-        st.error(plan.headline, icon="⛔")
+        st.error(plain_text(plan.headline), icon="⛔")
     for flag in plan.flags:
-        st.warning(flag[:1].upper() + flag[1:] + ".", icon="⚠️")
+        st.warning(plain_text(flag[:1].upper() + flag[1:] + "."), icon="⚠️")
     if plan.saving is not None:
-        st.info("On the same node type, " + plan.saving.describe() + ".", icon="📉")
+        st.info(plain_text("On the same node type, " + plan.saving.describe() + "."), icon="📉")
     elif plan.speculation_note:
-        st.info(plan.speculation_note + ".", icon="📉")
+        st.info(plain_text(plan.speculation_note + "."), icon="📉")
     if plan.hardware_note:
-        st.info("Separately, the node type: " + plan.hardware_note + ".", icon="🖥️")
+        st.info(plain_text("Separately, the node type: " + plan.hardware_note + "."), icon="🖥️")
     if plan.alpha_basis and plan.alpha_basis != "no speculation":
-        st.caption("Acceptance: " + plan.alpha_basis + ".")
+        st.caption(plain_text("Acceptance: " + plan.alpha_basis + "."))
     decisive, details, misses, figure = _views(*key)
     if decisive is not None:
         best = plan.recommended.option
         st.caption(
-            f"Needs its last replica for: {best.limited_by}; one replica is limited by {best.replica_limited_by}."
+            f"Needs its last replica for: {plain_text(best.limited_by)}; "
+            f"one replica is limited by {plain_text(best.replica_limited_by)}."
         )
         st.subheader("Options that meet every objective")
         st.dataframe(decisive, hide_index=True)
@@ -143,7 +144,8 @@ if plan is not None:
         st.caption("Shown apart and not priced: each lists what it misses and by how much at the largest fleet tried.")
         st.markdown(
             "\n".join(
-                f"- **{q.label}** misses " + "; ".join(m.describe() for m in q.option.misses) for q in plan.missing
+                f"- **{plain_text(q.label)}** misses " + "; ".join(plain_text(m.describe()) for m in q.option.misses)
+                for q in plan.missing
             )
         )
         with st.expander("These options as a table"):
@@ -151,7 +153,7 @@ if plan is not None:
     if figure is not None:
         st.plotly_chart(figure, key="fleet_cost")
     for reason in plan.unusable:
-        st.warning(reason)
+        st.warning(plain_text(reason))
     st.subheader("Export the quote")
     link = scenario_link(scenario.to_query())
 
@@ -174,5 +176,5 @@ if plan is not None:
         launch_section(launched, None, "fleet", title=f"Launch the recommended option ({plan.recommended.label})")
     with st.expander("Assumptions"):
         for note in dict.fromkeys(n for q in plan.quotes for n in q.notes):
-            st.write(f"- {note}")
+            st.write(f"- {plain_text(note)}")
     save_quote_widget(scenario, build_report)

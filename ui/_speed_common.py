@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._scenario import bind
 from planner.speed import RateSweep, SpeedReport, SpeedWorkload, rate_sweep, speculation_rules, speed_report
+from ui._scenario import bind
 
 ACCEPTANCE_MODES = {
     "α (per-token acceptance, Leviathan)": "alpha",

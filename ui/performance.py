@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from pages._common import cached_chart, guarded
-from pages._frame import ensure_app_frame
-from pages._scenario import scenario_deployment
-from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
-from planner.reports import VALUE_LABELS, speed_assumptions_table, step_times_table
+from planner.reports import VALUE_LABELS, plain_text, speed_assumptions_table, step_times_table
 from planner.reports.accuracy import for_customers
 from planner.speed import calibration_summary, speed_source, workload_for
+from ui._common import cached_chart, guarded
+from ui._frame import ensure_app_frame
+from ui._scenario import scenario_deployment
+from ui._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
 
 ensure_app_frame()
 st.title("Performance")
@@ -34,16 +34,19 @@ if dep is not None:
                 + (
                     "your value."
                     if source == "entered"
-                    else f"this speculator's own ({VALUE_LABELS.get(source, source)}: {for_customers(detail)})."
+                    else f"this speculator's own ({VALUE_LABELS.get(source, source)}: "
+                    f"{plain_text(for_customers(detail))})."
                 )
             )
         report = guarded(lambda: cached_speed_report(dep, workload)) if workload else None
 
 if report is not None and not report.runnable.ok:
     # a workload that cannot run gets no verdict and no speed figure: the reasons and the fixes that work
-    st.error("**Cannot run**: " + "; ".join(report.runnable.reasons) + ".", icon="⛔")
+    st.error("**Cannot run**: " + "; ".join(map(plain_text, report.runnable.reasons)) + ".", icon="⛔")
     if report.runnable.fixes:
-        st.markdown("Changes that make it run, best first:\n" + "\n".join(f"- {f}" for f in report.runnable.fixes))
+        st.markdown(
+            "Changes that make it run, best first:\n" + "\n".join(f"- {plain_text(f)}" for f in report.runnable.fixes)
+        )
     else:
         st.warning("No change searched makes it run: pick a larger node type or a smaller model.")
     report = None
@@ -51,7 +54,7 @@ if report is not None:
     est = report.estimate
     key = dep.model_dump_json() + workload.model_dump_json()
     show = {"recommend": st.success, "enable": st.info, "disable": st.warning}[est.verdict]
-    show(f"**{est.verdict.upper()}**: {est.verdict_reason}.", icon="⚡")
+    show(f"**{est.verdict.upper()}**: {plain_text(est.verdict_reason)}.", icon="⚡")
     limits = est.thresholds
     st.caption(
         f"Recommended from a predicted speedup of {limits['recommend_min_speedup']:g}x, enabled above "
@@ -59,7 +62,7 @@ if report is not None:
         f"Source: {for_customers(est.thresholds_source)}"
     )
     for warning in est.warnings:
-        st.warning(warning, icon="⚠️")
+        st.warning(plain_text(warning), icon="⚠️")
     cols = st.columns(5)
     cols[0].metric("Speedup", f"{est.speedup:.2f}x", help=f"at K = {est.k}")
     cols[1].metric("Optimal K", f"{est.optimal_k}", f"{est.speedup_at_optimal_k:.2f}x")

@@ -6,11 +6,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from pages._common import download_buttons, error_message, guarded
-from pages._frame import ensure_app_frame
-from pages._scenario import current_scenario, imported_models, load_scenario, model_choices
-from planner.reports import Report
-from planner.reports.escaping import md_escape
+from planner.reports import Report, plain_text
 from planner.validation import (
     SavedScenario,
     compare_saved,
@@ -26,6 +22,9 @@ from planner.validation import (
     unreadable_rows,
 )
 from planner.validation import load_scenario as load_saved
+from ui._common import download_buttons, error_message, guarded
+from ui._frame import ensure_app_frame
+from ui._scenario import current_scenario, imported_models, load_scenario, model_choices
 
 FLASH_KEY = "saved_flash"
 CONFIRM_KEY = "saved_confirm_delete"
@@ -66,7 +65,7 @@ def _save() -> None:
         lambda: saved.append(save_scenario(name, scenario, st.session_state.get("saved_notes", ""), replace=replace)),
         "the name or notes",
     ):
-        _flash("success", f"Saved “{saved[0].name}”.")
+        _flash("success", f"Saved “{plain_text(saved[0].name)}”.")
 
 
 def _open(name: str) -> None:
@@ -80,13 +79,13 @@ def _open(name: str) -> None:
             if unknown
             else ""
         )
-        _flash("success", f"Opened “{found[0].name}”: every page and the link now show it.{note}")
+        _flash("success", f"Opened “{plain_text(found[0].name)}”: every page and the link now show it.{note}")
 
 
 def _duplicate(name: str) -> None:
     copy = []
     if _attempt(lambda: copy.append(duplicate_scenario(name)), "the saved scenario"):
-        _flash("success", f"Duplicated “{name}” as “{copy[0].name}”.")
+        _flash("success", f"Duplicated “{plain_text(name)}” as “{plain_text(copy[0].name)}”.")
 
 
 def _ask_delete(name: str) -> None:
@@ -96,7 +95,7 @@ def _ask_delete(name: str) -> None:
 def _delete(name: str) -> None:
     st.session_state.pop(CONFIRM_KEY, None)
     if _attempt(lambda: delete_scenario(name), "the saved scenario"):
-        _flash("success", f"Deleted “{name}”.")
+        _flash("success", f"Deleted “{plain_text(name)}”.")
 
 
 def _cancel_delete(key: str = CONFIRM_KEY) -> None:
@@ -111,13 +110,13 @@ def _delete_model(name: str) -> None:
     st.session_state.pop(MODEL_CONFIRM_KEY, None)
     if _attempt(lambda: delete_custom_model(name), "the saved model"):
         imported_models().pop(name, None)
-        _flash("success", f"Deleted the model “{name}”: it is no longer in the sidebar's model lists.")
+        _flash("success", f"Deleted the model “{plain_text(name)}”: it is no longer in the sidebar's model lists.")
 
 
 def _delete_quote(name: str) -> None:
     st.session_state.pop(QUOTE_CONFIRM_KEY, None)
     if _attempt(lambda: delete_quote(name), "the saved quote"):
-        _flash("success", f"Deleted the quote “{name}”.")
+        _flash("success", f"Deleted the quote “{plain_text(name)}”.")
 
 
 def _open_quote(quote) -> None:
@@ -142,7 +141,7 @@ def _confirm(key: str, names: list[str], what: str, action) -> None:
     """The "Delete …? This cannot be undone." question for the name ``key`` holds, with Yes and Cancel."""
     name = st.session_state.get(key)
     if name in names:
-        st.warning(f"Delete {what} “{name}”? This cannot be undone.", icon="🗑️")
+        st.warning(f"Delete {what} “{plain_text(name)}”? This cannot be undone.", icon="🗑️")
         yes, no = st.columns(2)
         yes.button("Yes, delete it", key=f"{key}_yes", on_click=action, args=(name,), type="primary")
         no.button("Cancel", key=f"{key}_no", on_click=_cancel_delete, args=(key,))
@@ -150,7 +149,7 @@ def _confirm(key: str, names: list[str], what: str, action) -> None:
 
 ensure_app_frame()
 if st.session_state.pop(GOTO_FLEET_KEY, False):
-    st.switch_page("pages/fleet.py")
+    st.switch_page("ui/fleet.py")
 st.title("Saved")
 st.caption(
     "Scenarios saved on this machine under a name, with notes: open one to load it into every page (and the link), "
@@ -169,7 +168,7 @@ with st.expander("Save the sidebar's scenario", expanded=True):
 listing = guarded(list_scenarios, "the saved scenarios")
 saved = listing.scenarios if listing else []
 for problem in listing.problems if listing else []:
-    st.warning(problem, icon="⚠️")
+    st.warning(plain_text(problem), icon="⚠️")
 
 st.subheader("Saved scenarios")
 if not saved:
@@ -198,14 +197,14 @@ else:
     pick = st.selectbox("Saved scenario", names, key="saved_pick")
     chosen = next(s for s in saved if s.name == pick)
     if chosen.notes:
-        st.caption(chosen.notes)
+        st.caption(plain_text(chosen.notes))
     cols = st.columns(3)
     cols[0].button("Open", key="saved_open", on_click=_open, args=(pick,), help="load it into every page")
     cols[1].button("Duplicate", key="saved_duplicate", on_click=_duplicate, args=(pick,))
     cols[2].button("Delete…", key="saved_delete", on_click=_ask_delete, args=(pick,))
     confirm = st.session_state.get(CONFIRM_KEY)
     if confirm in names:
-        st.warning(f"Delete “{confirm}”? This cannot be undone.", icon="🗑️")
+        st.warning(f"Delete “{plain_text(confirm)}”? This cannot be undone.", icon="🗑️")
         yes, no = st.columns(2)
         yes.button("Yes, delete it", key="saved_delete_yes", on_click=_delete, args=(confirm,), type="primary")
         no.button("Cancel", key="saved_delete_no", on_click=_cancel_delete)
@@ -229,7 +228,7 @@ else:
         col_a, col_b = f"A: {comparison.a.name}", f"B: {comparison.b.name}"
         for label, problems in ((col_a, comparison.problems_a), (col_b, comparison.problems_b)):
             for problem in problems:
-                st.warning(f"{label}: {problem}", icon="⚠️")
+                st.warning(f"{plain_text(label)}: {plain_text(problem)}", icon="⚠️")
         st.markdown("**Results**")
         st.dataframe(
             pd.DataFrame([{"": r.label, col_a: r.a, col_b: r.b} for r in comparison.results]),
@@ -253,7 +252,7 @@ else:
 st.subheader("Imported models")
 models = guarded(list_custom_models, "the saved models")
 for problem in models.problems if models else []:
-    st.warning(problem, icon="⚠️")
+    st.warning(plain_text(problem), icon="⚠️")
 if not models or not models.models:
     st.info("No imported models yet: upload a config.json on the Catalog page and save it.")
 else:
@@ -283,7 +282,7 @@ else:
 st.subheader("Saved quotes")
 quotes = guarded(list_quotes, "the saved quotes")
 for problem in quotes.problems if quotes else []:
-    st.warning(problem, icon="⚠️")
+    st.warning(plain_text(problem), icon="⚠️")
 if not quotes or not quotes.quotes:
     st.info("No saved quotes yet: use “Save this quote” on the Fleet & Quote page.")
 else:
@@ -309,10 +308,10 @@ else:
     quote_pick = st.selectbox("Saved quote", quote_names, key="saved_quote_pick")
     quote = next(q for q in quotes.quotes if q.name == quote_pick)
     details = [("Customer", quote.customer), ("Prepared by", quote.prepared_by)]
-    named = [f"{label}: {md_escape(value)}" for label, value in details if value]
+    named = [f"{label}: {plain_text(value)}" for label, value in details if value]
     st.caption("  ·  ".join(named) or "No customer named.")
     if quote.notes:
-        st.caption(md_escape(quote.notes))
+        st.caption(plain_text(quote.notes))
     left, right = st.columns(2)
     left.button(
         "Open in Fleet & Quote",

@@ -4,13 +4,13 @@ any point made the scenario with one click."""
 
 import streamlit as st
 
-from pages._common import export_buttons, guarded
-from pages._frame import ensure_app_frame
-from pages._scenario import bind, current_scenario, load_scenario
 from planner import PlannerError, Scenario
 from planner.catalog import list_nodes
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
 from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
+from ui._common import export_buttons, guarded
+from ui._frame import ensure_app_frame
+from ui._scenario import bind, current_scenario, load_scenario
 
 ensure_app_frame()
 st.title("Explore")
@@ -139,7 +139,7 @@ if result is not None:
     message = st.session_state.pop("explore_message", None)
     if message:
         (st.success if message[0] == "success" else st.error)(message[1])
-        st.page_link("pages/sizing.py", label="Open it on Sizing", icon="📐")
+        st.page_link("ui/sizing.py", label="Open it on Sizing", icon="📐")
     (st.success if result.recommended else st.warning)(result.headline)
     st.caption(
         f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, {result.simulated:,} "

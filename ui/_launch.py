@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._common import guarded
 from planner.deployment import Deployment
 from planner.launch import NotLaunchableError, launch_config, render_launch
 from planner.memory import MemoryPlan
+from ui._common import guarded
 
 _ENGINE_FORMAT = {"vllm": "vllm", "vllm-v0": "vllm", "sglang": "sglang", "trtllm": "trtllm"}
 

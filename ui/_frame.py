@@ -1,10 +1,10 @@
 """Pages run inside app.py's navigation (its sidebar, its shared scenario), even when opened by a deep link.
 
-On a fresh server Streamlit still treats the ``pages/`` folder beside ``app.py`` as an old-style
-multipage app until some session has called ``st.navigation``, so a first request for ``/catalog``
-runs ``pages/catalog.py`` on its own (streamlit/streamlit#9992). :func:`ensure_app_frame` notices
-that (app.py did not open the frame in this run) and re-runs the request through app.py, whose
-``st.navigation`` then resolves the same URL to the same page.
+The page scripts live in ``ui/``, not in a ``pages/`` folder: Streamlit treats a ``pages/`` folder beside
+``app.py`` as an old-style multipage app, lists every file in it (helper modules included) and answers a
+deep link such as ``/draft-selection`` with a "Page not found" dialog before ``st.navigation`` runs
+(streamlit/streamlit#9992). :func:`ensure_app_frame` stays as a safeguard: a page script run on its own
+(``streamlit run ui/catalog.py``) hands the request over to app.py, whose ``st.navigation`` resolves it.
 """
 
 from __future__ import annotations

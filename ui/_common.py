@@ -12,7 +12,6 @@ from typing import TypeVar
 import pandas as pd
 import streamlit as st
 
-from pages._timing import timed
 from planner import PlannerError
 from planner.catalog import MAX_CONFIG_BYTES, list_models, model_facts
 from planner.memory import concurrency_by_context, plan_memory
@@ -27,9 +26,11 @@ from planner.reports import (
     models_table,
     nodes_table,
     pdf_available,
+    plain_text,
     screen_table,
 )
 from planner.reports.links import scenario_link as public_scenario_link
+from ui._timing import timed
 
 T = TypeVar("T")
 LOG = logging.getLogger("planner.pages")
@@ -97,9 +98,12 @@ def cached_concurrency_curve(dep, lengths: tuple[int, ...]):
 
 
 def error_message(exc: BaseException, what: str = "this input") -> str:
-    """What to tell the user about an error: the planner's own message, else what to fix and where to look."""
+    """What to tell the user about an error: the planner's own message, else what to fix and where to look.
+
+    The result is shown as Markdown, so the planner's message (which may quote the user's input) is escaped.
+    """
     if isinstance(exc, PlannerError):
-        return str(exc)
+        return plain_text(exc)
     if isinstance(exc, RecursionError):
         return f"Could not use {what}: it is nested too deeply. Check that it is the file the field asks for."
     if isinstance(exc, MemoryError):
@@ -195,7 +199,8 @@ def download_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
                     return build().export(fmt)
             except Exception as exc:  # the download carries the reason; the log has the traceback
                 LOG.exception("export %s failed", fmt)
-                return f"The {fmt.upper()} export failed: {error_message(exc, 'this export')}\n".encode()
+                why = str(exc) if isinstance(exc, PlannerError) else error_message(exc, "this export")
+                return f"The {fmt.upper()} export failed: {why}\n".encode()
 
         return make
 

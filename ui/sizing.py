@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from pages._common import cached_chart, cached_concurrency_curve, cached_plan, export_buttons, guarded, scenario_link
-from pages._frame import ensure_app_frame
-from pages._launch import launch_section
-from pages._scenario import current_scenario, load_scenario, scenario_deployment
-from planner.reports import memory_components_view, sizing_report, suggestions_view, whole_requests
+from planner.reports import memory_components_view, plain_text, sizing_report, suggestions_view, whole_requests
 from planner.scenario import EXAMPLES
+from ui._common import cached_chart, cached_concurrency_curve, cached_plan, export_buttons, guarded, scenario_link
+from ui._frame import ensure_app_frame
+from ui._launch import launch_section
+from ui._scenario import current_scenario, load_scenario, scenario_deployment
 
 ensure_app_frame()
 
@@ -43,13 +43,13 @@ if plan is not None:
     problems = list(dict.fromkeys(plan.problems))  # each reason once
     shown = [] if plan.fits else problems[:2]
     if shown:
-        st.error("Does not fit: " + "; ".join(shown), icon="⛔")
+        st.error("Does not fit: " + "; ".join(map(plain_text, shown)), icon="⛔")
     refusals = [p for p in plan.start_problems if p not in shown]
     if refusals:
-        st.error("Would not start: " + "; ".join(refusals), icon="🛑")
+        st.error("Would not start: " + "; ".join(map(plain_text, refusals)), icon="🛑")
     for problem in problems:
         if problem not in shown and problem not in plan.start_problems:
-            st.warning(problem, icon="⚠️")
+            st.warning(plain_text(problem), icon="⚠️")
 
 if plan is not None and not plan.fits:
     # nothing to measure in a plan that does not fit: the shortfall, then the changes that fit and start
@@ -131,4 +131,4 @@ if plan is not None:
 
     with st.expander("Assumptions and engine knobs"):
         for note in plan.assumptions:
-            st.write(f"- {note}")
+            st.write(f"- {plain_text(note)}")
