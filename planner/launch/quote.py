@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from planner.catalog.lookup import get_node
 from planner.catalog.schemas import ModelSpec
-from planner.decisions.fleet import QuotedOption, Traffic
+from planner.decisions import QuotedOption, Traffic
 from planner.deployment import Deployment
 
 
