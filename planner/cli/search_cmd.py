@@ -126,7 +126,9 @@ def run(args: argparse.Namespace) -> int:
         _write_csv(result, args.csv)
     lines = [
         f"{result.space.target}: {len(result.points):,} configurations for {workload.describe()}; "
-        f"{result.fitting_points:,} fit and start, {result.simulated:,} simulated, in {result.seconds:.2f} s",
+        f"{result.fitting_points:,} fit and start, {result.simulated:,} simulated, in {result.seconds:.2f} s ("
+        + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in result.stage_seconds.items())
+        + ")",
         f"objectives: {objectives.describe()}",
         result.headline,
         "frontier (output tok/s per GPU vs per user; cost per million tokens vs TPOT):",

@@ -123,3 +123,16 @@ def test_pareto_keeps_exactly_the_non_dominated(values):
         dominated = any((a >= x and b >= y and (a, b) != (x, y)) for j, (a, b) in enumerate(values) if j != i)
         duplicate_before = any((a, b) == (x, y) for a, b in values[:i])
         assert (i in kept) == (not dominated and not duplicate_before)
+
+
+def test_pipeline_layouts_are_tried_only_where_no_tensor_parallel_layout_holds_the_target():
+    # Llama-3.1-70B in bf16 (about 141 GB) on four 24 GB L4s: no TP layout holds it, so PP 2 layouts are tried too
+    # (and kept, with the plan's reason, when they do not fit either).
+    small = {"methods": ("none",), "dtypes": ("bf16",), "batch_caps": (8,)}
+    found = search(SearchSpace.build(target="Llama-3.1-70B", nodes=("4x-l4-24gb",), **small), WORKLOAD, Objectives())
+    assert {p.pp for p in found.points} == {1, 2}
+    assert all(p.reason for p in found.points if not p.fits)
+    roomy = search(
+        SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), **small), WORKLOAD, Objectives()
+    )
+    assert {p.pp for p in roomy.points} == {1}
