@@ -162,7 +162,7 @@ def launch_config(dep: Deployment, plan: MemoryPlan | None = None) -> LaunchConf
         command=shell_block(cmd.argv, comments, head=head),
         options_file=(f"# options file: {OPTIONS_FILE}\n" + options) if options else None,
         options_file_name=OPTIONS_FILE if options else None,
-        docker="".join(f"# {c}\n" for c in comments) + docker_run(cmd, flags, image, gpus),
+        docker="".join(f"# {c}\n" for c in comments) + docker_run(cmd, flags, image, gpus, head),
         kubernetes=manifest_yaml(kubernetes_objects(cmd, flags, image, gpus, name, cache_bytes), k8s_notes),
         comments=comments,
     )
