@@ -153,6 +153,7 @@ __all__ = [
     "get_kv_dtype",
     "get_model",
     "get_node",
+    "launch_config",
     "list_gpus",
     "list_kv_dtypes",
     "list_models",

@@ -157,10 +157,7 @@ if plan is not None:
     st.subheader("Export the quote")
     link = scenario_link(scenario.to_query())
 
-    def build_report():
-        return quote_report(scenario.target, speculator_label, plan, scenario_link=link)
-
-    export_buttons(build_report, "quote", "fleet")
+    launched = None
     if plan.recommended is not None:
         fields = {"method": method, "engine": key[4], "kv_dtype": key[5]}
         launched = guarded(
@@ -173,6 +170,12 @@ if plan is not None:
             ),
             "the recommended option",
         )
+
+    def build_report():
+        return quote_report(scenario.target, speculator_label, plan, scenario_link=link, launch=launched)
+
+    export_buttons(build_report, "quote", "fleet")
+    if plan.recommended is not None:
         launch_section(launched, None, "fleet", title=f"Launch the recommended option ({plan.recommended.label})")
     with st.expander("Assumptions"):
         for note in dict.fromkeys(n for q in plan.quotes for n in q.notes):

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     path = _write(args.out, text)
     sys.stderr.write(f"wrote {shown_path(path)}\n")
-    if config.options_file and fmt in ("trtllm", "docker"):
+    if config.options_file and fmt != "k8s":  # the Kubernetes manifest holds it in a ConfigMap
         beside = path.parent / (config.options_file_name or "options.yaml")
         _write(str(beside), config.options_file)
         sys.stderr.write(f"wrote {shown_path(beside)} (the options file the command names)\n")

@@ -17,6 +17,7 @@ from planner.cli.common import (
     write_report,
 )
 from planner.decisions import SLO_PRESETS, Traffic, compare_nodes, recommend_fleet
+from planner.launch import quoted_deployment
 from planner.reports import quote_report
 from planner.scenario import Scenario
 from planner.validation import save_quote
@@ -122,7 +123,13 @@ def run(args: argparse.Namespace) -> int:
     quotes, unusable = compare_nodes(target, nodes, traffic, **speculation, engine=args.engine, kv_dtype=args.kv_dtype)
     plan = recommend_fleet(traffic, quotes, unusable)
     speculator = draft.id if draft else {"ngram": "n-gram lookup", "mtp": "MTP module"}.get(args.method or "")
-    report = quote_report(target.id, speculator, plan, customer=args.customer, prepared_by=args.prepared_by)
+    launched = None
+    if args.export and plan.recommended is not None:  # the appendix: the recommended option's launch
+        fields = {"method": args.method, "engine": args.engine, "kv_dtype": args.kv_dtype}
+        launched = quoted_deployment(target, plan.recommended, traffic, draft=draft, **fields)
+    report = quote_report(
+        target.id, speculator, plan, customer=args.customer, prepared_by=args.prepared_by, launch=launched
+    )
     if args.export:
         write_report(report, args.export)
     if args.save:

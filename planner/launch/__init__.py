@@ -25,7 +25,6 @@ import yaml
 from pydantic import BaseModel
 
 from planner.deployment import Deployment
-from planner.engines.profiles import parse_version
 from planner.errors import InputError
 from planner.launch.container import docker_run, image_for, kubernetes_objects, manifest_yaml, name_for
 from planner.launch.engine_command import (
@@ -35,7 +34,7 @@ from planner.launch.engine_command import (
     read_engine_command,
 )
 from planner.launch.quote import quoted_deployment
-from planner.launch.releases import FAMILY, engine_flags, release_for
+from planner.launch.releases import FAMILY, command_engine, engine_flags, engine_for_release, release_for
 from planner.launch.settings import LaunchSettings, NotLaunchableError, deployment_from_settings, launch_settings
 from planner.launch.shell_text import shell_block, split_command
 from planner.memory import plan_memory
@@ -56,8 +55,6 @@ __all__ = [
 
 LaunchFormat = Literal["vllm", "sglang", "trtllm", "docker", "k8s"]
 FORMATS: tuple[str, ...] = ("vllm", "sglang", "trtllm", "docker", "k8s")
-#: vLLM releases from 0.10 run only the V1 engine (``vllm``); earlier ones are the planner's ``vllm-v0``.
-_V1_FROM = (0, 10, 0)
 _ENGINE_WORDS = {"vllm": "vLLM", "vllm-v0": "vLLM (V0 engine)", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 #: The flag each engine uses for a planned value, for the comments that say what the planner assumed.
 _FLAG_NAMES = {
@@ -124,8 +121,8 @@ def _comments(dep: Deployment, settings: LaunchSettings, release: str, source: s
         if name in _FLAG_NAMES[family]:
             value = getattr(settings, name)
             lines.append(f"assumed: {_FLAG_NAMES[family][name]} {value} ({_WHY[name]}; the deployment left it unset)")
-    if settings.method is not None and family == "sglang":
-        lines.append("assumed: --speculative-eagle-topk 1 (a chain of K drafts, as the planner models speculation)")
+    if settings.method is not None:
+        lines += [f"assumed: {text}" for text in engine_flags(dep.engine).speculative_assumptions]
     if dep.dtype is None:
         lines.append(f"weights load in the checkpoint's own format ({dep.target_format.id}); no flag sets it")
     return lines
@@ -162,7 +159,7 @@ def launch_config(dep: Deployment, plan: MemoryPlan | None = None) -> LaunchConf
         command=shell_block(cmd.argv, comments, head=head),
         options_file=(f"# options file: {OPTIONS_FILE}\n" + options) if options else None,
         options_file_name=OPTIONS_FILE if options else None,
-        docker="".join(f"# {c}\n" for c in comments) + docker_run(cmd, flags, image, gpus),
+        docker="".join(f"# {c}\n" for c in comments) + docker_run(cmd, flags, image, gpus, head),
         kubernetes=manifest_yaml(kubernetes_objects(cmd, flags, image, gpus, name, cache_bytes), k8s_notes),
         comments=comments,
     )
@@ -188,12 +185,11 @@ def _engine_of(words: list[str], markers: dict[str, str]) -> tuple[str, str | No
         engine, _, version = markers["engine"].partition(" ")
         if engine in FAMILY:
             return engine, version or None
-    head = " ".join(words[:3])
-    for engine in ("vllm", "sglang", "trtllm"):
-        program = " ".join(engine_flags(engine).program)
-        if head.startswith(program) or (engine == "sglang" and "sglang.launch_server" in head):
-            return engine, None
-    raise InputError("launch command", head, "a vllm serve, python3 -m sglang.launch_server or trtllm-serve command")
+    found = command_engine(words)
+    if found is None:
+        programs = ", ".join(" ".join(engine_flags(e).program) for e in dict.fromkeys(FAMILY.values()))
+        raise InputError("launch command", " ".join(words[:3]), f"a command starting with one of: {programs}")
+    return found, None
 
 
 def read_launch_command(
@@ -204,11 +200,9 @@ def read_launch_command(
     words, markers = split_command(text.split("\n# --- ", maxsplit=1)[0])
     engine, marked = _engine_of(words, markers)
     version = engine_version or marked
-    if engine == "vllm" and version is not None:
-        engine = "vllm-v0" if parse_version(version) < _V1_FROM else "vllm"
+    engine = engine_for_release(engine, version)
     flags, release, _ = release_for(engine, version)
-    if engine == "sglang" and words[0] == "python":
-        words = ["python3", *words[1:]]
+    words = [flags.program[0], *words[1:]]  # the interpreter as the record spells it (python, python3)
     if options_file is None and "\n# --- " in text:
         options_file = text.split("\n# --- ", 1)[1].split("\n", 1)[1]
     options = yaml.safe_load(options_file) if options_file else None

@@ -18,6 +18,7 @@ import yaml
 
 from planner.launch.engine_command import OPTIONS_FILE, EngineCommand, options_yaml
 from planner.launch.releases import EngineFlags, EngineRelease
+from planner.launch.shell_text import shell_block
 from planner.units import GIB
 
 #: Where the engines' Hugging Face cache lives inside their images (``HF_HOME`` unset, root user).
@@ -49,8 +50,9 @@ def _container_args(cmd: EngineCommand, flags: EngineFlags) -> list[str]:
     return argv
 
 
-def docker_run(cmd: EngineCommand, flags: EngineFlags, image: str, gpus: int) -> str:
-    """``docker run`` of the engine command in ``image`` on ``gpus`` GPUs, sharing the host's HF cache."""
+def docker_run(cmd: EngineCommand, flags: EngineFlags, image: str, gpus: int, head: int) -> str:
+    """``docker run`` of the engine command in ``image`` on ``gpus`` GPUs, sharing the host's HF cache (``head``:
+    the command's words before its first flag)."""
     argv = _container_args(cmd, flags)
     parts = [
         "docker run --rm",
@@ -62,10 +64,9 @@ def docker_run(cmd: EngineCommand, flags: EngineFlags, image: str, gpus: int) ->
     ]
     if cmd.options is not None:
         parts.append(f'-v "$PWD/{OPTIONS_FILE}:{OPTIONS_DIR}/{OPTIONS_FILE}:ro"')
-    entry = argv[0]
-    parts.append(f"--entrypoint {shlex.quote(entry)} {image}")
-    parts.append(" ".join(shlex.quote(word) for word in argv[1:]))
-    return " \\\n  ".join(parts)
+    parts.append(f"--entrypoint {shlex.quote(argv[0])} {image}")
+    engine = shell_block(argv[1:], [], head=head - 1).splitlines()
+    return " \\\n  ".join(parts) + " \\\n  " + "\n".join(engine)
 
 
 def kubernetes_objects(

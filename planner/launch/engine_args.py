@@ -20,12 +20,15 @@ from planner.errors import InputError
 from planner.launch.releases import release_for
 from planner.launch.settings import LaunchSettings
 
+#: The flags whose EngineArgs fields the arguments set: a command of another engine has other flags.
+_ENGINE_ARG_FLAGS = ("--gpu-memory-utilization", "--max-num-seqs", "--max-num-batched-tokens", "--max-model-len")
+
 
 def vllm_engine_args(settings: LaunchSettings) -> dict[str, Any]:
     """``vllm.LLM(**args)`` for a vLLM launch (the model path is the caller's: a local folder)."""
-    if settings.engine not in ("vllm", "vllm-v0"):
-        raise InputError("launch command", settings.engine, "a vLLM launch command (vllm serve ...)")
     flags, release, _ = release_for(settings.engine, settings.release)
+    if not all(release.knows(option) for option in _ENGINE_ARG_FLAGS):
+        raise InputError("launch command", settings.engine, "a vLLM launch command (vllm serve ...)")
     args: dict[str, Any] = {
         "tensor_parallel_size": settings.tp,
         "pipeline_parallel_size": settings.pp,

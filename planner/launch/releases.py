@@ -14,6 +14,7 @@ False
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -89,6 +90,8 @@ class EngineFlags(_Strict):
     kv_dtypes: dict[str, str]
     methods: dict[str, tuple[str, ...]]
     methods_source: str
+    #: Values every speculative command of this engine sets that the plan does not hold (said in a comment).
+    speculative_assumptions: tuple[str, ...] = ()
     releases: tuple[EngineRelease, ...]
 
 
@@ -122,6 +125,34 @@ def recorded_releases(engine: str) -> tuple[EngineRelease, ...]:
     """The recorded releases that run ``engine`` (vLLM before 0.10 is the V0 engine ``vllm-v0``)."""
     low, high = _engine_range(engine)
     return tuple(r for r in engine_flags(engine).releases if r.version == (0, 0, 0) or low <= r.version < high)
+
+
+def engine_for_release(engine: str, version: str | None) -> str:
+    """The engine id of ``engine``'s command family whose releases include ``version`` (vLLM 0.9.2 is ``vllm-v0``)."""
+    if version is None or not version[:1].isdigit():  # a source record stands for every release
+        return engine
+    wanted = parse_version(version)
+    for candidate, family in FAMILY.items():
+        if family == FAMILY.get(engine):
+            low, high = _engine_range(candidate)
+            if low <= wanted < high:
+                return candidate
+    return engine
+
+
+_PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
+
+
+def command_engine(words: list[str]) -> str | None:
+    """The engine family whose program starts ``words`` (``python`` and ``python3`` are the same interpreter)."""
+    for family in dict.fromkeys(FAMILY.values()):
+        program = list(_engine_flags()[family].program)
+        head = list(words[: len(program)])
+        if head and _PYTHON.match(head[0]) and _PYTHON.match(program[0]):
+            head[0] = program[0]
+        if head == program:
+            return family
+    return None
 
 
 def release_for(engine: str, version: str | None) -> tuple[EngineFlags, EngineRelease, str | None]:

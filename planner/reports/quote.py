@@ -13,9 +13,11 @@ import pandas as pd
 from planner.catalog.lookup import get_price
 from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote
 from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
+from planner.deployment import Deployment
 from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
 from planner.reports.charts.fleet import cost_by_node
 from planner.reports.document import Report, Section, Summary
+from planner.reports.launch_appendix import launch_sections
 from planner.reports.table_format import Table
 from planner.units import fmt_ms, fmt_pct, fmt_usd, fmt_usd_per_month
 
@@ -226,8 +228,10 @@ def quote_report(
     customer: str = "",
     prepared_by: str = "",
     scenario_link: str = "",
+    launch: Deployment | None = None,
 ) -> Report:
-    """The quote document for ``plan`` (:func:`planner.decisions.plan_fleet`)."""
+    """The quote document for ``plan`` (:func:`planner.decisions.plan_fleet`); with ``launch`` (the recommended
+    option's deployment, :func:`planner.launch.quoted_deployment`), its launch configuration as an appendix."""
     t, quotes, pct = plan.traffic, plan.quotes, plan.traffic.percentile
     sections = [
         Section(
@@ -253,6 +257,8 @@ def quote_report(
     if plan.unusable:
         sections.append(Section(title="Node types that cannot serve the model", notes=plan.unusable))
     notes = list(dict.fromkeys(for_customers(n) for q in quotes for n in q.notes))
+    if launch is not None:
+        sections += launch_sections(launch)
     return Report(
         title=f"Serving quote: {target}" + (f" with draft {draft}" if draft else ""),
         subtitle=f"{t.requests_per_s:,.4g} requests/s of {t.prompt_tokens:,} + {t.output_tokens:,} tokens; "

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import yaml
 
+from planner import Deployment, get_model, get_node, launch_config
 from tests.app.conftest import page
+from tests.conftest import ENGINE_LOGS
 
 
 def _codes(at) -> list[str]:
@@ -48,3 +50,16 @@ def test_launch_downloads_are_built_when_clicked():
     launch = [b for b in at.get("download_button") if b.proto.label.startswith("Download the")]
     assert [b.proto.label for b in launch] == ["Download the command", "Download the manifest"]
     assert all(b.proto.deferred_file_id and not b.proto.url for b in launch)
+
+
+def test_validation_checks_a_log_against_the_launch_command(tmp_store):
+    dep = Deployment.on_node(
+        get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), engine_version="0.10.0", memory_fraction=0.85,
+        max_model_len=16384,
+    )  # fmt: skip
+    at = page("validation.py").run()
+    at.text_area(key="validation_log_text").input((ENGINE_LOGS / "vllm-v1-019-llmd-llama31-8b-16k.log").read_text())
+    at.text_area(key="validation_log_launch").input(launch_config(dep).command)
+    at.button(key="validation_log_submit").click().run()
+    assert not at.exception and not at.error
+    assert any("launch command" in c.value and "memory fraction 0.85" in c.value for c in at.caption)

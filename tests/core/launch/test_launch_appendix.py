@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from planner.catalog.lookup import get_model, get_node
+from planner.decisions import Traffic, plan_fleet
 from planner.deployment import Deployment
+from planner.launch import quoted_deployment
 from planner.memory import plan_memory
-from planner.reports import sizing_report
+from planner.reports import quote_report, sizing_report
 from planner.reports.document import Report, Section
 
 
@@ -37,3 +39,14 @@ def test_code_is_fenced_and_escaped_in_every_format():
     html = report.to_html(with_charts=False)
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     assert report.to_xlsx()[:2] == b"PK"
+
+
+def test_quote_report_carries_the_recommended_options_launch():
+    traffic = Traffic.build(requests_per_s=2, prompt_tokens=1000, output_tokens=200)
+    target, draft = get_model("Llama-3.1-8B"), get_model("Llama-3.2-1B")
+    plan = plan_fleet(target, [get_node("1x-h100-sxm-80gb")], traffic, draft=draft)
+    dep = quoted_deployment(target, plan.recommended, traffic, draft=draft)
+    data = quote_report(target.id, draft.id, plan, launch=dep).to_json()
+    appendix = next(s for s in data["sections"] if s["title"] == "Appendix: launch configuration")
+    assert "--max-model-len 1200" in appendix["code"]  # the quote sizes at prompt + output tokens
+    assert ("--speculative-config" in appendix["code"]) == plan.recommended.option.speculation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import kubernetes_validate  # requirements-dev.txt; ships the Kubernetes JSON schemas (no network)
 import pytest
 import yaml
 
@@ -9,7 +10,6 @@ from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.launch import launch_config
 
-kubernetes_validate = pytest.importorskip("kubernetes_validate")
 K8S_VERSION = "1.30.0"
 
 

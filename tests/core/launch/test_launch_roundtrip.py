@@ -30,6 +30,8 @@ PAIRS = (
     ("Llama-3.1-8B", None),
     ("Qwen3-8B", None),
 )
+pytestmark = pytest.mark.slow  # 200 plans, each planned and parsed
+
 NODES = ("1x-h100-sxm-80gb", "8x-h100-sxm-80gb", "8x-h200-sxm-141gb", "8x-a100-sxm-80gb", "4x-l40s-48gb")
 
 

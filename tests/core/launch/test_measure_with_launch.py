@@ -49,6 +49,7 @@ def test_other_engines_and_plain_commands_are_refused():
         with_launch(BASE, plain)
 
 
+@pytest.mark.slow
 def test_measure_cli_reads_the_launch_file(tmp_path):
     """Without the vllm package (no GPU here) the command reaches the vLLM backend and says what it needs."""
     serve = tmp_path / "serve.sh"
