@@ -40,7 +40,6 @@ _SURFACE: dict[str, tuple[str, ...]] = {
         "get_kv_dtype",
         "get_model",
         "get_node",
-        "launch_config",
         "list_gpus",
         "list_kv_dtypes",
         "list_models",
