@@ -51,10 +51,12 @@ def test_grid_refuses_a_bracket_with_an_unmeasured_corner():
     assert grid.at((3, 20)) is None
 
 
-def _padded(rows, **at):
-    """The table's value at a shape: the least latency over measured shapes at least as large on every axis."""
+def _padded(rows, first, **at):
+    """The table's value at a shape: the least latency over measured sizes at least as large on the first axis."""
+    name, value = first
+    rows = rows[rows[name] >= value]
     for name, value in at.items():
-        rows = rows[rows[name] >= value]
+        rows = rows[rows[name] == value]
     return rows.latency.min()
 
 
@@ -65,8 +67,8 @@ def test_gemm_matches_measured_rows_and_interpolates_between_them():
     rows = _rows(path, gemm_dtype="bfloat16")
     ms = sorted(rows[(rows.n == 8192) & (rows.k == 8192)].m.unique())
     low_m, high_m = ms[10], ms[11]
-    low = _padded(rows, m=low_m, n=8192, k=8192)
-    high = _padded(rows, m=high_m, n=8192, k=8192)
+    low = _padded(rows, ("m", low_m), n=8192, k=8192)
+    high = _padded(rows, ("m", high_m), n=8192, k=8192)
     assert low == pytest.approx(rows[(rows.m == low_m) & (rows.n == 8192) & (rows.k == 8192)].latency.min(), rel=0.2)
     assert tables.gemm_ms("bf16", low_m, 8192, 8192) == pytest.approx(low)
     mid = (low_m + high_m) / 2
@@ -87,7 +89,7 @@ def test_decode_attention_matches_a_measured_row():
         window_size=0,
         kernel_source="vllm_flash_attn_fa3",
     )
-    expected = _padded(rows, batch_size=64, step=1023, num_heads=16)
+    expected = _padded(rows, ("batch_size", 64), step=1023, num_heads=16)
     assert tables.decode_attention_ms(64, 1023, 16, 2, 128, "bfloat16") == pytest.approx(expected)
 
 
