@@ -94,41 +94,31 @@ def _release(system: Path, engine: str) -> str | None:
     return max(both, key=_version_key) if both else None
 
 
-def _read(path: Path, columns: list[str], filters: dict | None = None) -> dict:
-    """Columns of one table as numpy arrays, rows kept where every ``filters`` column equals its value.
+def _read(path: Path, columns: list[str], filters: dict | None = None, prefer: str | None = None) -> dict:
+    """Numeric columns of one table as numpy arrays, rows kept where every ``filters`` column equals its value.
 
     A column a release does not write (e.g. ``window_size`` before sliding-window kernels were measured)
-    counts as its filter value; a table that is missing or unreadable has no rows.
+    counts as its filter value; a table that is missing or unreadable has no rows. Where the table has a
+    ``kernel_source`` column, only the kernel with the most measured shapes is kept (or the one whose name
+    holds ``prefer``): the engine's default path on that GPU.
     """
-    import pyarrow.parquet as pq  # noqa: PLC0415 (optional and heavy: only where measured tables are read)
+    import pyarrow.compute as pc  # noqa: PLC0415 (optional and heavy: only where measured tables are read)
+    import pyarrow.parquet as pq  # noqa: PLC0415
 
+    wanted = [*columns, *(filters or {}), "kernel_source"]
     try:
         present = set(pq.read_schema(path).names)
-        table = pq.read_table(path, columns=[c for c in columns if c in present])
+        table = pq.read_table(path, columns=[c for c in dict.fromkeys(wanted) if c in present])
     except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
         return {name: np.array([]) for name in columns}
-    data = {}
-    for name in columns:
-        if name in present:
-            data[name] = table.column(name).to_numpy(zero_copy_only=False)
-        else:
-            data[name] = np.full(table.num_rows, (filters or {}).get(name), dtype=object)
-    keep = np.ones(table.num_rows, dtype=bool)
     for name, value in (filters or {}).items():
-        keep &= data[name] == value
-    return {name: column[keep] for name, column in data.items()}
-
-
-def _main_kernel(data: dict, prefer: str | None = None) -> dict:
-    """Rows of the kernel with the most measured shapes (or the one whose name holds ``prefer``)."""
-    if not len(data["latency"]) or data["kernel_source"][0] is None:
-        return data
-    names, counts = np.unique(data["kernel_source"], return_counts=True)
-    ranked = sorted(
-        zip(names, counts, strict=True), key=lambda nc: (prefer is not None and prefer in nc[0].lower(), nc[1])
-    )
-    keep = data["kernel_source"] == ranked[-1][0]
-    return {name: column[keep] for name, column in data.items()}
+        if name in present:
+            table = table.filter(pc.equal(table[name], value))
+    if "kernel_source" in present and table.num_rows:
+        counts = pc.value_counts(table["kernel_source"]).to_pylist()
+        chosen = max(counts, key=lambda c: (prefer is not None and prefer in c["values"].lower(), c["counts"]))
+        table = table.filter(pc.equal(table["kernel_source"], chosen["values"]))
+    return {name: table[name].to_numpy() for name in columns}
 
 
 def _grid(data: dict, axes: list[str]) -> Grid | None:
@@ -162,7 +152,7 @@ class KernelTables:
             return None
         if name not in self._gemm:
             path = self._dir("gemm") / "gemm_perf.parquet"
-            data = _read(path, ["gemm_dtype", "m", "n", "k", "latency"], {"gemm_dtype": name})
+            data = _read(path, ["m", "n", "k", "latency"], {"gemm_dtype": name})
             self._gemm[name] = _grid(data, ["m", "n", "k"])
         return self._gemm[name]
 
@@ -176,14 +166,10 @@ class KernelTables:
         if key not in self._attn:
             path = self._dir("attention") / f"{table}_perf.parquet"
             axis = "step" if table == "generation_attention" else "isl"
-            cols = ["kernel_source", "batch_size", axis, "num_heads", "num_key_value_heads", "head_dim"]
-            cols += ["kv_cache_dtype", "window_size", "beam_width", "latency"]
+            cols = ["batch_size", axis, "num_heads", "latency"]
             want = {"num_key_value_heads": kv_heads, "head_dim": head_dim, "kv_cache_dtype": kv_dtype}
-            data = _main_kernel(_read(path, cols, {"window_size": 0, "beam_width": 1}))
-            keep = np.ones(len(data["latency"]), dtype=bool)
-            for name, value in want.items():
-                keep &= data[name] == value
-            self._attn[key] = _grid({n: c[keep] for n, c in data.items()}, ["batch_size", axis, "num_heads"])
+            data = _read(path, cols, {"window_size": 0, "beam_width": 1, **want})
+            self._attn[key] = _grid(data, ["batch_size", axis, "num_heads"])
         return self._attn[key]
 
     def attention_grid(self, table: str, heads: int, kv_heads: int, head_dim: int, kv_dtype: str) -> Grid | None:
@@ -223,7 +209,7 @@ class KernelTables:
             grid = None
             if paths:
                 newest = max(paths, key=lambda p: _version_key(p.parent.name))
-                cols = ["op_name", "nccl_dtype", "num_gpus", "message_size", "latency"]
+                cols = ["message_size", "latency"]
                 data = _read(newest, cols, {"op_name": "all_reduce", "nccl_dtype": "half", "num_gpus": gpus})
                 grid = _grid(data, ["message_size"])
             self._ar[key] = grid
@@ -238,8 +224,8 @@ class KernelTables:
             if versions:
                 newest = max(versions, key=_version_key)
                 path = self._dir("comm", version=newest) / "custom_allreduce_perf.parquet"
-                cols = ["kernel_source", "num_gpus", "message_size", "latency"]
-                data = _main_kernel(_read(path, cols, {"num_gpus": gpus}), "graph" if cuda_graphs else "eager")
+                cols = ["message_size", "latency"]
+                data = _read(path, cols, {"num_gpus": gpus}, "graph" if cuda_graphs else "eager")
                 grid = _grid(data, ["message_size"])
             self._ar[key] = grid
         grid = self._ar[key]

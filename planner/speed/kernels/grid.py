@@ -72,6 +72,17 @@ class Grid:
         values[np.isnan(self.values)] = np.nan
         return Grid(self.axes, values)
 
+    def fix_first(self, x: float) -> Grid | None:
+        """The grid over the remaining axes at ``x`` on the first axis (interpolated), or None outside it."""
+        axis = self.axes[0]
+        if x < axis[0] or x > axis[-1]:
+            return None
+        hi = bisect_left(axis, x)
+        if axis[hi] == x:
+            return Grid(self.axes[1:], self.values[hi])
+        t = (x - axis[hi - 1]) / (axis[hi] - axis[hi - 1])
+        return Grid(self.axes[1:], (1 - t) * self.values[hi - 1] + t * self.values[hi])
+
     def fix_last(self, x: float) -> Grid | None:
         """The grid over the leading axes at ``x`` on the last axis (interpolated: lookups then cost less)."""
         axis = self.axes[-1]

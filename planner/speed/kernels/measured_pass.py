@@ -151,11 +151,19 @@ class MeasuredPass:
         if not self.attention_covered or seqs <= 0:
             return None if seqs > 0 else 0.0
         context = max(1.0, context_sum / seqs)
-        ms = self.tables.decode_attention_ms(seqs, context, self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
+        line = self._decode_line(seqs)  # the batch fixed: one lookup along the context per step
+        ms = line.at((context,)) if line is not None else None
         if ms is None:
             self.fallbacks.add("decode attention (a batch or context past the measured grid)")
             return None
         return ms * self.layers * MS
+
+    @functools.lru_cache(maxsize=1024)  # noqa: B019 (one instance per deployment; batch sizes repeat)
+    def _decode_line(self, seqs: int) -> Grid | None:
+        grid = self.tables.attention_grid(
+            "generation_attention", self.heads, self.kv_heads, self.head_dim, self.kv_dtype
+        )
+        return grid.fix_first(seqs) if grid is not None else None
 
     def prefill_attention_s(self, seqs: int, tokens: int, context_sum: float) -> float | None:
         """Causal attention of ``seqs`` prefill chunks of ``tokens`` new tokens in all after Σ p cached ones."""
