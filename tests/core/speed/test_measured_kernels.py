@@ -3,6 +3,7 @@ missing, and the physics every priced pass obeys (measured or roofline)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -178,3 +179,18 @@ def test_only_the_wrapper_names_the_optional_package():
         if "aiconfigurator_core" in path.read_text(encoding="utf-8")
     )
     assert naming == ["planner/speed/kernels/aiconfigurator_tables.py"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["speedup", "--target", "Llama-3.1-70B", "--draft", "Llama-3.2-1B", "--node", "8x-h100-sxm-80gb", "--tp", "8"],
+        ["simulate", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--offline", "--num-prompts", "20"],
+    ],
+)
+def test_the_cli_says_roofline_without_the_package(without_package, capsys, argv):
+    from planner.cli import main as cli_main  # noqa: PLC0415 (the CLI's imports are its own, loaded per test)
+
+    assert cli_main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["speed_source"] == "roofline estimate: aiconfigurator-core is not installed"
