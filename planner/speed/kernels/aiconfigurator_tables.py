@@ -33,7 +33,10 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
+import os
 from importlib import metadata
 from pathlib import Path
 
@@ -41,6 +44,7 @@ import numpy as np
 
 from planner.errors import CatalogError
 from planner.facts import data_cache, read_data_file
+from planner.speed.kernels import grid as grid_module
 from planner.speed.kernels.grid import Grid
 
 PACKAGE = "aiconfigurator_core"
@@ -121,10 +125,39 @@ def _read(path: Path, columns: list[str], filters: dict | None = None, prefer: s
     return {name: table[name].to_numpy() for name in columns}
 
 
-def _grid(data: dict, axes: list[str]) -> Grid | None:
-    if not len(data["latency"]):
-        return None
-    return Grid.from_columns([data[a] for a in axes], data["latency"]).padded()
+def _cache_path(path: Path, axes: list[str], filters: dict, prefer: str | None) -> Path:
+    """Where a built grid is kept between processes: keyed by the table, the query and the code that builds it."""
+    code = b"".join(Path(f).read_bytes() for f in (__file__, grid_module.__file__))
+    key = json.dumps([package_version(), str(path), axes, filters, prefer], sort_keys=True, default=str)
+    digest = hashlib.sha256(code + key.encode()).hexdigest()[:24]
+    root = os.environ.get("PLANNER_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    root = Path(root) if os.environ.get("PLANNER_CACHE_DIR") else Path(root) / "sd-capacity-planner"
+    return root / "kernel-grids" / f"{digest}.npz"
+
+
+def _table_grid(path: Path, axes: list[str], filters: dict, prefer: str | None = None) -> Grid | None:
+    """The padded grid of one table over ``axes`` (later processes read it from a disk cache, no pyarrow)."""
+    cached = _cache_path(path, axes, filters, prefer)
+    if cached.is_file():
+        try:
+            with np.load(cached) as saved:
+                if not saved["values"].size:
+                    return None
+                return Grid(tuple(tuple(saved[f"axis{i}"].tolist()) for i in range(len(axes))), saved["values"])
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache entry is rebuilt below
+    data = _read(path, [*axes, "latency"], filters, prefer)
+    grid = Grid.from_columns([data[a] for a in axes], data["latency"]).padded() if len(data["latency"]) else None
+    arrays = {"values": grid.values if grid else np.array([])}
+    arrays |= {f"axis{i}": np.array(axis) for i, axis in enumerate(grid.axes if grid else [])}
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f"{cached.stem}.tmp{os.getpid()}.npz")
+        np.savez(tmp, **arrays)
+        os.replace(tmp, cached)
+    except OSError:
+        pass  # the cache is an optimisation; a read-only home still works
+    return grid
 
 
 class KernelTables:
@@ -152,8 +185,7 @@ class KernelTables:
             return None
         if name not in self._gemm:
             path = self._dir("gemm") / "gemm_perf.parquet"
-            data = _read(path, ["m", "n", "k", "latency"], {"gemm_dtype": name})
-            self._gemm[name] = _grid(data, ["m", "n", "k"])
+            self._gemm[name] = _table_grid(path, ["m", "n", "k"], {"gemm_dtype": name})
         return self._gemm[name]
 
     def gemm_ms(self, dtype: str, m: float, n: float, k: float) -> float | None:
@@ -166,10 +198,9 @@ class KernelTables:
         if key not in self._attn:
             path = self._dir("attention") / f"{table}_perf.parquet"
             axis = "step" if table == "generation_attention" else "isl"
-            cols = ["batch_size", axis, "num_heads", "latency"]
             want = {"num_key_value_heads": kv_heads, "head_dim": head_dim, "kv_cache_dtype": kv_dtype}
-            data = _read(path, cols, {"window_size": 0, "beam_width": 1, **want})
-            self._attn[key] = _grid(data, ["batch_size", axis, "num_heads"])
+            filters = {"window_size": 0, "beam_width": 1, **want}
+            self._attn[key] = _table_grid(path, ["batch_size", axis, "num_heads"], filters)
         return self._attn[key]
 
     def attention_grid(self, table: str, heads: int, kv_heads: int, head_dim: int, kv_dtype: str) -> Grid | None:
@@ -209,9 +240,8 @@ class KernelTables:
             grid = None
             if paths:
                 newest = max(paths, key=lambda p: _version_key(p.parent.name))
-                cols = ["message_size", "latency"]
-                data = _read(newest, cols, {"op_name": "all_reduce", "nccl_dtype": "half", "num_gpus": gpus})
-                grid = _grid(data, ["message_size"])
+                filters = {"op_name": "all_reduce", "nccl_dtype": "half", "num_gpus": gpus}
+                grid = _table_grid(newest, ["message_size"], filters)
             self._ar[key] = grid
         grid = self._ar[key]
         return grid.at((elements,)) if grid is not None else None
@@ -224,9 +254,8 @@ class KernelTables:
             if versions:
                 newest = max(versions, key=_version_key)
                 path = self._dir("comm", version=newest) / "custom_allreduce_perf.parquet"
-                cols = ["message_size", "latency"]
-                data = _read(path, cols, {"num_gpus": gpus}, "graph" if cuda_graphs else "eager")
-                grid = _grid(data, ["message_size"])
+                prefer = "graph" if cuda_graphs else "eager"
+                grid = _table_grid(path, ["message_size"], {"num_gpus": gpus}, prefer)
             self._ar[key] = grid
         grid = self._ar[key]
         return grid.at((elements,)) if grid is not None else None

@@ -194,3 +194,14 @@ def test_the_cli_says_roofline_without_the_package(without_package, capsys, argv
     assert cli_main([*argv, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["speed_source"] == "roofline estimate: aiconfigurator-core is not installed"
+
+
+@needs_tables
+def test_a_built_grid_is_read_back_from_the_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_CACHE_DIR", str(tmp_path))
+    shipped = tables_module.kernel_tables("h100-sxm-80gb", "vllm")
+    fresh = tables_module.KernelTables(shipped.root, shipped.system, shipped.engine, shipped.version, "H100", "vLLM")
+    built = fresh.gemm_ms("bf16", 100, 10240, 8192)
+    assert list((tmp_path / "kernel-grids").glob("*.npz"))
+    again = tables_module.KernelTables(fresh.root, fresh.system, fresh.engine, fresh.version, "H100 SXM", "vLLM")
+    assert again.gemm_ms("bf16", 100, 10240, 8192) == pytest.approx(built)
