@@ -193,6 +193,17 @@ class KernelTables:
         grid = self.gemm_grid(dtype)
         return grid.at((m, n, k)) if grid is not None else None
 
+    def moe_grid(self, dtype: str, hidden: int, inter: int, topk: int, experts: int, tp: int) -> Grid | None:
+        """The routed experts of one MoE layer (``moe_perf``: tokens → ms) for one exact expert shape, split
+        ``tp`` ways (no expert parallelism), tokens routed evenly; None where that shape was not measured."""
+        key = ("moe", dtype, hidden, inter, topk, experts, tp)
+        if key not in self._attn:
+            path = self._dir("moe") / "moe_perf.parquet"
+            filters = {"moe_dtype": dtype, "hidden_size": hidden, "inter_size": inter, "topk": topk}
+            filters |= {"num_experts": experts, "moe_tp_size": tp, "moe_ep_size": 1, "distribution": "balanced"}
+            self._attn[key] = _table_grid(path, ["num_tokens"], filters) if path.is_file() else None
+        return self._attn[key]
+
     def _attention(self, table: str, kv_heads: int, head_dim: int, kv_dtype: str) -> Grid | None:
         key = (table, kv_heads, head_dim, kv_dtype)
         if key not in self._attn:

@@ -138,6 +138,8 @@ CASES = [
     ("Llama-3.1-405B", "nvfp4", "fp8", "b200-180gb", 4, "trtllm"),
     ("Llama-3.1-8B", "bf16", "auto", "a100-sxm-80gb", 2, "sglang"),
     ("Llama-3.1-8B", "bf16", "auto", "l4-24gb", 1, "vllm"),
+    ("Mixtral-8x7B-v0.1", "bf16", "auto", "h100-sxm-80gb", 2, "vllm"),
+    ("Qwen3-30B-A3B", "fp8", "fp8", "h200-sxm-141gb", 1, "sglang"),
 ]
 
 
@@ -205,3 +207,20 @@ def test_a_built_grid_is_read_back_from_the_disk_cache(tmp_path, monkeypatch):
     assert list((tmp_path / "kernel-grids").glob("*.npz"))
     again = tables_module.KernelTables(fresh.root, fresh.system, fresh.engine, fresh.version, "H100 SXM", "vLLM")
     assert again.gemm_ms("bf16", 100, 10240, 8192) == pytest.approx(built)
+
+
+@needs_tables
+def test_moe_experts_match_a_measured_row():
+    tables = tables_module.kernel_tables("h100-sxm-80gb", "vllm")
+    path = tables.root / tables.system / "moe" / tables.engine / tables.version / "moe_perf.parquet"
+    rows = _rows(path, moe_dtype="bfloat16", hidden_size=4096, inter_size=14336, topk=2, num_experts=8)
+    rows = rows[(rows.moe_tp_size == 2) & (rows.moe_ep_size == 1) & (rows.distribution == "balanced")]
+    grid = tables.moe_grid("bfloat16", 4096, 14336, 2, 8, 2)
+    assert grid.at((64,)) == pytest.approx(_padded(rows, ("num_tokens", 64)))
+    assert tables.moe_grid("bfloat16", 4096, 14000, 2, 8, 2) is None  # an expert shape nobody measured
+
+
+@needs_tables
+def test_a_moe_model_prices_its_experts_from_the_moe_table():
+    dep = Deployment.on_node(get_model("Mixtral-8x7B-v0.1"), get_node("8x-h100-sxm-80gb"), tp=2)
+    assert speed_source(dep) == tables_module.kernel_tables("h100-sxm-80gb", "vllm").label
