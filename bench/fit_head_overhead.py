@@ -1,9 +1,11 @@
-"""`python -m bench.fit_head_overhead`: the per-pass cost of a speculator head beyond its roofline.
+"""`python -m bench.fit_head_overhead`: the host cost of one proposer pass in vLLM V1, beyond its kernels.
 
-Grid-searches ``head_pass_overhead_s`` (0 to 2 ms in 0.05 ms steps) of the vLLM NVIDIA profile on the rows of
-data/calibration/specdec-measured.csv that run a catalogued head and report acceptance, and prints the median and
-worst |error| of the predicted speedup at each value and the best one. Copy the best value into
-data/speed_profiles.json (engines.vllm.head_pass_overhead_s). It measures; it never asserts.
+Grid-searches ``draft_step_overhead_s`` (0 to 2 ms in 0.05 ms steps; ``head_pass_overhead_s`` held at 0) of the
+vLLM NVIDIA profile on the rows of data/calibration/specdec-measured.csv that run a catalogued head and report
+acceptance (so only the step cost is fitted), and prints the median and worst |error| of the predicted speedup at
+each value and the best one. vLLM V1's draft-model and EAGLE proposers share one propose loop, so the value applies
+to every proposer pass. Copy the best value into data/speed_profiles.json (engines.vllm.draft_step_overhead_s).
+It measures; it never asserts.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def head_cases() -> list[Case]:
 
 
 def errors(cases: list[Case], overhead_s: float) -> list[float]:
-    profile = speed_profile("vllm", "nvidia").with_values(head_pass_overhead_s=overhead_s)
+    profile = speed_profile("vllm", "nvidia").with_values(draft_step_overhead_s=overhead_s, head_pass_overhead_s=0.0)
     return [estimate_speed(c.deployment, c.workload, profile).speedup / c.measured - 1 for c in cases]
 
 
@@ -42,7 +44,7 @@ def main() -> int:
     for x in GRID_S:
         errs = [abs(e) for e in errors(cases, x)]
         out(f"{x * 1e3:>14.2f} {statistics.median(errs):>13.1%} {max(errs):>12.1%}\n")
-    out(f"best: {best_overhead_s(cases) * 1e3:.2f} ms per head pass\n")
+    out(f"best: {best_overhead_s(cases) * 1e3:.2f} ms per proposer pass\n")
     return 0
 
 

@@ -104,8 +104,18 @@ def main() -> int:
                   f"aiconfigurator {_stats(aic_errors)}")  # fmt: skip
         for name in sorted({family(r[0]) for r in mine}):
             print(f"  {'':<13}   {name:<8} planner {_stats([abs(r[2]) for r in mine if family(r[0]) == name])}")
-    fitted = [r for r in rows if r[0].fitted]
-    print(f"  fitted rows (not goals): {', '.join(sorted({family(r[0]) + ' ' + r[0].kind for r in fitted}))}")
+    print("Fitted rows (in-sample, not goals):")
+    for kind in UNITS:
+        fitted = [r for r in rows if r[0].kind == kind and r[0].fitted]
+        if not fitted:
+            continue
+        both = [r for r in fitted if r[3]]
+        line = f"  {kind:<13} planner {_stats([abs(r[2]) for r in fitted])}"
+        if both:
+            aic_errors = [abs(pct_error(r[3], r[0].measured)) for r in both]
+            line += f" | on {len(both)} both cover: planner {_stats([abs(r[2]) for r in both])}, "
+            line += f"aiconfigurator {_stats(aic_errors)}"
+        print(line)
     _, skipped = load_cases()
     print("\nRows it cannot express:")
     for item in skipped:

@@ -19,6 +19,8 @@ def test_renders_verdict_metrics_and_charts():
     assert _verdict(at).startswith("**RECOMMEND**")
     assert {m.label for m in at.metric} >= {"Speedup", "Optimal K", "Break-even α"}
     assert len(at.get("plotly_chart")) == 4
+    sources = [m.value for m in at.markdown if m.value.startswith("Step times:")]
+    assert sources and ("kernel times measured on" in sources[0] or "roofline estimate" in sources[0])
 
 
 def test_the_verdict_follows_the_speedup_and_low_acceptance_only_warns():

@@ -24,6 +24,7 @@ KEYS = {
     "baseline_throughput_tok_s",
     "verdict",
     "thresholds",
+    "speed_source",
 }
 
 
@@ -31,7 +32,8 @@ def test_json_contract():
     out = json.loads(run_cli(*BASE, "--alpha", "0.8", "--k", "5", "--json", check=True).stdout)
     assert out.keys() >= KEYS
     assert round(out["expected_tokens_per_step"], 2) == 3.69
-    assert out["speedup"] > 2 and out["verdict"] == "recommend"
+    assert out["speedup"] > 1.5 and out["verdict"] == "recommend"
+    assert out["speed_source"].startswith(("kernel times measured on H100 SXM", "roofline estimate:"))
     assert out["thresholds"]["recommend_min_speedup"] == 1.3
 
 

@@ -33,7 +33,10 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
+import os
 from importlib import metadata
 from pathlib import Path
 
@@ -41,6 +44,7 @@ import numpy as np
 
 from planner.errors import CatalogError
 from planner.facts import data_cache, read_data_file
+from planner.speed.kernels import grid as grid_module
 from planner.speed.kernels.grid import Grid
 
 PACKAGE = "aiconfigurator_core"
@@ -94,47 +98,66 @@ def _release(system: Path, engine: str) -> str | None:
     return max(both, key=_version_key) if both else None
 
 
-def _read(path: Path, columns: list[str], filters: dict | None = None) -> dict:
-    """Columns of one table as numpy arrays, rows kept where every ``filters`` column equals its value.
+def _read(path: Path, columns: list[str], filters: dict | None = None, prefer: str | None = None) -> dict:
+    """Numeric columns of one table as numpy arrays, rows kept where every ``filters`` column equals its value.
 
     A column a release does not write (e.g. ``window_size`` before sliding-window kernels were measured)
-    counts as its filter value; a table that is missing or unreadable has no rows.
+    counts as its filter value; a table that is missing or unreadable has no rows. Where the table has a
+    ``kernel_source`` column, only the kernel with the most measured shapes is kept (or the one whose name
+    holds ``prefer``): the engine's default path on that GPU.
     """
-    import pyarrow.parquet as pq  # noqa: PLC0415 (optional and heavy: only where measured tables are read)
+    import pyarrow.compute as pc  # noqa: PLC0415 (optional and heavy: only where measured tables are read)
+    import pyarrow.parquet as pq  # noqa: PLC0415
 
+    wanted = [*columns, *(filters or {}), "kernel_source"]
     try:
         present = set(pq.read_schema(path).names)
-        table = pq.read_table(path, columns=[c for c in columns if c in present])
+        table = pq.read_table(path, columns=[c for c in dict.fromkeys(wanted) if c in present])
     except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
         return {name: np.array([]) for name in columns}
-    data = {}
-    for name in columns:
-        if name in present:
-            data[name] = table.column(name).to_numpy(zero_copy_only=False)
-        else:
-            data[name] = np.full(table.num_rows, (filters or {}).get(name), dtype=object)
-    keep = np.ones(table.num_rows, dtype=bool)
     for name, value in (filters or {}).items():
-        keep &= data[name] == value
-    return {name: column[keep] for name, column in data.items()}
+        if name in present:
+            table = table.filter(pc.equal(table[name], value))
+    if "kernel_source" in present and table.num_rows:
+        counts = pc.value_counts(table["kernel_source"]).to_pylist()
+        chosen = max(counts, key=lambda c: (prefer is not None and prefer in c["values"].lower(), c["counts"]))
+        table = table.filter(pc.equal(table["kernel_source"], chosen["values"]))
+    return {name: table[name].to_numpy() for name in columns}
 
 
-def _main_kernel(data: dict, prefer: str | None = None) -> dict:
-    """Rows of the kernel with the most measured shapes (or the one whose name holds ``prefer``)."""
-    if not len(data["latency"]) or data["kernel_source"][0] is None:
-        return data
-    names, counts = np.unique(data["kernel_source"], return_counts=True)
-    ranked = sorted(
-        zip(names, counts, strict=True), key=lambda nc: (prefer is not None and prefer in nc[0].lower(), nc[1])
-    )
-    keep = data["kernel_source"] == ranked[-1][0]
-    return {name: column[keep] for name, column in data.items()}
+def _cache_path(path: Path, axes: list[str], filters: dict, prefer: str | None) -> Path:
+    """Where a built grid is kept between processes: keyed by the table, the query and the code that builds it."""
+    code = b"".join(Path(f).read_bytes() for f in (__file__, grid_module.__file__))
+    key = json.dumps([package_version(), str(path), axes, filters, prefer], sort_keys=True, default=str)
+    digest = hashlib.sha256(code + key.encode()).hexdigest()[:24]
+    root = os.environ.get("PLANNER_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    root = Path(root) if os.environ.get("PLANNER_CACHE_DIR") else Path(root) / "sd-capacity-planner"
+    return root / "kernel-grids" / f"{digest}.npz"
 
 
-def _grid(data: dict, axes: list[str]) -> Grid | None:
-    if not len(data["latency"]):
-        return None
-    return Grid.from_columns([data[a] for a in axes], data["latency"]).padded()
+def _table_grid(path: Path, axes: list[str], filters: dict, prefer: str | None = None) -> Grid | None:
+    """The padded grid of one table over ``axes`` (later processes read it from a disk cache, no pyarrow)."""
+    cached = _cache_path(path, axes, filters, prefer)
+    if cached.is_file():
+        try:
+            with np.load(cached) as saved:
+                if not saved["values"].size:
+                    return None
+                return Grid(tuple(tuple(saved[f"axis{i}"].tolist()) for i in range(len(axes))), saved["values"])
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache entry is rebuilt below
+    data = _read(path, [*axes, "latency"], filters, prefer)
+    grid = Grid.from_columns([data[a] for a in axes], data["latency"]).padded() if len(data["latency"]) else None
+    arrays = {"values": grid.values if grid else np.array([])}
+    arrays |= {f"axis{i}": np.array(axis) for i, axis in enumerate(grid.axes if grid else [])}
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f"{cached.stem}.tmp{os.getpid()}.npz")
+        np.savez(tmp, **arrays)
+        os.replace(tmp, cached)
+    except OSError:
+        pass  # the cache is an optimisation; a read-only home still works
+    return grid
 
 
 class KernelTables:
@@ -162,8 +185,7 @@ class KernelTables:
             return None
         if name not in self._gemm:
             path = self._dir("gemm") / "gemm_perf.parquet"
-            data = _read(path, ["gemm_dtype", "m", "n", "k", "latency"], {"gemm_dtype": name})
-            self._gemm[name] = _grid(data, ["m", "n", "k"])
+            self._gemm[name] = _table_grid(path, ["m", "n", "k"], {"gemm_dtype": name})
         return self._gemm[name]
 
     def gemm_ms(self, dtype: str, m: float, n: float, k: float) -> float | None:
@@ -171,19 +193,25 @@ class KernelTables:
         grid = self.gemm_grid(dtype)
         return grid.at((m, n, k)) if grid is not None else None
 
+    def moe_grid(self, dtype: str, hidden: int, inter: int, topk: int, experts: int, tp: int) -> Grid | None:
+        """The routed experts of one MoE layer (``moe_perf``: tokens → ms) for one exact expert shape, split
+        ``tp`` ways (no expert parallelism), tokens routed evenly; None where that shape was not measured."""
+        key = ("moe", dtype, hidden, inter, topk, experts, tp)
+        if key not in self._attn:
+            path = self._dir("moe") / "moe_perf.parquet"
+            filters = {"moe_dtype": dtype, "hidden_size": hidden, "inter_size": inter, "topk": topk}
+            filters |= {"num_experts": experts, "moe_tp_size": tp, "moe_ep_size": 1, "distribution": "balanced"}
+            self._attn[key] = _table_grid(path, ["num_tokens"], filters) if path.is_file() else None
+        return self._attn[key]
+
     def _attention(self, table: str, kv_heads: int, head_dim: int, kv_dtype: str) -> Grid | None:
         key = (table, kv_heads, head_dim, kv_dtype)
         if key not in self._attn:
             path = self._dir("attention") / f"{table}_perf.parquet"
             axis = "step" if table == "generation_attention" else "isl"
-            cols = ["kernel_source", "batch_size", axis, "num_heads", "num_key_value_heads", "head_dim"]
-            cols += ["kv_cache_dtype", "window_size", "beam_width", "latency"]
             want = {"num_key_value_heads": kv_heads, "head_dim": head_dim, "kv_cache_dtype": kv_dtype}
-            data = _main_kernel(_read(path, cols, {"window_size": 0, "beam_width": 1}))
-            keep = np.ones(len(data["latency"]), dtype=bool)
-            for name, value in want.items():
-                keep &= data[name] == value
-            self._attn[key] = _grid({n: c[keep] for n, c in data.items()}, ["batch_size", axis, "num_heads"])
+            filters = {"window_size": 0, "beam_width": 1, **want}
+            self._attn[key] = _table_grid(path, ["batch_size", axis, "num_heads"], filters)
         return self._attn[key]
 
     def attention_grid(self, table: str, heads: int, kv_heads: int, head_dim: int, kv_dtype: str) -> Grid | None:
@@ -223,9 +251,8 @@ class KernelTables:
             grid = None
             if paths:
                 newest = max(paths, key=lambda p: _version_key(p.parent.name))
-                cols = ["op_name", "nccl_dtype", "num_gpus", "message_size", "latency"]
-                data = _read(newest, cols, {"op_name": "all_reduce", "nccl_dtype": "half", "num_gpus": gpus})
-                grid = _grid(data, ["message_size"])
+                filters = {"op_name": "all_reduce", "nccl_dtype": "half", "num_gpus": gpus}
+                grid = _table_grid(newest, ["message_size"], filters)
             self._ar[key] = grid
         grid = self._ar[key]
         return grid.at((elements,)) if grid is not None else None
@@ -238,9 +265,8 @@ class KernelTables:
             if versions:
                 newest = max(versions, key=_version_key)
                 path = self._dir("comm", version=newest) / "custom_allreduce_perf.parquet"
-                cols = ["kernel_source", "num_gpus", "message_size", "latency"]
-                data = _main_kernel(_read(path, cols, {"num_gpus": gpus}), "graph" if cuda_graphs else "eager")
-                grid = _grid(data, ["message_size"])
+                prefer = "graph" if cuda_graphs else "eager"
+                grid = _table_grid(path, ["message_size"], {"num_gpus": gpus}, prefer)
             self._ar[key] = grid
         grid = self._ar[key]
         return grid.at((elements,)) if grid is not None else None

@@ -58,19 +58,30 @@ class Grid:
         return cls(tuple(axes), values)
 
     def padded(self) -> Grid:
-        """Latency never falling as a shape grows along any axis: each measured value becomes the least
-        over every measured shape at least as large (an engine may pad a batch or a GEMM to a larger
-        measured one, as CUDA-graph capture does), so timing noise cannot make more work cheaper.
+        """Latency never falling as the first axis (tokens of a GEMM, sequences of an attention batch, elements
+        of a message) grows: each measured value becomes the least over every measured size at least as large,
+        since an engine may pad a batch to a larger measured one (as CUDA-graph capture does). Timing noise then
+        cannot make more work cheaper. The other axes (a weight's shape, a context length) cannot be padded
+        and keep their measured values.
 
         >>> Grid.build([(1, 2.0), (2, 1.5), (4, 3.0)]).padded().at((1,))
         1.5
         """
-        values = self.values.copy()
-        for axis in range(values.ndim):
-            flipped = np.flip(values, axis)
-            values = np.flip(np.fmin.accumulate(flipped, axis=axis), axis)
+        flipped = np.flip(self.values, 0)
+        values = np.flip(np.fmin.accumulate(flipped, axis=0), 0)
         values[np.isnan(self.values)] = np.nan
         return Grid(self.axes, values)
+
+    def fix_first(self, x: float) -> Grid | None:
+        """The grid over the remaining axes at ``x`` on the first axis (interpolated), or None outside it."""
+        axis = self.axes[0]
+        if x < axis[0] or x > axis[-1]:
+            return None
+        hi = bisect_left(axis, x)
+        if axis[hi] == x:
+            return Grid(self.axes[1:], self.values[hi])
+        t = (x - axis[hi - 1]) / (axis[hi] - axis[hi - 1])
+        return Grid(self.axes[1:], (1 - t) * self.values[hi - 1] + t * self.values[hi])
 
     def fix_last(self, x: float) -> Grid | None:
         """The grid over the leading axes at ``x`` on the last axis (interpolated: lookups then cost less)."""

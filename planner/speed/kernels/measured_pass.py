@@ -12,9 +12,12 @@ For a dense decoder layer sharded ``tp`` ways (Megatron-style column / row paral
 plus the LM head (logits × h → vocab/tp) once. Parameters the four shapes do not hold (an EAGLE head's
 fc over fused hidden states, biases) are one more GEMM of that size into ``h``. A GEMM wider or taller
 than the table's largest measured ``n`` or ``m`` is priced as equal slices (column / row split of the same
-product), never extrapolated. Anything not covered (a dtype the GPU has no table for, MoE experts, MLA,
-sliding-window or chunked attention, a shape outside the grid) answers ``None`` and is named in
-:attr:`MeasuredPass.fallbacks`; the step model then uses its roofline for that operator.
+product), one narrower than the narrowest measured as padded to it, never extrapolated. MoE layers: attention,
+router and shared-expert GEMMs as above, the routed experts from the measured MoE table at the model's exact
+expert shape (hidden, expert width, top-k, experts) and TP, tokens routed evenly. Anything not covered (a
+dtype the GPU has no table for, MLA, MoE experts of a shape not measured, sliding-window or chunked attention,
+a shape outside the grid) answers ``None`` and is named in :attr:`MeasuredPass.fallbacks`; the step model then
+uses its roofline for that operator.
 
 >>> from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_weight_format
 >>> from planner.speed.roofline import model_cost
@@ -54,6 +57,23 @@ def gemm_dtype(weight_format: str, compute_dtype: str) -> str | None:
     return None
 
 
+def moe_dtype(weight_format: str) -> str | None:
+    """The MoE table dtype of ``weight_format`` experts, or None.
+
+    >>> moe_dtype("mxfp4"), moe_dtype("bf16"), moe_dtype("int8")
+    ('w4a16_mxfp4', 'bfloat16', None)
+    """
+    return {
+        "bf16": "bfloat16",
+        "fp16": "bfloat16",
+        "fp8": "fp8",
+        "nvfp4": "nvfp4",
+        "mxfp4": "w4a16_mxfp4",
+        "int4-awq": "int4_wo",
+        "int4-gptq": "int4_wo",
+    }.get(weight_format)
+
+
 class MeasuredPass:
     """Seconds of one model's operators on one GPU from the measured tables (None where not covered)."""
 
@@ -77,20 +97,35 @@ class MeasuredPass:
         q_out = arch.num_attention_heads * d // tp
         kv_out = 2 * arch.num_kv_heads * d // tp if arch.num_kv_heads >= tp else 2 * d
         inter = arch.intermediate_size // tp
-        self.shapes: list[tuple[int, int]] = [(q_out + kv_out, h), (h, q_out)]
-        if inter:
-            self.shapes += [(2 * inter, h), (h, inter)]
-        shaped = sum(n * k for n, k in self.shapes) * self.layers
-        leftover = cost.matmul_params_per_gpu - shaped
+        moe = arch.moe
+        moe_layers = len(moe.moe_layers) if moe else 0
+        dense_layers = self.layers - moe_layers
+        #: (n, k, layers that run it) of every weight GEMM outside the LM head and the routed experts.
+        self.shapes: list[tuple[int, int, int]] = [(q_out + kv_out, h, self.layers), (h, q_out, self.layers)]
+        if inter and dense_layers:
+            self.shapes += [(2 * inter, h, dense_layers), (h, inter, dense_layers)]
         self.scale = 1.0
-        if leftover > 0.01 * shaped:  # a head's fc over fused hidden states, biases: one more GEMM into h
-            self.shapes.append((h, round(leftover / self.layers / h)))
-        elif leftover < 0:  # an ungated MLP holds fewer weights than the gated shapes
-            self.scale = cost.matmul_params_per_gpu / shaped
+        self.moe = None
+        if moe is not None:  # router and shared experts as GEMMs; the routed experts from the MoE table
+            shared = moe.shared_intermediate_size // tp
+            self.shapes.append((moe.num_experts, h, moe_layers))
+            if shared:
+                self.shapes += [(2 * shared, h, moe_layers), (h, shared, moe_layers)]
+            self.moe = (moe_dtype(cost.weight_format), h, moe.expert_intermediate_size, moe.experts_per_token)
+            self.moe += (moe.num_experts, tp, moe_layers)
+            if self.dtype is None and cost.weight_format == "mxfp4":  # MXFP4 quantizes the experts only
+                self.dtype = "bf16"
+        else:
+            shaped = sum(n * k * count for n, k, count in self.shapes)
+            leftover = cost.matmul_params_per_gpu - shaped
+            if leftover > 0.01 * shaped:  # a head's fc over fused hidden states, biases: one more GEMM into h
+                self.shapes.append((h, round(leftover / self.layers / h), self.layers))
+            elif leftover < 0:  # an ungated MLP holds fewer weights than the gated shapes
+                self.scale = cost.matmul_params_per_gpu / shaped
         self.lm_head_n = round(cost.lm_head_params_per_gpu / h)
-        self.gemm_covered = arch.moe is None and arch.mla is None and self.dtype is not None
+        self.gemm_covered = arch.mla is None and self.dtype is not None
         if not self.gemm_covered:
-            self.fallbacks.add(f"weight GEMMs ({cost.weight_format} weights, MoE or MLA layers have no table)")
+            self.fallbacks.add(f"weight GEMMs ({cost.weight_format} weights or MLA layers have no table)")
         self.attention_covered = (
             arch.mla is None
             and arch.sliding_window is None
@@ -110,20 +145,22 @@ class MeasuredPass:
         if k > max_k:
             return None
         n_parts, m_parts = ceil(n / max_n), ceil(m / max_m)
-        one = grid.at((m / m_parts, n / n_parts, k))
+        # narrower than the narrowest measured shape (a router's few experts): priced padded to it, an upper bound
+        n_one, k_one = max(n / n_parts, grid.axes[1][0]), max(k, grid.axes[2][0])
+        one = grid.at((m / m_parts, n_one, k_one))
         return None if one is None else one * n_parts * m_parts
 
     def _layer_line(self) -> Grid | None:
-        """One layer's GEMMs at every measured ``m`` (exactly the trilinear value: it is linear in m)."""
+        """Every layer's GEMMs at every measured ``m`` (exactly the trilinear value: it is linear in m)."""
         if self._layer is None:
             grid = self.tables.gemm_grid(self.dtype)
             points = []
             for m in grid.axes[0] if grid is not None else ():
-                times = [self._gemm_ms(m, n, k) for n, k in self.shapes]
+                times = [self._gemm_ms(m, n, k) for n, k, _ in self.shapes]
                 if any(t is None for t in times):
                     points = []
                     break
-                points.append((m, sum(times)))
+                points.append((m, sum(t * count for t, (_, _, count) in zip(times, self.shapes, strict=True))))
             self._layer = Grid.build(points) if points else False
         return self._layer or None
 
@@ -137,7 +174,16 @@ class MeasuredPass:
             self.fallbacks.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
             return None
         parts = ceil(tokens / line.axes[0][-1])
-        total = line.at((tokens / parts,)) * parts * self.layers * self.scale
+        total = line.at((tokens / parts,)) * parts * self.scale
+        if self.moe is not None:
+            dtype, h, inter, topk, experts, tp, moe_layers = self.moe
+            grid = self.tables.moe_grid(dtype, h, inter, topk, experts, tp) if dtype else None
+            top = grid.axes[0][-1] if grid is not None else 0
+            routed = grid.at((tokens / ceil(tokens / top),)) if grid is not None else None
+            if routed is None:
+                self.fallbacks.add("MoE experts (no measured table for this expert shape, precision or TP)")
+                return None
+            total += routed * ceil(tokens / top) * moe_layers
         if logits:
             head = self._gemm_ms(logits, self.lm_head_n, self.hidden)
             if head is None:
@@ -151,11 +197,19 @@ class MeasuredPass:
         if not self.attention_covered or seqs <= 0:
             return None if seqs > 0 else 0.0
         context = max(1.0, context_sum / seqs)
-        ms = self.tables.decode_attention_ms(seqs, context, self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
+        line = self._decode_line(seqs)  # the batch fixed: one lookup along the context per step
+        ms = line.at((context,)) if line is not None else None
         if ms is None:
             self.fallbacks.add("decode attention (a batch or context past the measured grid)")
             return None
         return ms * self.layers * MS
+
+    @functools.lru_cache(maxsize=1024)  # noqa: B019 (one instance per deployment; batch sizes repeat)
+    def _decode_line(self, seqs: int) -> Grid | None:
+        grid = self.tables.attention_grid(
+            "generation_attention", self.heads, self.kv_heads, self.head_dim, self.kv_dtype
+        )
+        return grid.fix_first(seqs) if grid is not None else None
 
     def prefill_attention_s(self, seqs: int, tokens: int, context_sum: float) -> float | None:
         """Causal attention of ``seqs`` prefill chunks of ``tokens`` new tokens in all after Σ p cached ones."""

@@ -3,6 +3,7 @@ missing, and the physics every priced pass obeys (measured or roofline)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -51,10 +52,12 @@ def test_grid_refuses_a_bracket_with_an_unmeasured_corner():
     assert grid.at((3, 20)) is None
 
 
-def _padded(rows, **at):
-    """The table's value at a shape: the least latency over measured shapes at least as large on every axis."""
+def _padded(rows, first, **at):
+    """The table's value at a shape: the least latency over measured sizes at least as large on the first axis."""
+    name, value = first
+    rows = rows[rows[name] >= value]
     for name, value in at.items():
-        rows = rows[rows[name] >= value]
+        rows = rows[rows[name] == value]
     return rows.latency.min()
 
 
@@ -65,8 +68,8 @@ def test_gemm_matches_measured_rows_and_interpolates_between_them():
     rows = _rows(path, gemm_dtype="bfloat16")
     ms = sorted(rows[(rows.n == 8192) & (rows.k == 8192)].m.unique())
     low_m, high_m = ms[10], ms[11]
-    low = _padded(rows, m=low_m, n=8192, k=8192)
-    high = _padded(rows, m=high_m, n=8192, k=8192)
+    low = _padded(rows, ("m", low_m), n=8192, k=8192)
+    high = _padded(rows, ("m", high_m), n=8192, k=8192)
     assert low == pytest.approx(rows[(rows.m == low_m) & (rows.n == 8192) & (rows.k == 8192)].latency.min(), rel=0.2)
     assert tables.gemm_ms("bf16", low_m, 8192, 8192) == pytest.approx(low)
     mid = (low_m + high_m) / 2
@@ -87,7 +90,7 @@ def test_decode_attention_matches_a_measured_row():
         window_size=0,
         kernel_source="vllm_flash_attn_fa3",
     )
-    expected = _padded(rows, batch_size=64, step=1023, num_heads=16)
+    expected = _padded(rows, ("batch_size", 64), step=1023, num_heads=16)
     assert tables.decode_attention_ms(64, 1023, 16, 2, 128, "bfloat16") == pytest.approx(expected)
 
 
@@ -135,6 +138,8 @@ CASES = [
     ("Llama-3.1-405B", "nvfp4", "fp8", "b200-180gb", 4, "trtllm"),
     ("Llama-3.1-8B", "bf16", "auto", "a100-sxm-80gb", 2, "sglang"),
     ("Llama-3.1-8B", "bf16", "auto", "l4-24gb", 1, "vllm"),
+    ("Mixtral-8x7B-v0.1", "bf16", "auto", "h100-sxm-80gb", 2, "vllm"),
+    ("Qwen3-30B-A3B", "fp8", "fp8", "h200-sxm-141gb", 1, "sglang"),
 ]
 
 
@@ -176,3 +181,46 @@ def test_only_the_wrapper_names_the_optional_package():
         if "aiconfigurator_core" in path.read_text(encoding="utf-8")
     )
     assert naming == ["planner/speed/kernels/aiconfigurator_tables.py"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["speedup", "--target", "Llama-3.1-70B", "--draft", "Llama-3.2-1B", "--node", "8x-h100-sxm-80gb", "--tp", "8"],
+        ["simulate", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--offline", "--num-prompts", "20"],
+    ],
+)
+def test_the_cli_says_roofline_without_the_package(without_package, capsys, argv):
+    from planner.cli import main as cli_main  # noqa: PLC0415 (the CLI's imports are its own, loaded per test)
+
+    assert cli_main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["speed_source"] == "roofline estimate: aiconfigurator-core is not installed"
+
+
+@needs_tables
+def test_a_built_grid_is_read_back_from_the_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_CACHE_DIR", str(tmp_path))
+    shipped = tables_module.kernel_tables("h100-sxm-80gb", "vllm")
+    fresh = tables_module.KernelTables(shipped.root, shipped.system, shipped.engine, shipped.version, "H100", "vLLM")
+    built = fresh.gemm_ms("bf16", 100, 10240, 8192)
+    assert list((tmp_path / "kernel-grids").glob("*.npz"))
+    again = tables_module.KernelTables(fresh.root, fresh.system, fresh.engine, fresh.version, "H100 SXM", "vLLM")
+    assert again.gemm_ms("bf16", 100, 10240, 8192) == pytest.approx(built)
+
+
+@needs_tables
+def test_moe_experts_match_a_measured_row():
+    tables = tables_module.kernel_tables("h100-sxm-80gb", "vllm")
+    path = tables.root / tables.system / "moe" / tables.engine / tables.version / "moe_perf.parquet"
+    rows = _rows(path, moe_dtype="bfloat16", hidden_size=4096, inter_size=14336, topk=2, num_experts=8)
+    rows = rows[(rows.moe_tp_size == 2) & (rows.moe_ep_size == 1) & (rows.distribution == "balanced")]
+    grid = tables.moe_grid("bfloat16", 4096, 14336, 2, 8, 2)
+    assert grid.at((64,)) == pytest.approx(_padded(rows, ("num_tokens", 64)))
+    assert tables.moe_grid("bfloat16", 4096, 14000, 2, 8, 2) is None  # an expert shape nobody measured
+
+
+@needs_tables
+def test_a_moe_model_prices_its_experts_from_the_moe_table():
+    dep = Deployment.on_node(get_model("Mixtral-8x7B-v0.1"), get_node("8x-h100-sxm-80gb"), tp=2)
+    assert speed_source(dep) == tables_module.kernel_tables("h100-sxm-80gb", "vllm").label

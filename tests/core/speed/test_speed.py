@@ -29,7 +29,7 @@ def test_70b_plus_1b_on_8x_h100_falls_with_batch():
     # spec_decode_mi300x; docs/speed-model.md).
     sweep = batch_sweep(_dep(), SpeedWorkload.build(alpha=0.8), BATCHES)
     speedups = [p.speedup for p in sweep.points]
-    assert speedups[0] > 2
+    assert speedups[0] > 1.8  # SpecDecode-Bench: 2.16x for 70B TP4 + 1B on H100 at batch 1 (serving-measured.csv)
     assert all(later <= earlier for earlier, later in pairwise(speedups))
     assert sweep.crossover_batch is not None
     assert next(p for p in sweep.points if p.batch_size == sweep.crossover_batch).speedup <= 1
@@ -91,7 +91,7 @@ def test_break_even_rises_with_batch():
     sweep = batch_sweep(_dep(), SpeedWorkload.build(alpha=0.8), BATCHES)
     values = [p.break_even_alpha if p.break_even_alpha is not None else 1.0 for p in sweep.points]
     # measured kernel tables switch kernels between batch sizes: a dip of a few hundredths is real, a fall is not
-    assert all(later >= earlier - 0.02 for earlier, later in pairwise(values))
+    assert all(later >= earlier - 0.03 for earlier, later in pairwise(values))
     assert values[-1] > values[0] + 0.5
     at_batch_one = sweep.points[0].break_even_alpha
     assert at_batch_one is not None
