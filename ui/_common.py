@@ -29,7 +29,7 @@ from planner.reports import (
     plain_text,
     screen_table,
 )
-from planner.reports.links import scenario_link as public_scenario_link
+from planner.reports import scenario_link as public_scenario_link
 from ui._timing import timed
 
 T = TypeVar("T")

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from planner.reports import VALUE_LABELS, plain_text, speed_assumptions_table, step_times_table
-from planner.reports.accuracy import for_customers
+from planner.reports import VALUE_LABELS, for_customers, plain_text, speed_assumptions_table, step_times_table
 from planner.speed import calibration_summary, speed_source, workload_for
 from ui._common import cached_chart, guarded
 from ui._frame import ensure_app_frame

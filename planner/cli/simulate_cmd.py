@@ -14,6 +14,7 @@ from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.speed import (
+    VERIFICATIONS,
     ServingMetrics,
     ServingWorkload,
     SimulationResult,
@@ -21,7 +22,6 @@ from planner.speed import (
     simulate,
     speed_source,
 )
-from planner.speed.drafting import VERIFICATIONS
 
 
 def _number(text: str) -> float:
