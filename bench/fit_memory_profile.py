@@ -3,10 +3,11 @@
 `python -m bench.fit_memory_profile` prints the fitted values and each case's residual; the values
 are copied into data/engines.json (``calibration``), whose ``source`` entries cite this script.
 
-* activation (V1, and V0 apart): ``max(f · N · width · bytes, s · seqs · vocab) + MoE workspace`` — grid search
-  for (s, f) minimising the squared relative error over cases that log the activation peak. A V0 log that
-  states no peak gives it by difference (``utilization · total − weights − non-torch − KV``); a log whose KV
-  GiB disagrees with its token count is another rank's (V0 samples on the driver rank only) and is left out;
+* activation (V1): ``max(f · N · width · bytes, s · seqs · vocab) + MoE workspace`` — grid search
+  for (s, f) minimising the squared relative error over cases that log the activation peak. V0's is derived from
+  its source and only printed beside its logs (a V0 log that states no peak gives it by difference,
+  ``utilization · total − weights − non-torch − KV``; a log whose KV GiB disagrees with its token count is another
+  rank's, V0 samples on the driver rank only, and is left out);
 * CUDA graphs: least squares of ``first + per_graph_layer · layers · (captures - 1)`` on the logged estimates;
 * non-torch: the median per parallel layout.
 """
@@ -18,7 +19,7 @@ import sys
 
 from bench.kv_cases import Case, load_cases
 from planner.catalog.hardware import device_total_bytes
-from planner.engines.components import moe_workspace_bytes
+from planner.engines.components import calibration, moe_workspace_bytes
 from planner.engines.profiles import engine_profile, resolve_limits
 from planner.memory import plan_memory
 from planner.model.dtypes import element_bytes
@@ -109,6 +110,15 @@ def fit_cudagraphs():
 
 #: Logs the SGLang non-torch constant was set from (``sglang_non_torch_gib`` in data/engines.json cites them).
 SGLANG_NON_TORCH_ROWS = ("vllm21348-qwen3-235b-fp8-tp4-sglang",)
+#: Logs the V0 non-torch constants were set from (``v0_*non_torch_gib`` in data/engines.json cite them). V0's
+#: activation peak is derived from its source (``v0_sampler_bytes_per_logit``, ``v0_forward_activation_factor``),
+#: not fitted: ``main`` prints it beside the logs for comparison only.
+V0_NON_TORCH_ROWS = (
+    "book-h100-llama8b",
+    "vllmpr10511-llama3-8b-tp1",
+    "vllmpr10511-llama3-8b-tp2",
+    "vllm10517-3090-20000",
+)
 
 
 def _non_torch_layouts() -> dict[str, list[tuple[str, float]]]:
@@ -131,9 +141,8 @@ def fitted_case_ids() -> dict[str, list[str]]:
     logs stating the estimate; non-torch: vLLM logs stating it; SGLang's constant: its cited log).
     """
     used: dict[str, list[str]] = {}
-    for fit, rows in (("V1 activation", _activation_rows()), ("V0 activation", _activation_rows("vllm-v0"))):
-        for row in rows:
-            used.setdefault(row["case"], []).append(fit)
+    for row in _activation_rows():
+        used.setdefault(row["case"], []).append("V1 activation")
     for case_id, _, _ in fit_cudagraphs()[2]:
         used.setdefault(case_id, []).append("CUDA graphs")
     for entries in _non_torch_layouts().values():
@@ -141,6 +150,8 @@ def fitted_case_ids() -> dict[str, list[str]]:
             used.setdefault(case_id, []).append("non-torch")
     for case_id in SGLANG_NON_TORCH_ROWS:
         used.setdefault(case_id, []).append("SGLang non-torch")
+    for case_id in V0_NON_TORCH_ROWS:
+        used.setdefault(case_id, []).append("V0 non-torch")
     return used
 
 
@@ -149,7 +160,7 @@ def _print_activation(label: str, rows, s: float, f: float) -> None:
     for r in rows:
         pred = max(f * r["forward_unit"], s * r["sampler_unit"]) + r["workspace"]
         print(
-            f"  {r['case']:<46} logged {r['logged'] / GIB:5.2f} GiB  fitted {pred / GIB:5.2f}  "
+            f"  {r['case']:<46} logged {r['logged'] / GIB:5.2f} GiB  model {pred / GIB:5.2f}  "
             f"({100 * (pred / r['logged'] - 1):+5.1f}%)"
         )
 
@@ -159,8 +170,14 @@ def main() -> int:
     s, f = fit_activation(rows)
     _print_activation("V1 activation (sampler_bytes_per_logit, forward_activation_factor)", rows, s, f)
     v0_rows = _activation_rows("vllm-v0")
-    s0, f0 = fit_activation(v0_rows, range(200, 601, 5))
-    _print_activation("\nV0 activation (v0_sampler_bytes_per_logit, v0_forward_activation_factor)", v0_rows, s0, f0)
+    cal = calibration()
+    _print_activation(
+        "\nV0 activation derived from the source, not fitted (v0_sampler_bytes_per_logit, v0_forward_activation_factor;"
+        " the sampler phase also holds the hidden states)",
+        v0_rows,
+        cal.v0_sampler_bytes_per_logit,
+        cal.v0_forward_activation_factor,
+    )
     first, per, points = fit_cudagraphs()
     print(
         f"\nCUDA graphs: first capture = {first / MIB:.0f} MiB, per layer per extra graph = {per / MIB:.3f} MiB "

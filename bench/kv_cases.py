@@ -7,6 +7,7 @@ planner cannot express comes back with the reason instead of being dropped.
 from __future__ import annotations
 
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -63,6 +64,14 @@ def _gib(text: str | None) -> int | None:
 def _flag(text: str, name: str) -> int | None:
     match = re.search(rf"{name}[\s=:]+(\d+)", text or "")
     return int(match.group(1)) if match else None
+
+
+def _release_by_format(row: dict) -> str | None:
+    """The release a log that prints none is planned at, from its format
+    (data/calibration/log_release_by_format.json)."""
+    path = REPO_ROOT / "data" / "calibration" / "log_release_by_format.json"
+    entries = {e["case_id"]: e["release"] for e in json.loads(path.read_text(encoding="utf-8"))["logs"]}
+    return entries.get(row.get("case_id", ""))
 
 
 def _engine(row: dict) -> tuple[str | None, str | None]:
@@ -211,7 +220,7 @@ def case_from_row(row: dict, source_file: str) -> Case:
         dtype=_weight_format(row, match.weight_format),
         kv_dtype=kv_dtype,
         engine=engine,
-        engine_version=version if version and re.match(r"\d", version) else None,
+        engine_version=version if version and re.match(r"\d", version) else _release_by_format(row),
         memory_fraction=_first_float(row.get("gpu_memory_utilization")),
         max_model_len=_first_int(row.get("max_model_len")),
         max_num_batched_tokens=_first_int(row.get("max_num_batched_tokens"))

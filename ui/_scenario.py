@@ -240,7 +240,11 @@ def _draw(base: Scenario) -> dict[str, Any]:
     _widget(
         "engine_version",
         lambda key: st.sidebar.text_input(
-            "Engine release", key=key, placeholder="newest profiled", help="e.g. 0.19.0; profiles differ by release"
+            "Engine release",
+            key=key,
+            placeholder="newest profiled",
+            help="e.g. 0.19.0 (vLLM) or 0.4.6 (SGLang): memory rules, defaults, methods and refusals follow the "
+            "release; one outside every profiled range is refused with the ranges named",
         ),
     )
     default = _widget(

@@ -62,7 +62,17 @@ def calibration() -> Calibration:
         forward_activation_factor=raw["forward_activation_factor"]["value"],
         v0_forward_activation_factor=raw["v0_forward_activation_factor"]["value"],
         moe_workspace_factor=raw["moe_workspace_factor"]["value"],
-        non_torch={key: NonTorchGib(**raw[key]) for key in ("non_torch_gib", "sglang_non_torch_gib", "hf_context_gib")},
+        non_torch={
+            key: NonTorchGib(**raw[key])
+            for key in (
+                "non_torch_gib",
+                "v0_non_torch_gib",
+                "v0_6_non_torch_gib",
+                "v0_5_non_torch_gib",
+                "sglang_non_torch_gib",
+                "hf_context_gib",
+            )
+        },
         cudagraph_first_capture_bytes=round(raw["cudagraph"]["first_capture_mib"] * MIB),
         cudagraph_bytes_per_layer_per_extra_graph=round(raw["cudagraph"]["mib_per_layer_per_extra_graph"] * MIB),
     )

@@ -320,7 +320,17 @@ class EngineProfile(_Strict):
     profile_run_sequences: Literal["max_num_seqs", "context_requests"] = "max_num_seqs"
     #: The rejection-sampler warm-up vLLM V1 runs at start-up when speculating (None: none).
     rejection_sampler_warmup: RejectionSamplerWarmup | None = None
-    non_torch_calibration: Literal["non_torch_gib", "sglang_non_torch_gib", "hf_context_gib"]
+    non_torch_calibration: Literal[
+        "non_torch_gib",
+        "v0_non_torch_gib",
+        "v0_6_non_torch_gib",
+        "v0_5_non_torch_gib",
+        "sglang_non_torch_gib",
+        "hf_context_gib",
+    ]
+    #: The model's output hidden states [N, H] stay held while logits are computed and sampled (vLLM V0's
+    #: ``execute_model``), so the sampler phase adds them.
+    sampler_holds_hidden_states: bool = False
     #: The engine runs draft-model speculative decoding under pipeline parallelism.
     draft_with_pipeline_parallel: bool
     #: Tokens a sliding-window layer keeps beyond its window: ``max_num_batched_tokens - 1`` (vLLM's

@@ -94,7 +94,8 @@ def _stage_inputs(
             workspace = max(workspace, moe_workspace_bytes(draft, tokens, draft_tp, elem, dep.draft_format))
     if stage == dep.pp - 1:  # V0 samples on the driver rank only: the rank that binds the pool
         seqs = profile.profile_run_seqs(limits, dep.resolved_max_model_len)
-        peaks.append(sampler_bytes(profile, target.vocab_size, seqs))
+        held = tokens * target.hidden_size * elem if profile.sampler_holds_hidden_states else 0
+        peaks.append(held + sampler_bytes(profile, target.vocab_size, seqs))
         if dep.is_speculative:
             peaks.append(rejection_warmup_bytes(profile, target.vocab_size, seqs, elem))
     target_kv, draft_kv = _kv_per_token(dep, layers, stage)

@@ -32,7 +32,9 @@ def test_check_log_text_and_user_supplied_facts():
         "0.93",
         check=True,
     )
-    assert "engine: sglang" in out.stdout and "kv_cache_tokens" in out.stdout and "planner (sglang)" in out.stdout
+    assert (
+        "engine: sglang" in out.stdout and "kv_cache_tokens" in out.stdout and "planner (sglang-0.5.20)" in out.stdout
+    )
 
 
 def test_check_log_without_enough_facts_explains_why():

@@ -11,9 +11,8 @@ from bench.kv_cases import load_cases
 from planner.catalog.lookup import get_gpu, get_model
 from planner.deployment import Deployment
 from planner.engines.components import calibration, forward_activation_bytes, non_torch_bytes, sampler_bytes
-from planner.engines.profiles import engine_profile, resolve_limits
+from planner.engines.profiles import engine_profile, engines_file, resolve_limits
 from planner.memory.plan import plan_memory
-from planner.units import GIB
 
 LLAMA_VOCAB = 128256
 
@@ -50,21 +49,21 @@ def test_v0_batched_tokens_follow_context_length_release_and_speculation(version
     assert (limits.max_num_batched_tokens, limits.max_num_seqs) == (tokens, 256)
 
 
-def test_v0_peak_is_the_larger_of_forward_and_sampler_not_their_sum():
-    # vLLM PR #10511 (https://github.com/vllm-project/vllm/pull/10511): Llama-3-8B logs 1.26 GiB at TP1 and at TP2
-    # with 8,192 batched tokens: the sampler (TP-invariant, driver rank) sets the peak, not the TP-split forward.
+def test_v0_peak_is_the_larger_of_forward_and_the_sampler_phase():
+    """V0's profile run from its source (vllm/worker/model_runner.py profile_run, vllm/model_executor/layers/sampler.py
+    _apply_top_k_top_p at v0.9.2): the eager forward's widest moment, or the sampler phase, which holds the output
+    hidden states [N, H] beside the logits and the top-k/top-p tensors (40 bytes per logit); not their sum."""
     tp1 = plan_memory(_dep("vllm-v0", max_model_len=8192), with_suggestions=False).per_gpu
     tp2_dep = _dep("vllm-v0", max_model_len=8192).replace(gpu_count=2, tp=2)
     tp2 = plan_memory(tp2_dep, with_suggestions=False).per_gpu
-    sampler = sampler_bytes(engine_profile("vllm-v0"), LLAMA_VOCAB, 256)
-    assert tp1.torch_peak_increase_bytes == tp2.torch_peak_increase_bytes == sampler
-    assert abs(sampler / (1.26 * GIB) - 1) < 0.05
-    # At 20,000 tokens (issue #10517, RTX 3090) the forward dominates and the sampler does not add to it.
+    arch = tp2_dep.target.architecture
+    sampler_phase = 8192 * arch.hidden_size * 2 + sampler_bytes(engine_profile("vllm-v0"), LLAMA_VOCAB, 256)
+    # at 8,192 tokens the sampler phase sets the peak on the driver rank, whatever the TP
+    assert tp1.torch_peak_increase_bytes == tp2.torch_peak_increase_bytes == sampler_phase
     long = _dep("vllm-v0", gpu="rtx-3090-24gb", max_model_len=20000, memory_fraction=0.9)
     peak = plan_memory(long, with_suggestions=False).per_gpu.torch_peak_increase_bytes
-    arch = long.target.architecture
-    assert peak == forward_activation_bytes(arch, 20000, 1, 2, engine_profile("vllm-v0"))
-    assert abs(peak / (2.07 * GIB) - 1) < 0.05  # 17.06 GiB torch peak - 14.99 GiB weights in that log
+    forward = forward_activation_bytes(arch, 20000, 1, 2, engine_profile("vllm-v0"))
+    assert peak == forward == 20000 * (2 * arch.hidden_size + 3 * arch.intermediate_size) * 2  # factor 1
 
 
 def test_v0_rtx3090_case_within_five_percent_of_logged_blocks():
@@ -125,7 +124,8 @@ def test_trtllm_kv_is_the_fraction_of_what_the_estimation_peak_leaves():
     assert gpu.unused_budget_bytes == gpu.total_bytes - peak - gpu.kv_cache_bytes  # the 10% left beside the pool
 
 
-def test_v0_calibration_says_what_it_was_fitted_to():
-    cal = calibration()
-    assert 30 < cal.v0_sampler_bytes_per_logit < 50  # top-k/top-p over fp32 logits: ~36-40 B by tensor sizes
-    assert 1.0 < cal.v0_forward_activation_factor < 1.2  # (3H + 3I) / (2H + 3I) = 1.08 for Llama-3-8B
+def test_v0_coefficients_are_the_sum_of_the_source_s_tensors():
+    """Not fitted: the sampler's bytes per logit are the tensors data/engines.json lists, the forward factor is 1."""
+    entry = engines_file()["calibration"]["v0_sampler_bytes_per_logit"]
+    assert calibration().v0_sampler_bytes_per_logit == sum(entry["tensors"].values()) == 40
+    assert calibration().v0_forward_activation_factor == 1.0

@@ -8,7 +8,7 @@ import pytest
 from planner.catalog.lookup import get_gpu, get_model, get_node
 from planner.deployment import Deployment
 from planner.engines.context_limit import derived_max_model_len
-from planner.engines.profiles import engine_profile
+from planner.engines.profiles import engine_profile, engine_profiles
 from planner.engines.releases import engine_releases, method_support
 from planner.memory import plan_memory
 
@@ -156,3 +156,23 @@ def test_older_vllm_counts_the_mtp_module_s_second_lm_head():
     old = plan_memory(dep.replace(engine_version="0.9.2"), with_suggestions=False).per_gpu.draft_weights_bytes
     new = plan_memory(dep.replace(engine_version="0.10.0"), with_suggestions=False).per_gpu.draft_weights_bytes
     assert old - new == 129_280 * 7168 * 2 // 8
+
+
+def _families(engine: str) -> list[str]:
+    return [p.min_version for p in engine_profiles(engine)]
+
+
+@pytest.mark.parametrize(
+    ("engine", "version"), [(e, v) for e in ("vllm", "vllm-v0", "sglang") for v in _families(e) if v != "0.0.0"]
+)
+@pytest.mark.parametrize("method", ["draft_model", "eagle3", "ngram"])
+def test_no_plan_starts_where_its_release_lacks_the_method_or_the_length(engine, version, method):
+    speculator = {"draft_model": {"draft": get_model("Llama-3.2-1B")}, "eagle3": {"draft": get_model(HEAD)}}
+    fields = speculator.get(method, {"method": method})
+    for length in (8192, 262_144):
+        plan = _plan(
+            target=get_model("Llama-3.1-8B"), engine=engine, engine_version=version, max_model_len=length, **fields
+        )
+        if plan.starts:
+            assert method_support(engine, version, method).supported
+            assert length <= 131_072
