@@ -13,8 +13,14 @@ from planner import InputError
 from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from_tau, check_alpha
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
-from planner.speed import ServingMetrics, ServingWorkload, SimulationResult, deployment_acceptance, simulate
-from planner.speed.drafting import VERIFICATIONS
+from planner.speed import (
+    VERIFICATIONS,
+    ServingMetrics,
+    ServingWorkload,
+    SimulationResult,
+    deployment_acceptance,
+    simulate,
+)
 
 
 def _number(text: str) -> float:
