@@ -382,7 +382,8 @@ class _Run:
         n = len(arrival)
         start = min(arrival)
         duration = max(end - start, 1e-12)
-        steady_tok_s, window, steady = steady_state(trace, min(finish), max(admitted), start, end)
+        lifetime = sum(finish[i] - arrival[i] for i in range(n)) / n
+        steady_tok_s, window, steady = steady_state(trace, min(finish), max(admitted), start, end, lifetime)
         ttft = [first_token[i] - arrival[i] for i in range(n)]
         e2e = [finish[i] - arrival[i] for i in range(n)]
         tpot = [(finish[i] - first_token[i]) / (self.outputs[i] - 1) for i in range(n) if self.outputs[i] > 1]
@@ -545,7 +546,7 @@ def simulate(
 
 #: Capacity runs hold at least this many rounds of the replica's request slots, so that the steady window (after
 #: the first completion, before the last admission) spans whole rounds.
-CAPACITY_ROUNDS = 8
+CAPACITY_ROUNDS = 4
 #: The overloads capacity runs offer: a multiple of the offline run's steady rate, then of the best rate so far. An
 #: offline run of identical requests moves in lockstep waves that leave KV cache idle, and a deep queue admits in
 #: bursts that preempt (recompute) more, so both sit below what a replica just past saturation sustains; the
