@@ -6,7 +6,7 @@ the KV cache of the memory plan, the engine's request caps; prefill and decode s
 takes the fewest replicas at which the chosen percentile of TTFT and of TPOT meet their objectives
 (MLPerf-style presets: Server 2 s / 200 ms, Interactive 450 ms / 40 ms, both at p99). The search
 starts at ``rate / capacity`` replicas, the replica's saturated steady-state throughput
-(``planner.speed.simulate.replica_capacity``; without a TTFT objective the quote sizes there). Speculation is quoted
+(``planner.speed.replica_capacity``; without a TTFT objective the quote sizes there). Speculation is quoted
 at the K that pays most at the batch the plain replica runs, and chosen only where it needs fewer
 GPUs. Then ``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes × GPUs × $/GPU-hour
 (data/prices.json, dated and editable).
@@ -40,8 +40,9 @@ from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.speed.replica_capacity import replica_capacity
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics, replica_capacity, simulate_one
+from planner.speed.simulate import ServingMetrics, simulate_one
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 

@@ -13,8 +13,9 @@ from planner import acceptance_math as am
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.speed.replica_capacity import replica_capacity
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import replica_capacity, simulate, simulate_one
+from planner.speed.simulate import simulate, simulate_one
 
 H100 = get_node("1x-h100-sxm-80gb")
 HEAD_DEP = Deployment.on_node(
