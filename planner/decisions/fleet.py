@@ -6,7 +6,7 @@ the KV cache of the memory plan, the engine's request caps; prefill and decode s
 takes the fewest replicas at which the chosen percentile of TTFT and of TPOT meet their objectives
 (MLPerf-style presets: Server 2 s / 200 ms, Interactive 450 ms / 40 ms, both at p99). The search
 starts at ``rate / capacity`` replicas, the replica's saturated steady-state throughput
-(``planner.speed.simulate.replica_capacity``; without a TTFT objective the quote sizes there). Speculation is quoted
+(``planner.speed.replica_capacity``; without a TTFT objective the quote sizes there). Speculation is quoted
 at the K that pays most at the batch the plain replica runs, and chosen only where it needs fewer
 GPUs. Then ``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes × GPUs × $/GPU-hour
 (data/prices.json, dated and editable).

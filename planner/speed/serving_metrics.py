@@ -21,8 +21,9 @@ from pydantic import BaseModel, Field
 #: Batch-occupancy samples kept per run (evenly thinned).
 OCCUPANCY_POINTS = 200
 
-#: The steady window must span at least this share of the run; shorter, the run never left warm-up and drain
-#: (every request admitted before the first finished) and the whole-run rate stands in.
+#: The steady window must span at least this share of the run, and at least one mean request lifetime (identical
+#: requests move in lockstep waves: a shorter window catches one phase of a wave, all prefill or all decode);
+#: shorter, the run never left warm-up and drain and the whole-run rate stands in.
 MIN_STEADY_FRAC = 0.2
 
 
@@ -154,11 +155,17 @@ def limited_by(mode: str, blocked: dict[str, float], duration: float, cap_reason
 
 
 def steady_state(
-    trace: list[tuple[float, float]], first_done: float, last_admitted: float, start: float, end: float
+    trace: list[tuple[float, float]],
+    first_done: float,
+    last_admitted: float,
+    start: float,
+    end: float,
+    lifetime_s: float = 0.0,
 ) -> tuple[float, tuple[float, float], bool]:
-    """Output tokens per second in the steady window, the window, and whether the run reached one."""
+    """Output tokens per second in the steady window, the window, and whether the run reached one (a window of at
+    least ``MIN_STEADY_FRAC`` of the run and ``lifetime_s``, a request's mean time from arrival to completion)."""
     duration = max(end - start, 1e-12)
-    if trace and last_admitted - first_done >= MIN_STEADY_FRAC * duration:
+    if trace and last_admitted - first_done >= max(MIN_STEADY_FRAC * duration, lifetime_s):
         return steady_rate(trace, first_done, last_admitted), (first_done, last_admitted), True
     total = trace[-1][1] if trace else 0.0
     return total / duration, (start, end), False

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from planner.deployment import Deployment
+from planner.speed.replica_capacity import replica_capacity
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics, replica_capacity, simulate
+from planner.speed.simulate import ServingMetrics, simulate
 
 #: Offered load as fractions of the plain replica's capacity.
 LOAD_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2)

@@ -61,7 +61,6 @@ __all__ = [
     "ServingMetrics",
     "SimulationResult",
     "percentile",
-    "replica_capacity",
     "simulate",
     "simulate_one",
 ]
@@ -216,8 +215,12 @@ class _Run:
                     break
                 t = arrival[upcoming[0]]
                 continue
-            # preempt the newest decoding requests while this step's growth does not fit
+            # preempt the newest decoding requests while this step's growth does not fit; a step that preempts
+            # admits no waiting request (vllm/v1/core/sched/scheduler.py: waiting requests are scheduled only
+            # "if not preempted_reqs")
+            preempted_now = False
             while n_dec > 1 and kv_used() + n_dec * prog > capacity:
+                preempted_now = True
                 while not in_decode[decoding_order[-1]]:
                     decoding_order.pop()
                 i = decoding_order.pop()
@@ -237,7 +240,10 @@ class _Run:
             # room a new prompt must leave: this step's growth and the block manager's watermark
             headroom = (0.0 if reserve else n_dec * prog) + watermark
             prefill_work = bool(prefilling) or (
-                bool(waiting) and running < lim.max_num_seqs and kv_used() + need[waiting[0]] + headroom <= capacity
+                bool(waiting)
+                and not preempted_now
+                and running < lim.max_num_seqs
+                and kv_used() + need[waiting[0]] + headroom <= capacity
             )
             decode_now = n_dec > 0 and (lim.mixed_prefill or not prefill_work)
             if decode_now:
@@ -255,7 +261,7 @@ class _Run:
                     budget -= take
                     if done_tokens[i] >= need[i]:
                         finishing_prefill.append(i)
-                while waiting:
+                while waiting and not preempted_now:
                     i = waiting[0]
                     if running >= lim.max_num_seqs:
                         reason = "max_num_seqs"
@@ -283,6 +289,8 @@ class _Run:
                         finishing_prefill.append(i)
             elif waiting:
                 reason = "token_budget"
+            if preempted_now and waiting and not reason:
+                reason = "kv_cache"
             dec = n_dec if decode_now else 0
             if dec == 0 and chunks.tokens == 0:
                 # nothing can run (cache full with a single long request): wait for an arrival
@@ -382,7 +390,8 @@ class _Run:
         n = len(arrival)
         start = min(arrival)
         duration = max(end - start, 1e-12)
-        steady_tok_s, window, steady = steady_state(trace, min(finish), max(admitted), start, end)
+        lifetime = sum(finish[i] - arrival[i] for i in range(n)) / n
+        steady_tok_s, window, steady = steady_state(trace, min(finish), max(admitted), start, end, lifetime)
         ttft = [first_token[i] - arrival[i] for i in range(n)]
         e2e = [finish[i] - arrival[i] for i in range(n)]
         tpot = [(finish[i] - first_token[i]) / (self.outputs[i] - 1) for i in range(n) if self.outputs[i] > 1]
@@ -541,48 +550,3 @@ def simulate(
         plain=plain,
         speculative=speculative,
     )
-
-
-#: Capacity runs hold at least this many rounds of the replica's request slots, so that the steady window (after
-#: the first completion, before the last admission) spans whole rounds.
-CAPACITY_ROUNDS = 8
-#: The overloads capacity runs offer: a multiple of the offline run's steady rate, then of the best rate so far. An
-#: offline run of identical requests moves in lockstep waves that leave KV cache idle, and a deep queue admits in
-#: bursts that preempt (recompute) more, so both sit below what a replica just past saturation sustains; the
-#: highest steady rate is kept.
-CAPACITY_OVERLOADS = (1.25, 1.05)
-
-
-def replica_capacity(
-    dep: Deployment,
-    workload: ServingWorkload,
-    *,
-    alpha: float | None = None,
-    k: int | None = None,
-    profile: SpeedProfile | None = None,
-) -> ServingMetrics:
-    """The most ``workload``'s requests one replica sustains: its steady state while requests queue faster than it
-    serves them (``steady_requests_per_s``; warm-up and drain left out, so the run length does not move it).
-
-    Runs of at least ``CAPACITY_ROUNDS`` times the requests the replica holds at once: every request queued at once
-    (offline), then Poisson arrivals at ``CAPACITY_OVERLOADS`` times the best steady rate so far; the run with the
-    highest steady rate is returned. Offered more, a replica serves no more than a few percent above it
-    (``tests/core/speed/test_scheduler.py``).
-    """
-    prompts, outputs = workload.lengths()
-    per_request = max(1, round(sum(prompts) / len(prompts) + sum(outputs) / len(outputs)))
-    speculative = alpha is not None and dep.is_speculative
-    plan = plan_memory(dep if speculative else dep.without_draft(), with_suggestions=False)
-    slots = min(plan.limits.max_num_seqs, max(1, plan.kv_cache_tokens // per_request)) if plan.fits else 1
-    fields = {"request_rate": None, "concurrency": None, "offline": False}
-    count = max(workload.num_prompts, CAPACITY_ROUNDS * slots)
-    offline = simulate_one(
-        dep, workload.model_copy(update=fields | {"offline": True, "num_prompts": count}), alpha=alpha, k=k,
-        profile=profile,
-    )  # fmt: skip
-    runs = [offline]
-    for overload in CAPACITY_OVERLOADS:
-        rate = overload * max(run.steady_requests_per_s for run in runs)
-        arrivals = workload.model_copy(update=fields | {"request_rate": rate, "num_prompts": count})
-        runs.append(simulate_one(dep, arrivals, alpha=alpha, k=k, profile=profile))
-    return max(runs, key=lambda run: run.steady_requests_per_s)

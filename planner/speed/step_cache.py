@@ -41,8 +41,9 @@ from planner.errors import PlannerError
 from planner.facts import register_cache
 from planner.speed.estimate import SpeedEstimate, estimate_speed
 from planner.speed.profiles import SpeedProfile
+from planner.speed.replica_capacity import replica_capacity
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics, replica_capacity, simulate_one
+from planner.speed.simulate import ServingMetrics, simulate_one
 from planner.speed.workload import SpeedWorkload
 
 #: Results kept per cache (a 400-request run holds its requests' TTFT and TPOT: about 20 kB).

@@ -13,8 +13,9 @@ from planner import acceptance_math as am
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.speed.replica_capacity import replica_capacity
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import replica_capacity, simulate, simulate_one
+from planner.speed.simulate import simulate, simulate_one
 
 H100 = get_node("1x-h100-sxm-80gb")
 HEAD_DEP = Deployment.on_node(
@@ -95,7 +96,8 @@ def test_the_replica_capacity_is_the_saturated_steady_state():
     )
     assert overloaded.steady_requests_per_s <= capacity.steady_requests_per_s * 1.03
     more = replica_capacity(DRAFT_DEP.without_draft(), ServingWorkload.build(offline=True, num_prompts=6000, **lengths))
-    assert more.steady_requests_per_s == pytest.approx(capacity.steady_requests_per_s, rel=0.03)
+    # a run of 4 rounds (the default) sits within a few percent of a run over 4x more requests
+    assert more.steady_requests_per_s == pytest.approx(capacity.steady_requests_per_s, rel=0.06)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])

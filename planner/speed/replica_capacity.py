@@ -1,0 +1,65 @@
+"""A replica's capacity: the most requests per second it sustains, from its simulated saturated steady state.
+
+An offline run of identical requests moves in lockstep waves that leave KV cache idle, and a deep queue admits in bursts
+that preempt (recompute) more, so both sit below what a replica just past saturation sustains: the capacity is the
+highest steady rate (``planner.speed.serving_metrics``) of an offline run and Poisson runs just past it.
+
+>>> from planner.catalog.lookup import get_model, get_node
+>>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), max_model_len=1024)
+>>> run = replica_capacity(dep, ServingWorkload.build(offline=True, prompt_tokens=512, output_tokens=256))
+>>> run.steady and run.steady_requests_per_s > 10
+True
+"""
+
+from __future__ import annotations
+
+from planner.deployment import Deployment
+from planner.memory.plan import plan_memory
+from planner.speed.profiles import SpeedProfile
+from planner.speed.serving_metrics import ServingMetrics
+from planner.speed.serving_workload import ServingWorkload
+from planner.speed.simulate import simulate_one
+
+#: Capacity runs hold at least this many rounds of the replica's request slots, so that the steady window (after
+#: the first completion, before the last admission) spans whole rounds.
+CAPACITY_ROUNDS = 4
+#: The overloads capacity runs offer: a multiple of the offline run's steady rate, then of the best rate so far. An
+#: offline run of identical requests moves in lockstep waves that leave KV cache idle, and a deep queue admits in
+#: bursts that preempt (recompute) more, so both sit below what a replica just past saturation sustains; the
+#: highest steady rate is kept.
+CAPACITY_OVERLOADS = (1.25, 1.05)
+
+
+def replica_capacity(
+    dep: Deployment,
+    workload: ServingWorkload,
+    *,
+    alpha: float | None = None,
+    k: int | None = None,
+    profile: SpeedProfile | None = None,
+) -> ServingMetrics:
+    """The most ``workload``'s requests one replica sustains: its steady state while requests queue faster than it
+    serves them (``steady_requests_per_s``; warm-up and drain left out, so the run length does not move it).
+
+    Runs of at least ``CAPACITY_ROUNDS`` times the requests the replica holds at once: every request queued at once
+    (offline), then Poisson arrivals at ``CAPACITY_OVERLOADS`` times the best steady rate so far; the run with the
+    highest steady rate is returned. Offered more, a replica serves no more than a few percent above it
+    (``tests/core/speed/test_scheduler.py``).
+    """
+    prompts, outputs = workload.lengths()
+    per_request = max(1, round(sum(prompts) / len(prompts) + sum(outputs) / len(outputs)))
+    speculative = alpha is not None and dep.is_speculative
+    plan = plan_memory(dep if speculative else dep.without_draft(), with_suggestions=False)
+    slots = min(plan.limits.max_num_seqs, max(1, plan.kv_cache_tokens // per_request)) if plan.fits else 1
+    fields = {"request_rate": None, "concurrency": None, "offline": False}
+    count = max(workload.num_prompts, CAPACITY_ROUNDS * slots)
+    offline = simulate_one(
+        dep, workload.model_copy(update=fields | {"offline": True, "num_prompts": count}), alpha=alpha, k=k,
+        profile=profile,
+    )  # fmt: skip
+    runs = [offline]
+    for overload in CAPACITY_OVERLOADS:
+        rate = overload * max(run.steady_requests_per_s for run in runs)
+        arrivals = workload.model_copy(update=fields | {"request_rate": rate, "num_prompts": count})
+        runs.append(simulate_one(dep, arrivals, alpha=alpha, k=k, profile=profile))
+    return max(runs, key=lambda run: run.steady_requests_per_s)
