@@ -192,7 +192,7 @@ def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
 
     pdf_ready = pdf_available()
     if pdf_ready and scenario_link({}):  # a real browser session: have the chart browser ready before a click
-        from planner.reports.static_charts import warm_up_chart_browser  # noqa: PLC0415 (only with exports)
+        from planner.reports import warm_up_chart_browser  # noqa: PLC0415 (kaleido's module: only with exports)
 
         warm_up_chart_browser()
     for col, fmt in zip(st.columns(len(FORMATS)), FORMATS, strict=True):
