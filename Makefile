@@ -83,8 +83,8 @@ bench-matrix: $(VENV)/.runtime-installed
 bench-hostile: $(VENV)/.runtime-installed
 	$(PY) -m bench.log_parse_timing
 
-## bench-app: server-side time of each page's first render and rerun in AppTest (median of 20, cold and warm)
-bench-app: $(VENV)/.runtime-installed
+## bench-app: speed of use: the params process and Fleet plan, each page through a real server and headless Chromium, and AppTest render times
+bench-app: $(VENV)/.dev-installed chromium
 	$(PY) -m bench.app_timing
 
 ## bench-search: the default design-space search as a process, its frontier against simulating every point, the

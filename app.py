@@ -12,6 +12,7 @@ from ui._common import run_page_guarded
 from ui._frame import run_in_app_frame
 from ui._scenario import scenario_sidebar
 from ui._timing import timed
+from ui._warm_up import warm_up_after_first_render
 
 st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon="🧮", layout="wide")
 # Headline figures stay whole on narrow screens (1024 px with the sidebar open): a metric's value shrinks with
@@ -49,3 +50,4 @@ with timed("run") as this_run:  # server-side render time, logged only for `make
     # (a widget left out of one run loses it, and a fast switch back could show its first option).
     scenario_sidebar()
     run_in_app_frame(lambda: run_page_guarded(page))
+warm_up_after_first_render()  # once per server, after its first page is drawn: the Fleet default in the background

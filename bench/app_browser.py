@@ -9,6 +9,9 @@ headless Chromium (Debian's, through Playwright) opens the page's own link. Two 
 - browser: from the request (navigation, key press, click) until the page is settled: the run is logged,
   Streamlit's "running" indicator is gone and the page's heading is on screen.
 
+Fleet is also opened from the navigation after a fresh server has drawn its first page and planned the
+Fleet default in the background (pages/_warm_up.py), as a visitor who starts on Sizing would.
+
 ``python -m bench.app_browser --pages fleet,sizing`` times only those pages. The machine's load is not
 controlled: on a shared machine every figure is an upper bound.
 """
@@ -228,6 +231,21 @@ def main(argv: list[str]) -> int:
                 finally:
                     server.stop()
             if "fleet" in args.pages:
+                server = Server(store)
+                try:
+                    context, page, first = _open(browser, server, "/", "Sizing")
+                    since = time.time()
+                    while not server.entries("warm-up", 0) and time.time() - since < SETTLE_TIMEOUT_S:
+                        time.sleep(0.1)
+                    warm = server.entries("warm-up", 0)
+                    if warm:
+                        print(_row("fleet default, planned in the background", warm[0]["seconds"]))
+                    since = time.time()
+                    page.get_by_role("link", name="Fleet & Quote").first.click()
+                    print(_row("fleet: opened after the first page", *_settle(page, server, since, "Fleet & Quote")))
+                    context.close()
+                finally:
+                    server.stop()
                 server = Server(store)
                 try:
                     query = urlencode(Scenario(fleet_nodes=SIX_NODES).to_query())

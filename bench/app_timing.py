@@ -1,4 +1,11 @@
-"""`make bench-app`: server-side time of each page's first render and rerun in AppTest (prints, never asserts).
+"""`make bench-app`: how fast the app answers (prints, never asserts).
+
+Three parts, in this order: the core's speed of use (bench/core_timing.py: the ``params`` process, the
+Fleet default plan cold and warm); each page through a real server and headless Chromium
+(bench/app_browser.py: first render after server start, a widget change, Fleet with six node types, the
+PDF); and the server-side render times in AppTest below. ``--only core,browser,apptest`` picks parts.
+
+AppTest: server-side time of each page's first render and rerun.
 
 For every page registered in app.py, ``N`` samples (default 20, ``python -m bench.app_timing 5`` for fewer;
 ``python -m bench.app_timing 20 saved catalog`` for some pages only):
@@ -71,7 +78,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("samples", nargs="?", type=int, default=20)
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time")
     parser.add_argument("--warm", action="store_true", help="only the warm samples")
+    parser.add_argument("--only", default="core,browser,apptest", help="parts to run: core, browser, apptest")
     args = parser.parse_args(argv)
+    parts = set(args.only.split(","))
+    if "core" in parts:
+        from bench import core_timing  # noqa: PLC0415
+
+        core_timing.main()
+        print()
+    if "browser" in parts:
+        from bench import app_browser  # noqa: PLC0415
+
+        app_browser.main(["--pages", args.pages])
+        print()
+    if "apptest" not in parts:
+        return 0
     samples, pages = args.samples, [p for p in args.pages.split(",") if p]
     modes = (False,) if args.warm else (True, False)
     _sample("sizing", cold=False)  # imports and Streamlit's own start-up, paid once per process

@@ -22,6 +22,7 @@ rate". Formulas:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from planner.errors import InputError
 
@@ -62,6 +63,12 @@ def expected_tokens_per_step(alpha: float, k: int) -> float:
     """
     check_alpha(alpha)
     check_k(k)
+    return _tau(float(alpha), k)
+
+
+@lru_cache(maxsize=8192)
+def _tau(alpha: float, k: int) -> float:
+    """Σ_{i=0..K} α^i, remembered: optimal-K scans and break-even bisections ask for the same (α, K) again."""
     return sum(alpha**i for i in range(k + 1))
 
 

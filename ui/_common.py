@@ -205,6 +205,10 @@ def download_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
         return make
 
     pdf_ready = pdf_available()
+    if pdf_ready and scenario_link({}):  # a real browser session: have the chart browser ready before a click
+        from planner.reports import warm_up_chart_browser  # noqa: PLC0415 (kaleido's module: only with exports)
+
+        warm_up_chart_browser()
     for col, fmt in zip(st.columns(len(FORMATS)), FORMATS, strict=True):
         col.download_button(
             fmt.upper() if fmt != "md" else "Markdown",

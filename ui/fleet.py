@@ -1,8 +1,11 @@
 """Fleet & Quote: traffic -> replicas -> nodes -> cost on several node types; the cheapest option that meets
 every objective, the options that miss apart, and the quote as a document."""
 
+import contextlib
+
 import streamlit as st
 
+from planner import PlannerError
 from planner.catalog import get_node, list_nodes
 from planner.decisions import Traffic, plan_fleet
 from planner.launch import quoted_deployment
@@ -59,7 +62,7 @@ price = st.number_input(
 )
 
 
-@st.cache_data(show_spinner="Sizing fleets...", max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32)
 def _plan(target_id, speculator, traffic, node_list, engine, kv_dtype):
     """``speculator``: (draft id or None, draft-free method or None)."""
     draft_id, method = speculator
@@ -110,7 +113,31 @@ key = (
     if scenario and traffic and chosen
     else None
 )
-plan = guarded(lambda: _plan(*key)) if key else None
+
+
+def _planned(key):
+    """``_plan(*key)``; the first time in a session, node type by node type under a progress bar.
+
+    Each node type's plan leaves its simulated runs in the core's cache (planner.speed.step_cache), so the
+    plan of all of them that follows reuses them; a node type that fails here fails again, with its reason,
+    in that plan.
+    """
+    nodes, planned, marker = key[3], st.session_state.setdefault("fleet_planned", set()), repr(key)
+    if marker not in planned and len(nodes) > 1:
+        bar = st.progress(0.0)
+        for done, node in enumerate(nodes):
+            bar.progress(done / len(nodes), text=f"Sizing fleets on {node} ({done + 1} of {len(nodes)})...")
+            with contextlib.suppress(PlannerError):
+                _plan(*key[:3], (node,), *key[4:])
+        bar.empty()
+    plan = _plan(*key)
+    if len(planned) >= 64:  # a session's record of plans it has seen, bounded
+        planned.clear()
+    planned.add(marker)
+    return plan
+
+
+plan = guarded(lambda: _planned(key)) if key else None
 if not chosen:
     st.info("Pick at least one node type.")
 if plan is not None:

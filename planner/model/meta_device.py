@@ -289,11 +289,19 @@ def meta_weight_tensors(cfg: dict[str, Any]) -> list[WeightTensor]:
     return list(_meta_weight_tensors_cached(json.dumps(cfg, sort_keys=True, default=str)))
 
 
+@lru_cache(maxsize=1)
+def _transformers_release() -> str | None:
+    """The installed transformers release, read once per process (reading package metadata takes milliseconds)."""
+    try:
+        return version("transformers")
+    except PackageNotFoundError:  # pragma: no cover - transformers is a runtime requirement
+        return None
+
+
 def _disk_cache_path(cfg_json: str, kind: str = "meta-layouts"):
     """Where a layout is kept between processes: keyed by the config, the layout rules and the transformers release."""
-    try:
-        release = version("transformers")
-    except PackageNotFoundError:  # pragma: no cover - transformers is a runtime requirement
+    release = _transformers_release()
+    if release is None:  # pragma: no cover - transformers is a runtime requirement
         return None
     root = Path(
         os.environ.get("PLANNER_CACHE_DIR")

@@ -50,6 +50,7 @@ _OWNER: dict[str, tuple[str, str]] = {
     "suggestions_table": ("tables", "suggestions_table"),
     "suggestions_view": ("screen", "suggestions_view"),
     "task_verdicts_table": ("tables", "task_verdicts_table"),
+    "warm_up_chart_browser": ("static_charts", "warm_up_chart_browser"),
     "whole_requests": ("screen", "whole_requests"),
 }
 
@@ -94,6 +95,7 @@ __all__ = [
     "suggestions_table",
     "suggestions_view",
     "task_verdicts_table",
+    "warm_up_chart_browser",
     "whole_requests",
 ]
 

@@ -139,13 +139,9 @@ def warm_up_chart_browser() -> None:
     browser = chromium_path()
     if browser is None or _BROWSER.kaleido is not None:
         return
-    try:
-        import kaleido  # noqa: F401, PLC0415
-    except ImportError:
-        return
 
     def start() -> None:
-        with contextlib.suppress(Exception):  # the first export starts it again, or says why it cannot
+        with contextlib.suppress(Exception):  # no kaleido, or a failure: the first export says why
             _BROWSER.start(browser)
 
     threading.Thread(target=start, daemon=True, name="chart-browser-start").start()

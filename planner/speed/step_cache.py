@@ -46,8 +46,9 @@ from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate_one
 from planner.speed.workload import SpeedWorkload
 
-#: Results kept per cache (a 400-request run holds its requests' TTFT and TPOT: about 20 kB).
-MAX_ENTRIES = 2048
+#: Results kept per cache. A 400-request run holds every request's TTFT and TPOT and 200 occupancy samples
+#: (about 55 kB), so the runs' cache stays near 60 MB; a six-node Fleet plan needs about 150 runs.
+MAX_ENTRIES = 1024
 
 R = TypeVar("R", bound=BaseModel)
 
