@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 PORT   ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test test-fast lint format chromium postgresql bench bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile bench-app validate-gpu clean
+.PHONY: run test test-fast lint format chromium postgresql bench bench-accuracy bench-speed-accuracy bench-serving bench-aiconfigurator bench-acceptance bench-matrix bench-hostile bench-app validate-gpu clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,11 @@ bench-speed-accuracy: $(VENV)/.runtime-installed
 ## bench-serving: the serving simulator against published serving measurements (and its wall time)
 bench-serving: $(VENV)/.runtime-installed
 	$(PY) -m bench.serving_accuracy
+
+## bench-aiconfigurator: refresh aiconfigurator's own estimates of the serving rows (installs its CLI, about 30 s a row)
+bench-aiconfigurator: $(VENV)/.runtime-installed
+	$(PIP) install --quiet -r requirements-bench.txt
+	$(PY) -m bench.aiconfigurator_estimates
 
 ## bench-acceptance: the acceptance prior against the published pairs (and its refit)
 bench-acceptance: $(VENV)/.runtime-installed
