@@ -6,8 +6,7 @@ from pages._common import cached_chart, guarded
 from pages._frame import ensure_app_frame
 from pages._scenario import scenario_deployment
 from pages._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
-from planner.reports import VALUE_LABELS, speed_assumptions_table, step_times_table
-from planner.reports.accuracy import for_customers
+from planner.reports import VALUE_LABELS, for_customers, speed_assumptions_table, step_times_table
 from planner.speed import calibration_summary, workload_for
 
 ensure_app_frame()

@@ -1,7 +1,9 @@
 """Reports: documents (PDF, XLSX, HTML, JSON, Markdown), tables and charts built from core results; no formulas."""
 
 from planner.reports import charts
+from planner.reports.accuracy import for_customers
 from planner.reports.document import FORMATS, MIME, Report, Section, Summary
+from planner.reports.links import scenario_link
 from planner.reports.quote import misses_table, options_table, quote_report, quotes_table
 from planner.reports.render_pdf import chromium_available as pdf_available
 from planner.reports.screen import human_columns, human_label, memory_components_view, suggestions_view, whole_requests
@@ -39,6 +41,7 @@ __all__ = [
     "Summary",
     "Table",
     "charts",
+    "for_customers",
     "gpu_memory_table",
     "gpus_table",
     "human_columns",
@@ -53,6 +56,7 @@ __all__ = [
     "pdf_available",
     "quote_report",
     "quotes_table",
+    "scenario_link",
     "screen_table",
     "sizing_report",
     "speed_assumptions_table",

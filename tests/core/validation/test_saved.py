@@ -180,7 +180,7 @@ def test_comparison_marks_differing_inputs_and_computes_results_through_the_plan
     plan = plan_memory(H200.deployment(), with_suggestions=False)
     assert results["KV cache tokens"][1] == f"{plan.kv_cache_tokens:,}"
     assert results["weights, GiB (per GPU)"][1] == f"{bytes_to_gib(plan.per_gpu.weights_bytes):.1f}"
-    speed = estimate_speed(H200.deployment(), saved_module._workload(H200))
+    speed = estimate_speed(H200.deployment(), saved_module._workload(H200, H200.deployment()))
     assert results["speedup with the draft"][1] == f"{speed.speedup:.2f}x"
     assert int(results["KV cache tokens"][1].replace(",", "")) > int(results["KV cache tokens"][0].replace(",", ""))
     assert cmp.problems_a == cmp.problems_b == []
