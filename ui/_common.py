@@ -12,7 +12,7 @@ from typing import TypeVar
 import pandas as pd
 import streamlit as st
 
-from planner import PlannerError
+from planner import PlannerError, reports
 from planner.catalog import MAX_CONFIG_BYTES, list_models, model_facts
 from planner.memory import concurrency_by_context, plan_memory
 from planner.pairs import MAX_TOKENIZER_BYTES
@@ -29,7 +29,6 @@ from planner.reports import (
     plain_text,
     screen_table,
 )
-from planner.reports import scenario_link as public_scenario_link
 from ui._timing import timed
 
 T = TypeVar("T")
@@ -164,7 +163,7 @@ def scenario_link(query: dict[str, str]) -> str:
         browser = st.context.url
     except Exception:  # no browser context (bare mode)
         browser = None
-    return public_scenario_link(query, browser)
+    return reports.scenario_link(query, browser)
 
 
 def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:

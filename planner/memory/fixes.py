@@ -266,7 +266,8 @@ def suggestions_for(dep: Deployment, plan: MemoryPlan) -> list[Suggestion]:
             candidates.append((f"shorten max_model_len to {shorter.max_model_len:,}", shorter, 1))
     found, seen = [], set()
     for change, variant, quality in candidates:
-        key = variant.model_dump_json()
+        # the draft's architecture is not in the deployment's JSON: a padded vocabulary is a different variant
+        key = variant.model_dump_json() + (variant.draft.architecture.model_dump_json() if variant.draft else "")
         if key in seen:
             continue
         seen.add(key)

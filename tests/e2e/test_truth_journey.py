@@ -42,6 +42,7 @@ def test_ngram_shows_its_own_alpha_and_no_recommend_above_its_speedup(page, app_
     fields = {"target": LLAMA8, "method": "ngram", "node": "1x-l40s-48gb", "tp": 1}
     page.goto(f"{app_url}/performance?{urlencode(Scenario(**fields).to_query())}")
     expect(page.get_by_text("this speculator's own").first).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("[data-testid=stMetricValue]").first).to_be_visible(timeout=WAIT_MS)
     _settled(page)
     text = page.locator("[data-testid=stMain]").inner_text()
     dep = Scenario(**fields).deployment()

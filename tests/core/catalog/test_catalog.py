@@ -173,7 +173,7 @@ def test_malformed_catalog_files_fail_clearly(tmp_path, monkeypatch):
     monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path))
     facts.clear_caches()
     try:
-        with pytest.raises(CatalogError, match="source"):
+        with pytest.raises(CatalogError, match=r"(?i)source"):
             catalog.list_gpus()
         (tmp_path / "nodes.json").write_text("{oops")
         with pytest.raises(CatalogError, match="not valid JSON"):

@@ -165,9 +165,9 @@ def test_bad_inputs_are_clear_errors_or_problems():
         dep(tp=3)
     with pytest.raises(InputError, match="8 GPUs"):
         dep(tp=16)
-    with pytest.raises(PlannerError, match="memory_fraction"):
+    with pytest.raises(PlannerError, match=r"(?i)memory.fraction"):
         dep(tp=8, memory_fraction=1.2)
-    with pytest.raises(PlannerError, match="memory_fraction"):
+    with pytest.raises(PlannerError, match=r"(?i)memory.fraction"):
         dep(tp=8, memory_fraction=0)
     with pytest.raises(InputError, match="draft_tp"):
         dep(tp=8, draft=get_model("Llama-3.2-1B"), draft_tp=4)

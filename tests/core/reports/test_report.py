@@ -40,7 +40,11 @@ def test_json_is_machine_readable_and_full_precision(report):
     assert data["customer"] == "Acme Corp" and data["summary"]["text"].startswith("Buy ")
     first = data["sections"][0]
     assert first["title"] == "Options that meet every objective"
-    assert isinstance(first["table"][0]["Cost / month"], float) and first["column_kinds"]["Cost / month"] == "usd_month"
+    # each key names the unit of its raw value, and numbers are rounded as people read them
+    row, kinds = first["table"][0], first["column_kinds"]
+    assert isinstance(row["Cost / month ($)"], float) and kinds["Cost / month ($)"] == "usd_month"
+    assert "p99 TPOT (s)" in row and "p99 TPOT" not in row
+    assert all(len(repr(v).split(".")[-1]) <= 6 for r in first["table"] for v in r.values() if isinstance(v, float))
     assert data["accuracy"] and all(a["figure"] for a in data["accuracy"])
 
 
