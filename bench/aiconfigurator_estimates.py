@@ -1,11 +1,11 @@
 """aiconfigurator's own estimate of a serving row, beside the planner's (``make bench-serving``).
 
-Runs NVIDIA's ``aiconfigurator cli estimate`` (the ``aiconfigurator`` package, requirements-bench.txt, installed
-by ``make bench-aiconfigurator``; never imported by planner/) in aggregated in-flight-batching mode
-(``--estimate-mode agg``) for the row's model, GPU system, engine, tensor parallelism, GEMM and KV precision and mean input / output lengths. It has no
-arrival process, so it runs at the batch the planner's simulation of the same row held on average (its
-``--batch-size``): the two then differ only in their step times and their batching model. It models no
-draft model, so speculative rows are not covered.
+Runs NVIDIA's ``aiconfigurator cli estimate`` (the ``aiconfigurator`` package, requirements-bench.txt, installed by
+``make bench-aiconfigurator``; never imported by planner/) in aggregated in-flight-batching mode (``--estimate-mode
+agg``) for the row's model, GPU system, engine, tensor parallelism, GEMM and KV precision and mean input / output
+lengths. It has no arrival process, so it runs at the batch the planner's simulation of the same row held on average
+(its ``--batch-size``): the two then differ only in their step times and their batching model. It models no draft
+model, so speculative rows are not covered.
 
 Answers are kept in data/calibration/aiconfigurator-estimates.csv with the exact command (a run takes
 about 30 s); ``make bench-aiconfigurator`` recomputes missing ones.
