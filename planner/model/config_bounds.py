@@ -64,7 +64,7 @@ _DICT_FIELDS = (
 MAX_CONFIG_DEPTH = 32
 #: A speculator head's fields with their allowed values (read only after these checks).
 _HEAD_TYPES: dict[str, tuple[type, str]] = {
-    "speculators_config": (dict, "a JSON object (with a \"verifier\")"),
+    "speculators_config": (dict, 'a JSON object (with a "verifier")'),
     "speculators_model_type": (str, 'a text such as "eagle3"'),
     "architectures": (list, 'a list of class names such as ["LlamaForCausalLMEagle3"]'),
 }

@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field
 from planner import acceptance_math as spec
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError
+from planner.input_types import MAX_SIMULATION_STEPS, MAX_SIMULATION_WORK, check_work
 from planner.memory.plan import plan_memory
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.profiles import SpeedProfile
@@ -168,6 +169,18 @@ def check_lengths(workload: ServingWorkload, max_model_len: int) -> tuple[list[i
     return prompts, outputs
 
 
+def simulation_work(prompts: list[int], outputs: list[int], token_budget: int, tokens_per_step: float = 1.0) -> float:
+    """Predicted work of a run in request-steps (the sum over engine steps of the batch): every request decodes
+    ``output / tokens_per_step`` steps and prefills in ``prompt / token_budget`` chunks (the plain arm: one token a
+    step, the most work). Measured against :data:`planner.input_types.MAX_SIMULATION_WORK` before a run starts.
+
+    >>> simulation_work([1024] * 1000, [256] * 1000, 8192)
+    257000.0
+    """
+    chunks = sum(-(-p // token_budget) for p in prompts)
+    return float(sum(outputs) / tokens_per_step + chunks)
+
+
 class _Run:
     """The event loop of one run (state in plain attributes and lists: this is the hot path)."""
 
@@ -258,6 +271,12 @@ class _Run:
             if steps > step_limit:
                 raise PlannerError(
                     "the simulation made no progress (KV cache too small for this workload)", field="workload"
+                )
+            if steps > MAX_SIMULATION_STEPS:
+                raise PlannerError(
+                    f"the simulation reached its limit of {MAX_SIMULATION_STEPS:,} engine steps (the work budget of "
+                    "one run): simulate fewer prompts, or a larger max_num_batched_tokens",
+                    field="workload",
                 )
             while upcoming and arrival[upcoming[0]] <= t:
                 waiting.append(upcoming.popleft())
@@ -525,6 +544,8 @@ def simulate_one(
     kk = (k or dep.num_speculative_tokens) if speculative else None
     limits = replica_limits(dep if speculative else dep.without_draft(), engine, speculative, kk or 0)
     prompts, outputs = check_lengths(workload, limits.max_model_len)
+    work = simulation_work(prompts, outputs, limits.max_num_batched_tokens)
+    check_work("workload", work, MAX_SIMULATION_WORK, "fewer prompts or shorter outputs")
     return _Run(engine, limits, workload, prompts, outputs, kk, alpha if speculative else None).run()
 
 
