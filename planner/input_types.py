@@ -33,12 +33,12 @@ MAX_SEED = 2**32 - 1
 
 #: The work budget of one simulated serving run (``simulate``, the Performance page's sweep, a search):
 #: at most this many requests, this predicted work (request-steps: every request's decode steps, output / τ,
-#: plus its prefill chunks, prompt / token budget; the sum over steps of the batch) and this many engine steps
-#: per arm. A run inside the budget takes seconds (``make bench-hostile`` measures it); one outside is refused
-#: with the limit named before it starts, or stopped when it reaches the step limit.
+#: plus its prefill chunks, prompt / token budget; the sum over steps of the batch) and this many scheduling
+#: steps per arm (a run of identical decode steps is one). A run inside the budget takes seconds; one outside
+#: is refused with the limit named before it starts, or stopped when it reaches the step limit.
 MAX_SIMULATED_REQUESTS = 100_000
 MAX_SIMULATION_WORK = 5_000_000
-MAX_SIMULATION_STEPS = 150_000
+MAX_SIMULATION_STEPS = 100_000
 #: Poisson arrival rates a simulation accepts, requests per second (below 1e-6 the run spans weeks of
 #: simulated time and rates underflow; above 1e6 no replica keeps up).
 MIN_REQUEST_RATE = 1e-6

@@ -267,15 +267,17 @@ class _Run:
             return kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)
 
         step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
+        iterations = 0
         while completed < n:
             if steps > step_limit:
                 raise PlannerError(
                     "the simulation made no progress (KV cache too small for this workload)", field="workload"
                 )
-            if steps > MAX_SIMULATION_STEPS:
+            iterations += 1  # scheduling rounds (runs of identical decode steps count once): the run's cost
+            if iterations > MAX_SIMULATION_STEPS:
                 raise PlannerError(
-                    f"the simulation reached its limit of {MAX_SIMULATION_STEPS:,} engine steps (the work budget of "
-                    "one run): simulate fewer prompts, or a larger max_num_batched_tokens",
+                    f"the simulation reached its limit of {MAX_SIMULATION_STEPS:,} scheduling steps (the work budget "
+                    "of one run): simulate fewer prompts, or a larger max_num_batched_tokens",
                     field="workload",
                 )
             while upcoming and arrival[upcoming[0]] <= t:
