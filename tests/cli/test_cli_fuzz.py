@@ -176,7 +176,9 @@ def check(argv: list[str]) -> None:
     assert code in (0, 2), (argv, code, err)
     assert "Traceback" not in err and "internal error" not in err, (argv, err)
     assert err.count("\n") <= 2, (argv, err)  # one error line (plus "wrote FILE" for an export)
-    assert elapsed < 10, (argv, elapsed)
+    # No wall-clock bound here: on a loaded machine any call can take seconds. Runs stay short by construction
+    # (input bounds and the work budgets of planner.input_types), which the refusals above exercise.
+    del elapsed
 
 
 DEPLOYMENT_FLAGS = [
