@@ -25,6 +25,7 @@ _AUTOLINK = re.compile(r"(?i)\b(https?|s?ftp|file|mailto|data|javascript|vbscrip
 ZERO_WIDTH_SPACE = "\u200b"
 #: Streamlit renders $...$ as LaTeX.
 _DOLLAR = re.compile(r"\$")
+_INTRAWORD_UNDERSCORE = re.compile(r"(?<=[0-9A-Za-z])\\_(?=[0-9A-Za-z])")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -68,13 +69,16 @@ def plain_text(value: Any, max_chars: int | None = None) -> str:
 
     >>> print(plain_text("![x](https://t.example/p.png) **b** <i>c</i> $x$ :red[d]").replace(ZERO_WIDTH_SPACE, "^"))
     \!\[x\](https:^//t.example/p.png) \*\*b\*\* &lt;i&gt;c&lt;/i&gt; \$x\$ :red\[d\]
+    >>> plain_text("prompt_tokens = 5 and _soft_")
+    'prompt_tokens = 5 and \\_soft\\_'
     >>> plain_text("x" * 10, max_chars=4)
     'xxx…'
     """
     text = str(value)
     if max_chars is not None and len(text) > max_chars:
         text = text[: max_chars - 1] + "…"
-    return _DOLLAR.sub(r"\\$", md_escape(text, inline=True))
+    # an underscore inside a word never starts emphasis (CommonMark's flanking rule): field names stay as typed
+    return _INTRAWORD_UNDERSCORE.sub("_", _DOLLAR.sub(r"\\$", md_escape(text, inline=True)))
 
 
 def xlsx_safe(value: Any) -> Any:
