@@ -31,12 +31,28 @@ MIN_REAL = 1e-9
 #: Random seeds: what numpy and torch accept (unsigned 32-bit for numpy's legacy seeding).
 MAX_SEED = 2**32 - 1
 
+#: The work budget of one simulated serving run (``simulate``, the Performance page's sweep, a search):
+#: at most this many requests, this predicted work (request-steps: every request's decode steps, output / τ,
+#: plus its prefill chunks, prompt / token budget; the sum over steps of the batch) and this many scheduling
+#: steps per arm (a run of identical decode steps is one). A run inside the budget takes seconds; one outside
+#: is refused with the limit named before it starts, or stopped when it reaches the step limit.
+MAX_SIMULATED_REQUESTS = 100_000
+MAX_SIMULATION_WORK = 5_000_000
+MAX_SIMULATION_STEPS = 100_000
+#: Poisson arrival rates a simulation accepts, requests per second (below 1e-6 the run spans weeks of
+#: simulated time and rates underflow; above 1e6 no replica keeps up).
+MIN_REQUEST_RATE = 1e-6
+MAX_REQUEST_RATE = 1e6
+
 Count = Annotated[int, Field(ge=1, le=MAX_COUNT, strict=False)]
 PositiveReal = Annotated[float, Field(ge=MIN_REAL, le=MAX_REAL, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 NonNegativeReal = Annotated[float, Field(ge=0, le=MAX_REAL, allow_inf_nan=False)]
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+RequestRate = Annotated[float, Field(ge=MIN_REQUEST_RATE, le=MAX_REQUEST_RATE, allow_inf_nan=False)]
+#: Requests in flight (closed loop) or requests in a run.
+RequestCount = Annotated[int, Field(ge=1, le=MAX_SIMULATED_REQUESTS, strict=False)]
 
 #: Every number a person sets, as (lowest, highest) inclusive: the one table that the page widgets
 #: (their min/max), the link parser and saved scenarios (planner.scenario.Scenario's fields) and the CLI
@@ -114,6 +130,8 @@ _EXPECTED = {
     id(Probability): "a finite number in [0, 1]",
     id(NonNegativeReal): f"a finite number >= 0 and <= {MAX_REAL:g}",
     id(Seed): f"an integer from 0 to {MAX_SEED:,}",
+    id(RequestRate): f"a rate from {MIN_REQUEST_RATE:g} to {MAX_REQUEST_RATE:g} requests per second",
+    id(RequestCount): f"an integer from 1 to {MAX_SIMULATED_REQUESTS:,} requests (the simulation's work budget)",
 }
 _ADAPTERS: dict[int, TypeAdapter] = {}
 
@@ -123,15 +141,35 @@ def parse_input(kind: Any, text: str | int | float, field: str, *, low: float | 
     adapter = _ADAPTERS.setdefault(id(kind), TypeAdapter(kind))
     expected = _EXPECTED.get(id(kind), "a valid value")
     raw = text.strip() if isinstance(text, str) else text
-    if isinstance(raw, str) and kind in (Count, Seed) and len(raw) > 30:  # int("9" * 5000) is slow, not a count
+    if (
+        isinstance(raw, str) and kind in (Count, Seed, RequestCount) and len(raw) > 30
+    ):  # int("9" * 5000) is slow, not a count
         raise InputError(field, raw[:30] + "…", expected)
     try:
-        value = adapter.validate_python(raw if not isinstance(raw, str) or kind in (Count, Seed) else float(raw))
+        integral = kind in (Count, Seed, RequestCount)
+        value = adapter.validate_python(raw if not isinstance(raw, str) or integral else float(raw))
     except (ValidationError, ValueError, OverflowError):
         raise InputError(field, text if not isinstance(text, str) else text[:40], expected) from None
     if (low is not None and value < low) or (high is not None and value > high):
         raise InputError(field, value, f"a value from {low:g} to {high:g}")
     return value
+
+
+def check_work(what: str, predicted: float, limit: float, fix: str) -> None:
+    """Refuse, before it starts, a run whose predicted work exceeds its budget (naming the limit and the fix).
+
+    >>> try:
+    ...     check_work("simulation", 3e7, MAX_SIMULATION_WORK, "fewer prompts")
+    ... except InputError as exc:
+    ...     print(exc.allowed)
+    at most 5,000,000 request-steps (the work budget of one run); use fewer prompts
+    """
+    if predicted > limit:
+        raise InputError(
+            what,
+            f"{predicted:,.0f} request-steps",
+            f"at most {limit:,.0f} request-steps (the work budget of one run); use {fix}",
+        )
 
 
 def checked_name(name: object, field: str, max_chars: int) -> str:

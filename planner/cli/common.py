@@ -53,6 +53,16 @@ def seed(text: str) -> int:
     return _typed(Seed, text)
 
 
+def of_kind(kind, name: str):
+    """An argparse type for any shared input type of :mod:`planner.input_types` (e.g. ``RequestRate``)."""
+
+    def parse(text: str):
+        return _typed(kind, text)
+
+    parse.__name__ = name
+    return parse
+
+
 def input_of(name: str):
     """An argparse type for the input ``name`` of :data:`planner.input_types.INPUT_BOUNDS` (the pages' bounds)."""
 

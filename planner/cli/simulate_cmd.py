@@ -8,11 +8,15 @@ measured, published or prior α is used and reported as ``alpha_source``.
 from __future__ import annotations
 
 import argparse
+from typing import Annotated
+
+from pydantic import Field
 
 from planner import InputError
 from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from_tau, check_alpha
-from planner.cli.common import add_json_flag, emit, positive_int
+from planner.cli.common import add_json_flag, emit, of_kind, positive_int, seed
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
+from planner.input_types import Probability, RequestCount, RequestRate
 from planner.speed import (
     VERIFICATIONS,
     ServingMetrics,
@@ -23,19 +27,9 @@ from planner.speed import (
     speed_source,
 )
 
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-
-
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+#: τ is at least 1 (the target's own token) and at most K + 1 (checked against K by the core).
+_TAU = of_kind(Annotated[float, Field(ge=1, le=65, allow_inf_nan=False)], "mean accepted length")
+_PROBABILITY = of_kind(Probability, "probability")
 
 
 def register(subparsers) -> None:
@@ -44,14 +38,22 @@ def register(subparsers) -> None:
     )
     add_deployment_args(parser)
     acceptance = parser.add_mutually_exclusive_group()
-    acceptance.add_argument("--alpha", type=_number, help="per-token acceptance α (default: the pair's)")
-    acceptance.add_argument("--mean-accepted-len", "--tau", dest="mean_accepted_len", type=_number, help="τ")
+    acceptance.add_argument("--alpha", type=_PROBABILITY, help="per-token acceptance α (default: the pair's)")
+    acceptance.add_argument("--mean-accepted-len", "--tau", dest="mean_accepted_len", type=_TAU, help="τ")
     acceptance.add_argument(
-        "--draft-acceptance-rate", "--rho", dest="draft_acceptance_rate", type=_number, help="vLLM V1 ρ (needs --k)"
+        "--draft-acceptance-rate",
+        "--rho",
+        dest="draft_acceptance_rate",
+        type=_PROBABILITY,
+        help="vLLM V1 ρ (needs --k)",
     )
     arrivals = parser.add_mutually_exclusive_group(required=True)
-    arrivals.add_argument("--request-rate", type=_number, help="Poisson arrivals, requests per second")
-    arrivals.add_argument("--concurrency", type=_integer, help="requests in flight (closed loop)")
+    arrivals.add_argument(
+        "--request-rate", type=of_kind(RequestRate, "request rate"), help="Poisson arrivals, requests per second"
+    )
+    arrivals.add_argument(
+        "--concurrency", type=of_kind(RequestCount, "concurrency"), help="requests in flight (closed loop)"
+    )
     arrivals.add_argument("--offline", action="store_true", help="every request at once")
     lengths = parser.add_mutually_exclusive_group()
     lengths.add_argument("--prompt-tokens", type=positive_int, help="prompt length of every request (default 1024)")
@@ -67,8 +69,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--tree-verify-tokens", type=positive_int, help="tokens the tree verifies, root included (default: SGLang's 8)"
     )
-    parser.add_argument("--num-prompts", type=positive_int, default=1000)
-    parser.add_argument("--seed", type=_integer, default=0)
+    parser.add_argument("--num-prompts", type=of_kind(RequestCount, "prompts"), default=1000)
+    parser.add_argument("--seed", type=seed, default=0)
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 

@@ -78,7 +78,13 @@ def report_markdown(report) -> str:
     if report.assumptions:
         lines += ["## Assumptions", "", *(f"- {i(a)}" for a in report.assumptions), ""]
     if report.sources:
-        lines += ["## Sources", "", *(f"- {i(what)}: {i(where)}" for what, where in report.sources), ""]
+        # the planner's own sources stay links; every other text has its web addresses broken (md_escape)
+        lines += [
+            "## Sources",
+            "",
+            *(f"- {i(w)}: {md_escape(u, inline=True, links=True)}" for w, u in report.sources),
+            "",
+        ]
     if report.accuracy:
         lines += ["## Accuracy of the planner", "", *(f"- **{i(w)}**: {i(f)}" for w, f in report.accuracy), ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.facts import data_cache, read_data_file
+from planner.input_types import Count, RequestCount, RequestRate, Seed
 
 WORKLOADS_FILE = "serving_workloads.json"
 
@@ -74,14 +75,14 @@ class ServingWorkload(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    request_rate: float | None = None
-    concurrency: int | None = None
+    request_rate: RequestRate | None = None
+    concurrency: RequestCount | None = None
     offline: bool = False
     dataset: Literal["fixed", "sharegpt"] = "fixed"
-    prompt_tokens: int | None = None
-    output_tokens: int | None = None
-    num_prompts: int = Field(default=1000, ge=1, le=1_000_000)
-    seed: int = 0
+    prompt_tokens: Count | None = None
+    output_tokens: Count | None = None
+    num_prompts: RequestCount = 1000
+    seed: Seed = 0
 
     @classmethod
     def build(cls, **fields) -> ServingWorkload:

@@ -39,6 +39,7 @@ from pydantic import BaseModel
 from planner import acceptance_math as spec
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError
+from planner.input_types import MAX_SIMULATION_STEPS, MAX_SIMULATION_WORK, check_work
 from planner.memory.plan import plan_memory
 from planner.speed.drafting import DraftShape, Verification
 from planner.speed.engine_step import Chunks, EngineStep
@@ -106,6 +107,18 @@ def check_lengths(workload: ServingWorkload, max_model_len: int) -> tuple[list[i
             f"{output:,} output)",
         )
     return prompts, outputs
+
+
+def simulation_work(prompts: list[int], outputs: list[int], token_budget: int, tokens_per_step: float = 1.0) -> float:
+    """Predicted work of a run in request-steps (the sum over engine steps of the batch): every request decodes
+    ``output / tokens_per_step`` steps and prefills in ``prompt / token_budget`` chunks (the plain arm: one token a
+    step, the most work). Measured against :data:`planner.input_types.MAX_SIMULATION_WORK` before a run starts.
+
+    >>> simulation_work([1024] * 1000, [256] * 1000, 8192)
+    257000.0
+    """
+    chunks = sum(-(-p // token_budget) for p in prompts)
+    return float(sum(outputs) / tokens_per_step + chunks)
 
 
 class _Run:
@@ -203,10 +216,18 @@ class _Run:
             return kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)
 
         step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
+        iterations = 0
         while completed < n:
             if steps > step_limit:
                 raise PlannerError(
                     "the simulation made no progress (KV cache too small for this workload)", field="workload"
+                )
+            iterations += 1  # scheduling rounds (runs of identical decode steps count once): the run's cost
+            if iterations > MAX_SIMULATION_STEPS:
+                raise PlannerError(
+                    f"the simulation reached its limit of {MAX_SIMULATION_STEPS:,} scheduling steps (the work budget "
+                    "of one run): simulate fewer prompts, or a larger max_num_batched_tokens",
+                    field="workload",
                 )
             while upcoming and arrival[upcoming[0]] <= t:
                 waiting.append(upcoming.popleft())
@@ -512,6 +533,8 @@ def simulate_one(
     lookahead = shape.verify_tokens - 1 if shape is not None else 0
     limits = replica_limits(dep if speculative else dep.without_draft(), engine, speculative, lookahead)
     prompts, outputs = check_lengths(workload, limits.max_model_len)
+    work = simulation_work(prompts, outputs, limits.max_num_batched_tokens)
+    check_work("workload", work, MAX_SIMULATION_WORK, "fewer prompts or shorter outputs")
     return _Run(engine, limits, workload, prompts, outputs, shape, alpha if speculative else None).run()
 
 

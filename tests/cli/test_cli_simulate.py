@@ -45,8 +45,8 @@ def test_default_acceptance_is_the_pairs_and_says_where_it_came_from():
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (("--request-rate", "0"), "request_rate"),
-        (("--request-rate", "-2"), "request_rate"),
+        (("--request-rate", "0"), "request-rate"),
+        (("--request-rate", "-2"), "request-rate"),
         (("--concurrency", "0"), "concurrency"),
         (("--offline", "--prompt-tokens", "200000"), "max model length"),
         (("--offline", "--max-model-len", "1024", "--prompt-tokens", "1000", "--output-tokens", "100"), "1,024"),

@@ -66,10 +66,12 @@ class FakeNvml:
         return [SimpleNamespace(pid=1, usedGpuMemory=GIB), SimpleNamespace(pid=self.pid, usedGpuMemory=used - GIB)]
 
 
-def _wait_for(fake: FakeNvml, calls: int, timeout_s: float = 5.0) -> None:
+def _wait_for(fake: FakeNvml, calls: int, timeout_s: float = 300.0) -> None:
+    """Until every device was read ``calls`` times (a loaded machine may take long; only a hang fails)."""
     deadline = time.monotonic() + timeout_s
     while min(fake.calls) < calls and time.monotonic() < deadline:
         time.sleep(0.001)
+    assert min(fake.calls) >= calls, "the sampler thread stopped reading"
 
 
 def test_timeline_is_ordered_and_peak_is_the_highest_reading():
@@ -129,7 +131,9 @@ def test_error_while_sampling_keeps_the_timeline_and_records_the_error():
     fake.fail_after = 3
     with NvmlSampler(0.001, nvml=fake, pid=fake.pid) as sampler:
         _wait_for(fake, 3)
-        time.sleep(0.01)
+        deadline = time.monotonic() + 300
+        while not sampler._errors and time.monotonic() < deadline:  # the failing read: wait for it, not a time
+            time.sleep(0.001)
     result = sampler.stop()
     assert result.available
     assert result.peak_device_used_bytes == {"0": 3 * GIB}
