@@ -12,7 +12,7 @@ RUN pip install --no-cache-dir --extra-index-url https://download.pytorch.org/wh
 
 COPY app.py ./
 COPY .streamlit/config.toml .streamlit/config.toml
-COPY pages pages
+COPY ui ui
 COPY planner planner
 COPY data data
 
