@@ -137,6 +137,13 @@ def _delete_damaged(rows, labels: list[str], label: str) -> None:
         _flash("success", f"Deleted the unreadable {row.label} “{row.key}”.")
 
 
+def _pick(where, label: str, names: list[str], key: str) -> str:
+    """A selectbox over ``names`` whose kept choice falls back to the first when its item is gone (deleted)."""
+    if st.session_state.get(key) not in names:
+        st.session_state[key] = names[0]
+    return where.selectbox(label, names, key=key)
+
+
 def _confirm(key: str, names: list[str], what: str, action) -> None:
     """The "Delete …? This cannot be undone." question for the name ``key`` holds, with Yes and Cancel."""
     name = st.session_state.get(key)
@@ -192,9 +199,7 @@ else:
         hide_index=True,
     )
     names = [s.name for s in saved]
-    if st.session_state.get("saved_pick") not in names:
-        st.session_state["saved_pick"] = names[0]
-    pick = st.selectbox("Saved scenario", names, key="saved_pick")
+    pick = _pick(st, "Saved scenario", names, "saved_pick")
     chosen = next(s for s in saved if s.name == pick)
     if chosen.notes:
         st.caption(plain_text(chosen.notes))
@@ -272,10 +277,8 @@ else:
         key="saved_models_table",
     )
     model_names = [m.name for m in models.models]
-    if st.session_state.get("saved_model_pick") not in model_names:
-        st.session_state["saved_model_pick"] = model_names[0]
     left, right = st.columns([3, 1])
-    model_pick = left.selectbox("Imported model", model_names, key="saved_model_pick")
+    model_pick = _pick(left, "Imported model", model_names, "saved_model_pick")
     right.button("Delete…", key="saved_model_delete", on_click=_ask, args=(MODEL_CONFIRM_KEY, model_pick))
     _confirm(MODEL_CONFIRM_KEY, model_names, "the model", _delete_model)
 
@@ -303,9 +306,7 @@ else:
         key="saved_quotes_table",
     )
     quote_names = [q.name for q in quotes.quotes]
-    if st.session_state.get("saved_quote_pick") not in quote_names:
-        st.session_state["saved_quote_pick"] = quote_names[0]
-    quote_pick = st.selectbox("Saved quote", quote_names, key="saved_quote_pick")
+    quote_pick = _pick(st, "Saved quote", quote_names, "saved_quote_pick")
     quote = next(q for q in quotes.quotes if q.name == quote_pick)
     details = [("Customer", quote.customer), ("Prepared by", quote.prepared_by)]
     named = [f"{label}: {plain_text(value)}" for label, value in details if value]
@@ -345,9 +346,7 @@ else:
         key="saved_damaged_table",
     )
     labels = [f"{r.label}: {r.key}" for r in damaged]
-    if st.session_state.get("saved_damaged_pick") not in labels:
-        st.session_state["saved_damaged_pick"] = labels[0]
-    picked = st.selectbox("Unreadable row", labels, key="saved_damaged_pick")
+    picked = _pick(st, "Unreadable row", labels, "saved_damaged_pick")
     row = damaged[labels.index(picked)]
     left, right = st.columns(2)
     left.download_button(

@@ -11,6 +11,7 @@ from planner.cli.common import catalog_name, fraction, input_of, path_arg, posit
 from planner.deployment import ENGINES, Deployment
 from planner.engines.names import find_engine_id
 from planner.errors import InputError
+from planner.speed import VERIFICATIONS
 from planner.units import gib_to_bytes
 
 __all__ = ["add_deployment_args", "deployment_from_args", "fraction", "positive_float", "positive_int"]
@@ -86,6 +87,20 @@ def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) 
         type=positive_int,
         default=1,
         help="engine hf: sequences of max-model-len tokens to hold",
+    )
+
+
+def add_verification_args(parser: argparse.ArgumentParser) -> None:
+    """How the target verifies the draft's tokens: a chain of K (vLLM) or SGLang's EAGLE draft tree."""
+    parser.add_argument(
+        "--verification",
+        choices=VERIFICATIONS,
+        default="chain",
+        help="verify a chain of K tokens (vLLM) or a draft tree of depth K (SGLang's EAGLE worker; heads and MTP)",
+    )
+    parser.add_argument("--tree-topk", type=positive_int, help="tree branching per level (default: SGLang's 4)")
+    parser.add_argument(
+        "--tree-verify-tokens", type=positive_int, help="tokens the tree verifies, root included (default: SGLang's 8)"
     )
 
 

@@ -15,10 +15,9 @@ from pydantic import Field
 from planner import InputError
 from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from_tau, check_alpha
 from planner.cli.common import add_json_flag, emit, of_kind, positive_int, seed
-from planner.cli.deployment_args import add_deployment_args, deployment_from_args
+from planner.cli.deployment_args import add_deployment_args, add_verification_args, deployment_from_args
 from planner.input_types import Probability, RequestCount, RequestRate
 from planner.speed import (
-    VERIFICATIONS,
     ServingMetrics,
     ServingWorkload,
     SimulationResult,
@@ -59,16 +58,7 @@ def register(subparsers) -> None:
     lengths.add_argument("--prompt-tokens", type=positive_int, help="prompt length of every request (default 1024)")
     lengths.add_argument("--dataset", choices=["sharegpt"], help="ShareGPT-like lengths (data/serving_workloads.json)")
     parser.add_argument("--output-tokens", type=positive_int, help="output length (default 256, or the dataset's)")
-    parser.add_argument(
-        "--verification",
-        choices=VERIFICATIONS,
-        default="chain",
-        help="verify a chain of K tokens (vLLM) or a draft tree of depth K (SGLang's EAGLE worker; heads and MTP)",
-    )
-    parser.add_argument("--tree-topk", type=positive_int, help="tree branching per level (default: SGLang's 4)")
-    parser.add_argument(
-        "--tree-verify-tokens", type=positive_int, help="tokens the tree verifies, root included (default: SGLang's 8)"
-    )
+    add_verification_args(parser)
     parser.add_argument("--num-prompts", type=of_kind(RequestCount, "prompts"), default=1000)
     parser.add_argument("--seed", type=seed, default=0)
     add_json_flag(parser)

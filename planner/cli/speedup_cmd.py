@@ -6,10 +6,9 @@ import argparse
 import math
 
 from planner.cli.common import add_json_flag, emit, positive_int
-from planner.cli.deployment_args import add_deployment_args, deployment_from_args
+from planner.cli.deployment_args import add_deployment_args, add_verification_args, deployment_from_args
 from planner.errors import InputError
 from planner.speed import (
-    VERIFICATIONS,
     estimate_speed,
     gate_verdict,
     runnable,
@@ -56,16 +55,7 @@ def register(subparsers) -> None:
         type=_number,
         help="vLLM V1 'Avg Draft acceptance rate' ρ = (τ-1)/K, as a fraction (0.54, not 54); needs --k",
     )
-    parser.add_argument(
-        "--verification",
-        choices=VERIFICATIONS,
-        default="chain",
-        help="verify a chain of K tokens (vLLM) or a draft tree (SGLang's EAGLE worker; heads and MTP only)",
-    )
-    parser.add_argument("--tree-topk", type=positive_int, help="tree branching per level (default: SGLang's 4)")
-    parser.add_argument(
-        "--tree-verify-tokens", type=positive_int, help="tokens the tree verifies, root included (default: SGLang's 8)"
-    )
+    add_verification_args(parser)
     parser.add_argument(
         "--task",
         choices=("open_ended", "grounded"),

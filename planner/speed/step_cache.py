@@ -113,34 +113,29 @@ CAPACITIES = ResultCache()
 ESTIMATES = ResultCache()
 
 
-def simulate_one_cached(
-    dep: Deployment,
-    workload: ServingWorkload,
-    *,
-    alpha: float | None = None,
-    k: int | None = None,
-    profile: SpeedProfile | None = None,
-) -> ServingMetrics:
-    """:func:`planner.speed.simulate.simulate_one`, computed once per (deployment, workload, α, K, profile)."""
-    return RUNS.get_or_compute(
-        _key(dep, workload, alpha, k, profile),
-        lambda: simulate_one(dep, workload, alpha=alpha, k=k, profile=profile),
-    )
+def _run_cache(cache: ResultCache, run: Callable[..., ServingMetrics], what: str):
+    """``run(dep, workload, alpha=, k=, profile=)`` computed once per (deployment, workload, α, K, profile)."""
+
+    def cached(
+        dep: Deployment,
+        workload: ServingWorkload,
+        *,
+        alpha: float | None = None,
+        k: int | None = None,
+        profile: SpeedProfile | None = None,
+    ) -> ServingMetrics:
+        return cache.get_or_compute(
+            _key(dep, workload, alpha, k, profile), lambda: run(dep, workload, alpha=alpha, k=k, profile=profile)
+        )
+
+    cached.__doc__ = f":func:`{what}`, computed once per (deployment, workload, α, K, profile)."
+    return cached
 
 
-def replica_capacity_cached(
-    dep: Deployment,
-    workload: ServingWorkload,
-    *,
-    alpha: float | None = None,
-    k: int | None = None,
-    profile: SpeedProfile | None = None,
-) -> ServingMetrics:
-    """:func:`planner.speed.simulate.replica_capacity`, computed once per (deployment, workload, α, K, profile)."""
-    return CAPACITIES.get_or_compute(
-        _key(dep, workload, alpha, k, profile),
-        lambda: replica_capacity(dep, workload, alpha=alpha, k=k, profile=profile),
-    )
+#: One replica's simulated run (:func:`planner.speed.simulate.simulate_one`), memoised.
+simulate_one_cached = _run_cache(RUNS, simulate_one, "planner.speed.simulate.simulate_one")
+#: A replica's saturated steady state (:func:`planner.speed.replica_capacity.replica_capacity`), memoised.
+replica_capacity_cached = _run_cache(CAPACITIES, replica_capacity, "planner.speed.replica_capacity.replica_capacity")
 
 
 def estimate_speed_cached(
