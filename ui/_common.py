@@ -166,6 +166,12 @@ def scenario_link(query: dict[str, str]) -> str:
     return reports.scenario_link(query, browser)
 
 
+def fleet_engine(engine: str) -> str:
+    """The engine a fleet is quoted with: the sidebar's, with vLLM standing in for plain transformers (which no one
+    serves a fleet with). One place for the Fleet page and its background warm-up."""
+    return engine if engine != "hf" else "vllm"
+
+
 def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
     """The document details (customer, prepared by) and one download button per format (PDF first); each document
     is built only when its button is clicked, with the details as typed."""

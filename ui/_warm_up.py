@@ -18,7 +18,7 @@ import streamlit as st
 
 from planner import Scenario, get_model, get_node
 from planner.decisions import plan_fleet
-from ui._common import scenario_link
+from ui._common import fleet_engine, scenario_link
 from ui._timing import timed
 
 #: Seconds between the first render and the start of the background work.
@@ -37,7 +37,7 @@ def _plan_default_fleet() -> None:
             scenario.traffic(),
             draft=draft,
             method=method,
-            engine=scenario.engine if scenario.engine != "hf" else "vllm",
+            engine=fleet_engine(scenario.engine),
             kv_dtype=scenario.kv_dtype,
         )
 

@@ -11,7 +11,7 @@ from planner.decisions import Traffic, plan_fleet
 from planner.launch import quoted_deployment
 from planner.reports import misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
-from ui._common import export_buttons, guarded, scenario_link
+from ui._common import export_buttons, fleet_engine, guarded, scenario_link
 from ui._frame import ensure_app_frame
 from ui._launch import launch_section
 from ui._save_quote import save_quote_widget
@@ -107,7 +107,7 @@ key = (
         (draft_id, method),
         traffic,
         tuple(chosen),
-        scenario.engine if scenario.engine != "hf" else "vllm",
+        fleet_engine(scenario.engine),
         scenario.kv_dtype,
     )
     if scenario and traffic and chosen

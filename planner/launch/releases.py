@@ -3,13 +3,19 @@
 A launch command is written for a recorded release only: the requested release itself, else the nearest recorded
 release below it (said in a note), so a flag a release does not know is never emitted.
 
->>> flags, release, note = release_for("vllm-v0", "0.8.2")
+The flags are the program's (vLLM V0 and V1 share ``vllm serve``): a plan is written with the flags of the recorded
+release it names, or the nearest below, among the releases the planner profiles for that program. A round trip reads a
+command back as the engine its plain launch starts: vLLM from 0.8 starts V1 (``vllm``) unless the plan needs V0.
+
+>>> flags, release, note = release_for("vllm", "0.8.2")
 >>> release.knows("--speculative-config"), release.knows("--speculative-model")
 (True, True)
->>> release_for("vllm-v0", "0.8.3")[1].knows("--speculative-model")  # removed in 0.8.3
+>>> release_for("vllm", "0.8.3")[1].knows("--speculative-model")  # removed in 0.8.3
 False
 >>> release_for("vllm", None)[1].release  # the newest recorded V1 release
 '0.21.0'
+>>> [r.release for r in recorded_releases("vllm-v0")]  # releases whose plain launch starts the V0 engine
+['0.6.6.post1', '0.7.3']
 """
 
 from __future__ import annotations
@@ -116,15 +122,45 @@ def engine_flags(engine: str) -> EngineFlags:
     return _engine_flags()[family]
 
 
-def _engine_range(engine: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    profiles = [p for p in list_engine_profiles() if p.engine == engine]
-    return min(parse_version(p.min_version) for p in profiles), max(parse_version(p.max_version) for p in profiles)
+def _ranges(engine: str) -> list[tuple[tuple[int, int, int], tuple[int, int, int]]]:
+    return [
+        (parse_version(p.min_version), parse_version(p.max_version))
+        for p in list_engine_profiles()
+        if p.engine == engine
+    ]
+
+
+def _launches(engine: str, version: tuple[int, int, int]) -> bool:
+    """A plain launch of ``engine``'s program at ``version`` starts ``engine``: a release the planner profiles for it,
+    and not one where a later engine of the same program is the default (vLLM V1 from 0.8 over V0)."""
+    if not any(low <= version < high for low, high in _ranges(engine)):
+        return False
+    mine = min(low for low, _ in _ranges(engine))
+    return not any(
+        other != engine and FAMILY[other] == FAMILY[engine] and low > mine and low <= version < high
+        for other in FAMILY
+        for low, high in _ranges(other)
+    )
 
 
 def recorded_releases(engine: str) -> tuple[EngineRelease, ...]:
-    """The recorded releases that run ``engine`` (vLLM before 0.10 is the V0 engine ``vllm-v0``)."""
-    low, high = _engine_range(engine)
-    return tuple(r for r in engine_flags(engine).releases if r.version == (0, 0, 0) or low <= r.version < high)
+    """The recorded releases whose plain launch starts ``engine`` (vLLM before 0.8 is the V0 engine ``vllm-v0``)."""
+    return tuple(r for r in engine_flags(engine).releases if r.version == (0, 0, 0) or _launches(engine, r.version))
+
+
+def _program_releases(engine: str) -> tuple[EngineRelease, ...]:
+    """The recorded releases of ``engine``'s program that the planner profiles for any engine it starts."""
+    return tuple(
+        r
+        for r in engine_flags(engine).releases
+        if r.version == (0, 0, 0)
+        or any(
+            low <= r.version < high
+            for other in FAMILY
+            if FAMILY[other] == FAMILY[engine]
+            for low, high in _ranges(other)
+        )
+    )
 
 
 def engine_for_release(engine: str, version: str | None) -> str:
@@ -133,10 +169,8 @@ def engine_for_release(engine: str, version: str | None) -> str:
         return engine
     wanted = parse_version(version)
     for candidate, family in FAMILY.items():
-        if family == FAMILY.get(engine):
-            low, high = _engine_range(candidate)
-            if low <= wanted < high:
-                return candidate
+        if family == FAMILY.get(engine) and _launches(candidate, wanted):
+            return candidate
     return engine
 
 
@@ -167,6 +201,7 @@ def release_for(engine: str, version: str | None) -> tuple[EngineFlags, EngineRe
         newest = releases[-1]
         return flags, newest, f"release {newest.release}: the newest recorded {engine} release (none was chosen)"
     wanted = parse_version(version)
+    releases = _program_releases(engine)
     exact = [r for r in releases if r.version == wanted]
     if exact:
         return flags, exact[-1], None

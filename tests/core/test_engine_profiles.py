@@ -85,8 +85,8 @@ def _engine_name_comparisons(path: Path) -> list[str]:
 
 
 #: Comparisons that are not engine behaviour: which log format a text is (the parser's own detection), which
-#: measurement backend runs, and the fleet page's stand-in for transformers (to be read from a profile flag).
-NOT_BEHAVIOUR = {"planner/validation/engine_log.py", "planner/measure/harness.py", "ui/fleet.py"}
+#: measurement backend runs, and the fleet's stand-in for transformers (ui/_common.py fleet_engine).
+NOT_BEHAVIOUR = {"planner/validation/engine_log.py", "planner/measure/harness.py", "ui/_common.py"}
 
 
 def test_no_module_branches_on_an_engine_name():

@@ -11,6 +11,7 @@ import yaml
 
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
+from planner.errors import PlannerError
 from planner.launch import NotLaunchableError, launch_config, read_launch_command, render_launch
 from planner.launch.releases import release_for
 from planner.memory import plan_memory
@@ -99,8 +100,9 @@ def test_a_plan_that_would_not_start_says_the_engines_reason():
 
 
 def test_sglang_release_without_the_algorithm_is_refused():
-    dep = worked_example(engine="sglang", engine_version="0.4.9")
-    with pytest.raises(NotLaunchableError, match=r"--speculative-algorithm for draft_model"):
+    """SGLang 0.4 has no separate draft model (no STANDALONE algorithm): no command is written for it."""
+    dep = worked_example(engine="sglang", engine_version="0.4.6")
+    with pytest.raises(PlannerError):
         launch_config(dep)
 
 
