@@ -256,7 +256,9 @@ def test_adding_a_draft_never_raises_kv_tokens(spec):
     alone = plan_memory(_build(spec, tp=tp, draft=None), with_suggestions=False)
     with_draft = plan_memory(_build(spec, tp=tp, draft="Llama-3.2-1B"), with_suggestions=False)
     assert with_draft.kv_cache_tokens <= alone.kv_cache_tokens
+    # the KV cache never goes below zero: what the draft takes beyond it is the plan's shortfall
     lost = alone.per_gpu.kv_cache_bytes - with_draft.per_gpu.kv_cache_bytes
+    lost += with_draft.per_gpu.kv_shortfall_bytes - alone.per_gpu.kv_shortfall_bytes
     draft_weights = with_draft.per_gpu.draft_weights_bytes
     if spec["engine"] == "vllm":  # V1 budgets the draft's weights (and its graphs) inside the same fraction
         assert lost >= draft_weights > 0
