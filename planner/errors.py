@@ -93,6 +93,8 @@ def field_words(name: str, labels: Mapping[str, str] | None = None) -> str:
     bare = next((bare.removesuffix(u) for u in _UNIT_SUFFIXES if bare.endswith(u) and bare == name), bare)
     words = bare.replace("_", " ") + (" per second" if name.endswith("_per_s") else "")
     text = (labels or {}).get(name) or _FIELD_WORDS.get(name) or words
+    if "_" in text:  # an engine's own flag name (max_num_batched_tokens) is quoted as the engine spells it
+        return text
     return text[:1].upper() + text[1:]
 
 

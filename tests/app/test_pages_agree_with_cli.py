@@ -9,8 +9,10 @@ input left at its default on both sides unless the case sets it.
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import json
+import re
 from dataclasses import dataclass, field
 
 import pytest
@@ -18,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from planner.cli import main
 from planner.reports import whole_requests
+from planner.reports.escaping import ZERO_WIDTH_SPACE
 from planner.scenario import Scenario
 from tests.app.conftest import REPO
 
@@ -119,7 +122,9 @@ def _metric(at: AppTest, label: str) -> str:
 
 
 def _texts(at: AppTest) -> str:
-    return " ".join(e.value for kind in ("success", "info", "warning", "error") for e in getattr(at, kind))
+    """The page's messages as a person reads them (Markdown's backslash escapes and HTML entities resolved)."""
+    source = " ".join(e.value for kind in ("success", "info", "warning", "error") for e in getattr(at, kind))
+    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", source)).replace(ZERO_WIDTH_SPACE, "")
 
 
 def _performance(case: Case, s: Scenario, at: AppTest) -> None:

@@ -60,6 +60,7 @@ def test_performance_estimates_ngram_and_states_its_own_alpha():
     at = _app({**H100_8B, "m": "ngram"})
     at.switch_page("ui/performance.py").run()
     assert not at.exception
-    assert any("own α: 0.20" in c.value for c in at.caption)  # open-ended prompts (data/draft_free_acceptance.json)
+    # open-ended prompts (data/draft_free_acceptance.json)
+    assert any("α 0.20: this speculator's own" in c.value for c in at.caption)
     banners = [b.value for b in [*at.success, *at.info, *at.warning]]
     assert any(v.startswith(("**RECOMMEND**", "**ENABLE**", "**DISABLE**")) for v in banners)
