@@ -44,32 +44,21 @@ class _Kind:
     parse: Callable[..., Any]
 
 
-#: Each kind of stored row: the table, its key column, the columns its parser reads, and that parser.
+#: Each kind of stored row: the table, its key column, the columns its parser reads (the module's own), that parser.
 ROW_KINDS: dict[str, _Kind] = {
-    "measurement": _Kind(
-        label="measurement", table="measurements", key="id", columns=("id", "json"), parse=store._row_value
-    ),
-    "scenario": _Kind(
-        label="saved scenario",
-        table="scenarios",
-        key="name",
-        columns=("name", "notes", "created_at", "json"),
-        parse=saved._row,
-    ),
-    "model": _Kind(
-        label="imported model",
-        table="custom_models",
-        key="name",
-        columns=("name", "created_at", "config_sha256", "json"),
-        parse=saved_models._row,
-    ),
-    "quote": _Kind(
-        label="saved quote",
-        table="quotes",
-        key="name",
-        columns=("name", "notes", "created_at", "scenario", "json"),
-        parse=saved_quotes._row,
-    ),
+    kind: _Kind(
+        label=label,
+        table=table,
+        key=module._COLUMNS.split(", ")[0],
+        columns=tuple(module._COLUMNS.split(", ")),
+        parse=parse,
+    )
+    for kind, label, table, module, parse in (
+        ("measurement", "measurement", "measurements", store, store._row_value),
+        ("scenario", "saved scenario", "scenarios", saved, saved._row),
+        ("model", "imported model", "custom_models", saved_models, saved_models._row),
+        ("quote", "saved quote", "quotes", saved_quotes, saved_quotes._row),
+    )
 }
 
 

@@ -136,6 +136,10 @@ def find_custom_model(source: dict[str, Any] | bytes | str | Path, *, path: str 
     return _existing(path, sha)
 
 
+#: The columns :func:`_row` reads, in its argument order.
+_COLUMNS = "name, created_at, config_sha256, json"
+
+
 def _row(name: object, created_at: object, sha: object, text: object) -> SavedModel:
     """A row that still builds a model (its config read through the same bounds as an upload), else an error."""
     if not isinstance(text, str):
@@ -151,9 +155,7 @@ def list_custom_models(*, path: str | Path | None = None) -> SavedModelList:
     if _absent(path):
         return SavedModelList(models=[], problems=[])
     with connect(path) as conn:
-        rows = conn.execute(
-            sql("SELECT name, created_at, config_sha256, json FROM custom_models ORDER BY lower(name), name")
-        ).fetchall()
+        rows = conn.execute(sql(f"SELECT {_COLUMNS} FROM custom_models ORDER BY lower(name), name")).fetchall()
     models, problems = parse_rows(rows, _row, "model")
     return SavedModelList(models=models, problems=problems)
 

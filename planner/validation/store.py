@@ -153,6 +153,10 @@ def stored_ids(*, path: str | Path | None = None) -> set[str]:
         return {str(r[0]) for r in conn.execute(text("SELECT id FROM measurements"))}
 
 
+#: The columns :func:`_row_value` reads, in its argument order.
+_COLUMNS = "id, json"
+
+
 def _row_value(record_id: object, text: object) -> dict[str, Any]:
     """A row's record, or ValueError saying why it is not one."""
     if not isinstance(text, str):
@@ -181,7 +185,7 @@ def read_measurement_rows(*, path: str | Path | None = None) -> tuple[list[dict[
     if _absent(path):
         return [], []
     with connect(path) as conn:
-        rows = conn.execute(text("SELECT id, json FROM measurements ORDER BY created_at DESC, id")).fetchall()
+        rows = conn.execute(text(f"SELECT {_COLUMNS} FROM measurements ORDER BY created_at DESC, id")).fetchall()
     return parse_rows(rows, _row_value, "measurement")
 
 

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -65,8 +67,9 @@ def stop_server(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-@pytest.fixture(scope="session")
-def app_url():
+@contextmanager
+def running_app() -> Iterator[str]:
+    """A fresh app server on 127.0.0.1 at a free port, healthy on entry, stopped on exit; yields its URL."""
     port = free_port()
     proc = start_server(streamlit_command(port))
     url = f"http://127.0.0.1:{port}"
@@ -75,6 +78,12 @@ def app_url():
         yield url
     finally:
         stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    with running_app() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

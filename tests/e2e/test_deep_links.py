@@ -11,7 +11,7 @@ import ast
 
 import pytest
 
-from tests.e2e.conftest import REPO, free_port, start_server, stop_server, streamlit_command, wait_healthy
+from tests.e2e.conftest import REPO, running_app
 
 
 def registered_pages() -> list[tuple[str, str, bool]]:
@@ -35,14 +35,8 @@ def visible_titles() -> list[str]:
 
 @pytest.fixture
 def fresh_app_url():
-    port = free_port()
-    proc = start_server(streamlit_command(port))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc)
+    with running_app() as url:
         yield url
-    finally:
-        stop_server(proc)
 
 
 def test_every_registered_page_is_checked():

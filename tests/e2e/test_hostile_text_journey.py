@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from planner import Scenario
 from planner.validation import save_scenario
 from tests.conftest import ENGINE_LOGS
-from tests.e2e.conftest import free_port, start_server, stop_server, streamlit_command, wait_healthy
+from tests.e2e.conftest import running_app
 
 PIXEL = "![px](https://tracker.example/pixel.png)"
 LINK = "[click me](https://evil.example/phish)"
@@ -27,14 +27,8 @@ def hostile_app(tmp_path, monkeypatch):
     monkeypatch.setenv("PLANNER_STORE_PATH", str(store))
     monkeypatch.setenv("PLANNER_MEASUREMENTS_DIR", str(tmp_path / "measurements"))
     save_scenario("hostile note", Scenario(), notes=HOSTILE, path=store)
-    port = free_port()
-    proc = start_server(streamlit_command(port))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc)
+    with running_app() as url:
         yield url
-    finally:
-        stop_server(proc)
 
 
 def _settled(page) -> None:
