@@ -33,6 +33,10 @@ SCENARIO_KEY = "scenario_model"
 BASE_KEY = "scenario_base"
 #: The query parameters this session last wrote (an incoming link that differs is applied).
 QUERY_KEY = "scenario_query"
+#: The last few links this session read or wrote. A rerun the browser sent before it saw the newest link
+#: carries an older one of these: it is an echo of this session's own past, never applied over a newer choice.
+LINKS_SEEN_KEY = "scenario_links_seen"
+_LINKS_KEPT = 16
 IMPORTED_KEY = "imported_models"
 NO_DRAFT = "(no draft)"
 #: Draft choices that are methods without a draft model (their scenario ``method``).
@@ -278,19 +282,25 @@ def _apply_link() -> list[str]:
     """Load the link's scenario when it is new to this session; what was wrong with it."""
     incoming = st.query_params.to_dict()
     first_run = BASE_KEY not in st.session_state
-    if not first_run and (not incoming or incoming == st.session_state.get(QUERY_KEY)):
-        return []  # the session's own link, or one a page switch dropped: the session's scenario stands
+    if not first_run and (not incoming or incoming in st.session_state.get(LINKS_SEEN_KEY, [])):
+        return []  # the session's own link (or a stale echo of it), or one a page switch dropped: it stands
     scenario, problems = Scenario.from_query(incoming, tuple(imported_models()))
     load_scenario(scenario)
-    st.session_state[QUERY_KEY] = incoming
+    _remember_link(incoming)
     return problems
+
+
+def _remember_link(query: dict[str, str]) -> None:
+    st.session_state[QUERY_KEY] = query
+    seen = [q for q in st.session_state.get(LINKS_SEEN_KEY, []) if q != query]
+    st.session_state[LINKS_SEEN_KEY] = [*seen, query][-_LINKS_KEPT:]
 
 
 def _write_link(scenario: Scenario) -> None:
     query = scenario.to_query()
     if st.query_params.to_dict() != query:
         st.query_params.from_dict(query)
-    st.session_state[QUERY_KEY] = query
+    _remember_link(query)
 
 
 def scenario_sidebar(draw: bool = True) -> Scenario | None:
@@ -326,6 +336,20 @@ def scenario_sidebar(draw: bool = True) -> Scenario | None:
 def current_scenario() -> Scenario | None:
     """The scenario the sidebar holds (the default one before the sidebar first ran; None when invalid)."""
     return st.session_state.get(SCENARIO_KEY, Scenario())
+
+
+def scenario_at_click() -> Scenario | None:
+    """The scenario the sidebar's widgets hold now (None when invalid), for a button's callback.
+
+    A callback runs before the page, with the browser's newest widget values; :func:`current_scenario` is what
+    the last run that reached the sidebar left, and a busy browser can send a change and a click in one run.
+    """
+    base = base_scenario()
+    values = {name: st.session_state.get(f"scenario_{name}", value) for name, value in _widget_defaults(base).items()}
+    try:
+        return _scenario_from_widgets(values, base)
+    except (PlannerError, TypeError, ValueError):
+        return None
 
 
 def scenario_blocked() -> bool:

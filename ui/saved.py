@@ -24,7 +24,7 @@ from planner.validation import (
 from planner.validation import load_scenario as load_saved
 from ui._common import download_buttons, error_message, guarded
 from ui._frame import ensure_app_frame
-from ui._scenario import current_scenario, imported_models, load_scenario, model_choices
+from ui._scenario import current_scenario, imported_models, load_scenario, model_choices, scenario_at_click
 
 FLASH_KEY = "saved_flash"
 CONFIRM_KEY = "saved_confirm_delete"
@@ -55,7 +55,7 @@ def _attempt(action, what: str) -> bool:
 
 def _save() -> None:
     name = st.session_state.get("saved_name", "")
-    scenario = current_scenario()
+    scenario = scenario_at_click()
     if scenario is None:
         _flash("error", "Fix the scenario in the sidebar first: only a valid scenario is saved.")
         return

@@ -52,6 +52,16 @@ def test_save_the_sidebar_scenario_and_refuse_a_taken_or_empty_name(store):
     assert at.error and rows(store) == 1 and not at.exception
 
 
+def test_save_takes_the_sidebar_as_it_is_at_the_click_not_as_the_last_finished_run_left_it(store):
+    """A busy browser can send a sidebar change and the Save click in one run: the save must see the change."""
+    at = page("saved.py").run()
+    at.sidebar.selectbox(key="scenario_node").set_value("8x-h200-sxm-141gb")
+    at.text_input(key="saved_name").input("typed and saved at once")
+    at.button(key="saved_save").click().run()
+    assert not at.exception and any("Saved" in s.value for s in at.success)
+    assert list_scenarios().scenarios[0].scenario.node == "8x-h200-sxm-141gb"
+
+
 def test_open_loads_the_scenario_into_the_sidebar_and_the_link(store):
     save_scenario("h200", H200, notes="bigger memory")
     at = page("saved.py").run()

@@ -69,6 +69,24 @@ def test_switching_pages_keeps_the_sidebar_and_the_page_inputs():
     assert at.number_input(key="perf_batch").value == 16
 
 
+def test_a_rerun_that_carries_the_sessions_older_link_does_not_undo_a_newer_choice():
+    """A busy browser may send a rerun (a name typed, a button clicked) before it has seen the link the last run
+    wrote: that rerun carries the session's previous link, and applying it would silently revert the sidebar."""
+    at = _app()
+    at.sidebar.selectbox(key="scenario_node").set_value("8x-h200-sxm-141gb").run()
+    assert _query(at) == {"n": "8x-h200-sxm-141gb"}
+    at.sidebar.number_input(key="scenario_k").set_value(4).run()
+    assert _query(at) == {"n": "8x-h200-sxm-141gb", "k": "4"}
+    at.query_params.pop("k")  # the stale echo: the link the session wrote one choice ago
+    at.run()
+    assert at.sidebar.number_input(key="scenario_k").value == 4
+    assert _query(at) == {"n": "8x-h200-sxm-141gb", "k": "4"}
+    at.query_params["k"] = "3"  # a link this session has not seen is still applied
+    at.run()
+    assert at.sidebar.number_input(key="scenario_k").value == 3
+    assert at.sidebar.selectbox(key="scenario_node").value == "8x-h200-sxm-141gb"
+
+
 def test_fleet_inputs_travel_in_the_link():
     at = _app({"rps": "5", "fn": "8x-h100-sxm-80gb", "slo": "0"})
     at.switch_page("ui/fleet.py").run()
