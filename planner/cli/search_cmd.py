@@ -137,13 +137,19 @@ def run(args: argparse.Namespace) -> int:
     for p in result.frontier:
         cost = "—" if p.usd_per_million_output_tokens is None else f"${p.usd_per_million_output_tokens:,.3f}/M"
         lines.append(
-            f"  {p.label}: {p.output_tok_s_per_gpu:,.0f} tok/s/GPU, {p.output_tok_s_per_user:,.1f} tok/s/user, "
-            f"{pct} TTFT {p.ttft_s * 1e3:,.0f} ms, {pct} TPOT {p.tpot_s * 1e3:,.1f} ms, {p.gpus:,} GPUs, {cost} "
+            f"  {p.label}: {_shown(p.output_tok_s_per_gpu, ',.0f')} tok/s/GPU, "
+            f"{_shown(p.output_tok_s_per_user, ',.1f')} tok/s/user, {pct} TTFT {_shown(p.ttft_s, ',.0f', 1e3)} ms, "
+            f"{pct} TPOT {_shown(p.tpot_s, ',.1f', 1e3)} ms, {_shown(p.gpus, ',')} GPUs, {cost} "
             f"[{', '.join(p.frontiers)}]"
         )
     lines += [f"  {s.sentence}" for s in result.steps]
     emit(args, result.as_json(), lines)
     return 0
+
+
+def _shown(value: float | int | None, spec: str, scale: float = 1.0) -> str:
+    """A figure, or "—" where the workload has none (one output token has no time per output token)."""
+    return "—" if value is None else format(value * scale if scale != 1.0 else value, spec)
 
 
 def _write_csv(result, path: Path) -> None:
