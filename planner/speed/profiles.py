@@ -48,6 +48,7 @@ PARAMETERS = (
     "spec_step_overhead_s",
     "seq_overhead_s",
     "spec_seq_overhead_s",
+    "host_serial_frac",
     "sampling_bytes_per_logit",
     "draft_first_pass_tokens",
     "draft_first_pass_spans_k",
@@ -117,6 +118,8 @@ class SpeedProfile(BaseModel):
     spec_step_overhead_s: float = Field(ge=0)
     seq_overhead_s: float = Field(ge=0)
     spec_seq_overhead_s: float = Field(ge=0)
+    #: Host work per engine step the engine does not overlap with the GPU, as a share of the step's GPU time.
+    host_serial_frac: float = Field(ge=0, le=1)
     sampling_bytes_per_logit: float = Field(ge=0)
     draft_first_pass_tokens: int = Field(ge=1)
     draft_first_pass_spans_k: bool
