@@ -54,6 +54,7 @@ PARAMETERS = (
     "draft_first_pass_spans_k",
     "cuda_graphs",
     "mixed_prefill",
+    "chunked_prefill",
     "admission_reserves_output",
 )
 
@@ -125,6 +126,8 @@ class SpeedProfile(BaseModel):
     draft_first_pass_spans_k: bool
     cuda_graphs: bool
     mixed_prefill: bool
+    #: A prompt may be split across steps; otherwise it runs whole in one step (its tokens must fit the budget left).
+    chunked_prefill: bool
     #: Admission holds KV for the whole request (no preemption) rather than for its prompt.
     admission_reserves_output: bool
     #: Running-request cap an engine applies when a draft is used (0: none beyond max_num_seqs).
