@@ -39,7 +39,8 @@ SPEC_SEQ_GRID_S = (0.0, 5e-5, 1e-4, 2e-4, 3e-4, 4e-4, 6e-4)
 
 def _predict(case: ServingCase, half: float, seq_s: float) -> float:
     dep = case.deployment
-    profile = speed_profile(dep.engine, dep.gpu.vendor).with_values(gemm_half_tokens=half, seq_overhead_s=seq_s)
+    base = case.profile or speed_profile(dep.engine, dep.gpu.vendor)  # the release the row ran
+    profile = base.with_values(gemm_half_tokens=half, seq_overhead_s=seq_s)
     return simulate_one(dep, case.workload, profile=profile).output_tokens_per_s
 
 
@@ -48,7 +49,7 @@ MEASURED_LAYER_GRID_S = (0.0, 4e-6, 8e-6, 1.2e-5, 1.6e-5, 2.4e-5)
 
 def _predict_measured(case: ServingCase, layer_s: float) -> float:
     dep = case.deployment
-    profile = speed_profile(dep.engine, dep.gpu.vendor).with_values(measured_layer_overhead_s=layer_s)
+    profile = (case.profile or speed_profile(dep.engine, dep.gpu.vendor)).with_values(measured_layer_overhead_s=layer_s)
     return simulate_one(dep, case.workload, profile=profile).output_tokens_per_s
 
 
@@ -116,7 +117,7 @@ def main() -> int:
 
 def _speedup(case: ServingCase, spec_s: float) -> float:
     dep = case.deployment
-    profile = speed_profile(dep.engine, dep.gpu.vendor).with_values(spec_seq_overhead_s=spec_s)
+    profile = (case.profile or speed_profile(dep.engine, dep.gpu.vendor)).with_values(spec_seq_overhead_s=spec_s)
     return simulate(dep, case.workload, alpha=case.alpha, k=case.k, profile=profile).speedup
 
 

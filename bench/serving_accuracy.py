@@ -32,9 +32,9 @@ UNITS = {"output_tok_s": ("tok/s", 1.0), "ttft_s": ("ms", 1e3), "tpot_s": ("ms",
 
 def _run(case: ServingCase) -> tuple[float, ServingMetrics]:
     if case.kind == "speedup":
-        result = simulate(case.deployment, case.workload, alpha=case.alpha, k=case.k)
+        result = simulate(case.deployment, case.workload, alpha=case.alpha, k=case.k, profile=case.profile)
         return result.speedup, result.chosen
-    run = simulate_one(case.deployment, case.workload)
+    run = simulate_one(case.deployment, case.workload, profile=case.profile)
     value = {"output_tok_s": run.output_tokens_per_s, "ttft_s": run.ttft_s.mean, "tpot_s": run.tpot_s.mean}
     return value[case.kind], run
 

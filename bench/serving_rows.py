@@ -8,7 +8,8 @@ One rule per source (never per row):
 * ``TRTPO-`` TensorRT-LLM offline throughput at fixed lengths: 3,000 requests at once, FP8 (or FP4) weights and
   FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV cache too).
 * ``VLLM060-`` vLLM v0.6.0 blog, ShareGPT (500 prompts): unlimited rate = offline (output tok/s = req/s x 179),
-  Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile; bf16.
+  Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile, SGLang v0.3.0 the ``sglang-0.3``
+  speed profile (its scheduler ran between GPU steps: the overlap scheduler came with v0.4); bf16.
 * ``VLLMSD-`` vLLM spec-decode blog (V0 era, bf16 assumed): Llama-3-70B TP4 + a 0.5B draft (Qwama-0.5B, a
   Qwen2-0.5B with Llama-3's vocabulary: Qwen2.5-0.5B's geometry stands in) at K = 4, ShareGPT, Poisson rate;
   speedup = plain / speculative mean end-to-end latency; α is the pair prior. n-gram rows have no draft model.
@@ -27,7 +28,9 @@ from pathlib import Path
 
 from planner.catalog.lookup import get_gpu, get_model
 from planner.deployment import Deployment
+from planner.input_types import MAX_SIMULATION_WORK
 from planner.pairs.acceptance import acceptance_prior
+from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.serving_workload import ServingWorkload
 
 CSV = Path(__file__).resolve().parents[1] / "data" / "calibration" / "serving-measured.csv"
@@ -53,6 +56,8 @@ class ServingCase:
     k: int | None = None
     per_replica: float = 1.0
     notes: list[str] = field(default_factory=list)
+    #: The speed profile of the engine release the row ran, where it is not the engine's current one.
+    profile: SpeedProfile | None = None
 
 
 @dataclass
@@ -98,7 +103,9 @@ def _trtpo(row: dict) -> list[ServingCase]:
     dtype = "nvfp4" if row["precision"] == "FP4" else "fp8"
     dep = _dep(model, _gpu(row["gpu_type"]), tp, dtype=dtype, kv_dtype="fp8", engine="trtllm", max_model_len=4096)
     prompt, output = int(row["mean_input_tokens"]), int(row["mean_output_tokens"])
-    workload = ServingWorkload.build(offline=True, prompt_tokens=prompt, output_tokens=output, num_prompts=3000)
+    # 3,000 requests as published, fewer where that passes the simulator's work budget (128/2k: 2,440)
+    requests = min(3000, int(MAX_SIMULATION_WORK // (output + 1)))
+    workload = ServingWorkload.build(offline=True, prompt_tokens=prompt, output_tokens=output, num_prompts=requests)
     label = f"{case}: {model} {dtype.upper()} TP{tp} {prompt}/{output} (trtllm)"
     note = "FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV cache too)"
     return [ServingCase(case, label, "output_tok_s", float(row["output_tok_s"]), dep, workload, True, notes=[note])]
@@ -111,14 +118,17 @@ def _vllm060(row: dict) -> list[ServingCase] | Unexpressible:
     tp = 4 if big else 1
     dep = _dep("Llama-3.1-70B" if big else "Meta-Llama-3-8B", "h100-sxm-80gb", tp, engine=engine, max_model_len=4096)
     fitted = case.startswith(FIT_PREFIXES)
-    label = f"{case}: Llama-3-{'70B TP4' if big else '8B TP1'} ShareGPT ({engine})"
+    release = "sglang-0.3" if engine == "sglang" else engine  # SGLang v0.3.0: scheduler not yet overlapped
+    profile = speed_profile(release, "nvidia")
+    label = f"{case}: Llama-3-{'70B TP4' if big else '8B TP1'} ShareGPT ({release})"
     if "QPSINF" in case:
         measured = float(row["req_s"]) * 179
-        return [ServingCase(case, label, "output_tok_s", measured, dep, _sharegpt(offline=True), fitted)]
+        return [
+            ServingCase(case, label, "output_tok_s", measured, dep, _sharegpt(offline=True), fitted, profile=profile)
+        ]
     qps = float(row["load_value"].split("=")[1])
-    return [
-        ServingCase(case, label, "tpot_s", float(row["tpot_mean_ms"]) / 1e3, dep, _sharegpt(request_rate=qps), False)
-    ]
+    tpot = float(row["tpot_mean_ms"]) / 1e3
+    return [ServingCase(case, label, "tpot_s", tpot, dep, _sharegpt(request_rate=qps), False, profile=profile)]
 
 
 def _vllmsd(row: dict) -> list[ServingCase] | Unexpressible:

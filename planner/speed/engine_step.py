@@ -9,6 +9,9 @@ the decoding sequences (vLLM V1 draft_model proposer; Leviathan et al. 2023 for 
     + one target pass over K + 1 tokens          (verify; every token needs logits; a tree's verify budget)
     + rejection sampling and the proposer's bookkeeping: t_spec + t_spec_seq · B + K · t_draft
 
+and every step, plain or speculative, lasts ``(1 + f_host)`` times its GPU time where the engine schedules between
+GPU steps rather than one step ahead (``host_serial_frac``: SGLang before v0.4, whose overlap scheduler gained 1.1x).
+
 The drafting shape of each method (a separate model, an EAGLE / EAGLE-3 / MTP head, n-gram lookup with no
 draft pass; chain or tree) is :class:`planner.speed.drafting.DraftShape`. A head's pass is one decoder layer
 and its LM head over its own (draft) vocabulary (:func:`planner.speed.roofline.model_cost`).
@@ -163,7 +166,11 @@ class EngineStep:
         step = self.run_pass(
             self.target, decode_seqs=decode_seqs, decode_context_tokens=decode_context_tokens, chunks=chunks
         )
-        return EngineStepTime(step.total_s, step.flops, step.bytes_moved, (("target", step),))
+        return EngineStepTime(self.with_host(step.total_s), step.flops, step.bytes_moved, (("target", step),))
+
+    def with_host(self, gpu_s: float) -> float:
+        """A step of ``gpu_s`` GPU seconds plus the host work the engine does not overlap with it."""
+        return gpu_s * (1.0 + self.profile.host_serial_frac)
 
     def speculative(
         self,
@@ -220,7 +227,7 @@ class EngineStep:
             total += len(pass_tokens) * per_pass
         flops = sum(p.flops for _, p in passes)
         moved = sum(p.bytes_moved for _, p in passes)
-        return EngineStepTime(total, flops, moved, tuple(passes))
+        return EngineStepTime(self.with_host(total), flops, moved, tuple(passes))
 
     def prefill(self, prompt_tokens: int, *, speculative: bool = False) -> float:
         """Seconds to prefill one prompt alone (TTFT at no load): target, plus the draft's own prefill."""
@@ -229,4 +236,4 @@ class EngineStep:
         seconds = self.run_pass(self.target, chunks=chunks).total_s
         if speculative and self.draft is not None:  # n-gram lookup has nothing to prefill
             seconds += self.run_pass(self.draft_model, chunks=chunks).total_s
-        return seconds
+        return self.with_host(seconds)

@@ -48,11 +48,13 @@ PARAMETERS = (
     "spec_step_overhead_s",
     "seq_overhead_s",
     "spec_seq_overhead_s",
+    "host_serial_frac",
     "sampling_bytes_per_logit",
     "draft_first_pass_tokens",
     "draft_first_pass_spans_k",
     "cuda_graphs",
     "mixed_prefill",
+    "chunked_prefill",
     "admission_reserves_output",
 )
 
@@ -117,11 +119,15 @@ class SpeedProfile(BaseModel):
     spec_step_overhead_s: float = Field(ge=0)
     seq_overhead_s: float = Field(ge=0)
     spec_seq_overhead_s: float = Field(ge=0)
+    #: Host work per engine step the engine does not overlap with the GPU, as a share of the step's GPU time.
+    host_serial_frac: float = Field(ge=0, le=1)
     sampling_bytes_per_logit: float = Field(ge=0)
     draft_first_pass_tokens: int = Field(ge=1)
     draft_first_pass_spans_k: bool
     cuda_graphs: bool
     mixed_prefill: bool
+    #: A prompt may be split across steps; otherwise it runs whole in one step (its tokens must fit the budget left).
+    chunked_prefill: bool
     #: Admission holds KV for the whole request (no preemption) rather than for its prompt.
     admission_reserves_output: bool
     #: Running-request cap an engine applies when a draft is used (0: none beyond max_num_seqs).

@@ -74,6 +74,8 @@ class ReplicaLimits(BaseModel):
     lookahead_tokens_per_seq: int
     max_model_len: int
     mixed_prefill: bool
+    #: Whether a prompt may be split across steps (else it waits until the step has room for all of it).
+    chunked_prefill: bool = True
     reserves_output: bool
     request_cap_reason: str
     #: Batch sizes (in tokens) the engine captured CUDA graphs at; a step pads up to the next one (empty: eager).

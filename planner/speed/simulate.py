@@ -6,6 +6,8 @@ Each engine step (vLLM V1 scheduler; SGLang and TensorRT-LLM differ only in the 
    draft: speculative tokens count against the budget);
 2. prefills in progress, then waiting requests (first come, first served) fill the rest in chunks,
    when ``mixed_prefill``; otherwise a step is either a prefill batch or a decode batch (prefill first);
+   without ``chunked_prefill`` a prompt is never split: it runs whole, and waits (with the queue behind it)
+   while the step has less budget left than its length (TensorRT-LLM without chunked context, vLLM V0);
 3. a waiting request is admitted only while the running requests stay under ``max_num_seqs`` (and the
    engine's cap with a draft, SGLang's 48) and the KV cache of the memory plan
    (``planner.memory.plan_memory``: ``kv_cache_tokens``, ``K`` lookahead slots per sequence with a
@@ -87,6 +89,7 @@ def replica_limits(dep: Deployment, engine: EngineStep, speculative: bool, looka
         lookahead_tokens_per_seq=lookahead if speculative else 0,
         max_model_len=plan.max_model_len,
         mixed_prefill=engine.profile.mixed_prefill,
+        chunked_prefill=engine.profile.chunked_prefill,
         reserves_output=engine.profile.admission_reserves_output,
         request_cap_reason=reason,
         cudagraph_sizes=engine.graphs.sizes,
@@ -257,6 +260,7 @@ class _Run:
                 preemptions += 1
             # schedule: decodes first, then prefill chunks under the token budget
             budget = lim.max_num_batched_tokens
+            chunked = lim.chunked_prefill
             running = n_dec + len(prefilling)
             # room a new prompt must leave: this step's growth and the block manager's watermark
             headroom = (0.0 if reserve else n_dec * prog) + watermark
@@ -291,7 +295,11 @@ class _Run:
                     if kv_used() + need[i] + extra + headroom > capacity:
                         reason = "kv_cache"
                         break
-                    if budget <= 0:
+                    if budget <= 0 or (
+                        not chunked
+                        and need[i] > budget
+                        and (chunks.tokens > 0 or (decode_now and need[i] <= lim.max_num_batched_tokens))
+                    ):
                         reason = "token_budget"
                         break
                     waiting.popleft()
@@ -302,7 +310,7 @@ class _Run:
                     reserved[i] = need[i] + extra
                     kv_fixed += reserved[i]
                     running += 1
-                    take = min(need[i], budget)
+                    take = min(need[i], budget) if chunked else need[i]
                     chunks.add(take, 0)
                     done_tokens[i] = take
                     budget -= take

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from planner import acceptance_math as am
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
+from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import SpeedWorkload, estimate_speed
 from planner.speed.replica_capacity import replica_capacity
 from planner.speed.serving_workload import ServingWorkload
@@ -117,3 +118,19 @@ def test_padded_and_tree_steps_never_beat_the_gpus_peak(engine, verification, ar
         assert 0 < arm.delivered_flops_per_s <= arm.peak_flops_per_s
         assert 0 < arm.delivered_bytes_per_s <= arm.peak_bytes_per_s
         assert arm.busy_frac <= 1 and 0 <= arm.mean_padding_frac < 1
+
+
+def test_an_engine_without_chunked_prefill_runs_each_prompt_whole_in_one_step():
+    """TensorRT-LLM without chunked context: two 3,000-token prompts fill a step of its 8,192-token budget and the
+    third waits for the next step; a chunking engine would start the third in the first step with the budget left."""
+    dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), engine="trtllm")
+    workload = ServingWorkload.build(offline=True, prompt_tokens=3000, output_tokens=4, num_prompts=6)
+    engine = EngineStep(dep)
+    assert not engine.profile.chunked_prefill
+    whole = simulate_one(dep, workload)
+    assert whole.limits.max_num_batched_tokens == 8192 and not whole.limits.chunked_prefill
+    first = sorted(whole.ttft_values_s)
+    assert first[0] == first[1] < first[2] == first[3] < first[4] == first[5]  # two whole prompts a step
+    chunked = simulate_one(dep, workload, profile=engine.profile.with_values(chunked_prefill=True))
+    split = sorted(chunked.ttft_values_s)
+    assert split[1] < split[2] and split[2] == split[4]  # the third prompt was split across the first two steps

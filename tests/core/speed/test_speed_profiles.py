@@ -6,7 +6,10 @@ import json
 
 import pytest
 
+from planner.catalog.lookup import get_gpu, get_model
+from planner.deployment import Deployment
 from planner.errors import CatalogError, InputError
+from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.profiles import PARAMETERS, speed_profile
 
 
@@ -42,3 +45,16 @@ def test_missing_value_is_a_catalog_error(tmp_data_dir):
     path.write_text(json.dumps(raw))
     with pytest.raises(CatalogError, match="bandwidth_frac"):
         speed_profile("vllm", "nvidia")
+
+
+def test_an_unoverlapped_scheduler_lengthens_every_step_by_its_share():
+    dep = Deployment.build(target=get_model("Meta-Llama-3-8B"), gpu=get_gpu("h100-sxm-80gb"), engine="sglang")
+    current, old = speed_profile("sglang", "nvidia"), speed_profile("sglang-0.3", "nvidia")
+    assert current.host_serial_frac == 0.0 and old.host_serial_frac == 0.1
+    chunks = Chunks()
+    chunks.add(200, 0)
+    new_step = EngineStep(dep, current).plain(decode_seqs=32, decode_context_tokens=32 * 300, chunks=chunks)
+    old_step = EngineStep(dep, old).plain(decode_seqs=32, decode_context_tokens=32 * 300, chunks=chunks)
+    assert old_step.total_s == pytest.approx(1.1 * new_step.total_s)
+    assert old_step.flops == new_step.flops  # host time adds seconds, never GPU work
+    assert EngineStep(dep, old).prefill(500) == pytest.approx(1.1 * EngineStep(dep, current).prefill(500))
