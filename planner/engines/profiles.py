@@ -404,7 +404,7 @@ class SglangProfile(EngineProfile):
         >>> dep = Deployment.build(target=get_model("Llama-3.1-8B"), gpu=get_gpu("h200-sxm-141gb"), engine="sglang")
         >>> engine_profile("sglang", "0.5.3").default_fraction(dep, 0, None)
         0.907
-        >>> engine_profile("sglang", "0.4.6").default_fraction(dep, 0, None)
+        >>> engine_profile("sglang", "0.4.5").default_fraction(dep, 0, None)  # the TP table
         0.88
         """
         gpu_mib = sglang_gpu_mib(dep, total_bytes)

@@ -109,7 +109,7 @@ class ReserveByGpuTier(_Strict):
     >>> rule = ReserveByGpuTier(tiers=(ReserveTier(below_mib=92160, base_gib=9.5, per_parallel_gib=0.5),),
     ...     draft_extra_mib={"eagle3": 2048}, fraction_decimals=3, source="")
     >>> rule.fraction(1, 1, 81559, None), rule.fraction(1, 1, 81559, "eagle3")  # one H100
-    (0.875, 0.849)
+    (0.874, 0.849)
     """
 
     tiers: tuple[ReserveTier, ...]
