@@ -190,6 +190,9 @@ class ReservedMemoryRule(_Strict):
     #: Prefill CUDA graphs captured by default: MiB per captured token count (MLA models: ``prefill_graph_mla_mib``).
     prefill_graph_mib_per_size: float = 0.0
     prefill_graph_mla_mib: float = 0.0
+    #: Speculative decoding and pipeline parallelism turn the prefill (piecewise) CUDA graphs off, and their reserve
+    #: with them (0.5.10 to 0.5.13 ``_handle_piecewise_cuda_graph``).
+    prefill_graphs_off_with_speculation: bool = False
     source: str
 
     def prefill_graph_mib(self, chunked_prefill_size: int, mla: bool) -> float:
@@ -421,7 +424,11 @@ class SglangProfile(EngineProfile):
             + max(chunk, rule.min_chunked_prefill_tokens) * rule.per_chunked_prefill_token_mib
             + limits.cuda_graph_max_bs(gpu_mib, dep.tp) * rule.per_cuda_graph_bs_mib
             + dep.tp * dep.pp / 8 * rule.per_eighth_gpu_mib
-            + rule.prefill_graph_mib(max(chunk, 0), mla=dep.target.architecture.mla is not None)
+            + (
+                0.0
+                if rule.prefill_graphs_off_with_speculation and (method is not None or dep.pp > 1)
+                else rule.prefill_graph_mib(max(chunk, 0), mla=dep.target.architecture.mla is not None)
+            )
         )
         if gpu_mib > rule.large_gpu_above_mib:
             reserved = max(reserved, rule.min_mib_on_large_gpus)

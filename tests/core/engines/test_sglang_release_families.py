@@ -17,8 +17,10 @@ The reference below is written from each release's code, not from the planner:
   https://github.com/sgl-project/sglang/blob/v0.5.2/python/sglang/srt/server_args.py#L452-L496);
 * 0.5.3 to 0.5.14: ``_handle_gpu_memory_settings``: ``reserved_mem = 512 + max(chunk, 2048) · 1.5 +
   cuda_graph_max_bs · 2 + tp · pp / 8 · 1024`` MiB, at least 10,240 above 61,440 MiB, + 6,144 for STANDALONE and
-  + 2,048 (0.5.3) or + 4,096 (0.5.12, the "flat 4GB/6GB heuristic reservation" sgl-project/sglang PR #23862 removed)
-  for EAGLE; ``mem_fraction_static = round((gpu_mem − reserved) / gpu_mem, 3)``
+  + 2,048 (0.5.3 to 0.5.9) or + 4,096 (0.5.10 to 0.5.13, the "flat 4GB/6GB heuristic reservation" sgl-project/sglang
+  PR #23862 removed) for EAGLE; from 0.5.10 8 MiB per prefill (piecewise) CUDA-graph token count without speculation
+  (https://github.com/sgl-project/sglang/blob/v0.5.10/python/sglang/srt/server_args.py#L1303-L1322, off with
+  speculation at #L1088-L1090); ``mem_fraction_static = round((gpu_mem − reserved) / gpu_mem, 3)``
   (https://github.com/sgl-project/sglang/blob/v0.5.3/python/sglang/srt/server_args.py);
 * from 0.5.15: no speculative reserve; 0.5.20's 20–35 GiB tier takes chunk 4096 and decode max_bs 48 (PR #37898) and
   ``reserve_for_graph_mb`` adds 8 MiB per prefill CUDA-graph token count
@@ -87,14 +89,14 @@ def reference_fraction(family: str, gpu_mib: int, tp: int, algorithm: str | None
     else:  # the H100 class
         chunk, graph_bs = 8192, 256
     reserved = 512 + max(chunk, 2048) * 1.5 + graph_bs * 2 + tp / 8 * 1024
-    if family == "0.5.20":
+    if family == "0.5.20" or (family == "0.5.10" and algorithm is None):
         reserved += _prefill_graph_sizes(chunk) * 8
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    if family in ("0.5.3", "0.5.12") and algorithm == "STANDALONE":
+    if family in ("0.5.3", "0.5.10") and algorithm == "STANDALONE":
         reserved += 6 * 1024
     elif algorithm in ("EAGLE", "EAGLE3"):
-        reserved += {"0.5.3": 2048, "0.5.12": 4096}.get(family, 0)
+        reserved += {"0.5.3": 2048, "0.5.10": 4096}.get(family, 0)
     return round((gpu_mib - reserved) / gpu_mib, 3)
 
 
@@ -122,7 +124,7 @@ FAMILIES = {
     "0.4.7": "0.4.7",
     "0.4.8": "0.5.2",
     "0.5.3": "0.5.3",
-    "0.5.12": "0.5.12",
+    "0.5.10": "0.5.12",
     "0.5.15": "0.5.15",
     "0.5.20": "0.5.20",
 }
@@ -194,6 +196,23 @@ def test_the_late_04_releases_large_gpu_terms_on_an_h200(family, algorithm):
     fraction = reference_fraction(family, GPU_MIB["h200-sxm-141gb"], 1, algorithm)
     assert plan.limits.memory_fraction == pytest.approx(fraction, abs=1e-12)
     assert plan.kv_cache_tokens == pytest.approx(reference_tokens(family, plan, fraction), rel=0.01)
+
+
+@pytest.mark.parametrize(("version", "family"), [("0.5.9", "0.5.3"), ("0.5.10", "0.5.10"), ("0.5.13", "0.5.10")])
+def test_the_4_gib_eagle_reserve_and_prefill_graphs_begin_in_0510(version, family):
+    """v0.5.9 reserves 2 GiB for EAGLE with piecewise graphs off; v0.5.10 to v0.5.13 reserve 4 GiB, and without a draft
+    8 MiB per piecewise CUDA-graph token count."""
+    for draft, algorithm in ((None, None), (HEAD, "EAGLE3")):
+        dep = Deployment.build(
+            target=get_model("Llama-3.1-8B"),
+            draft=get_model(draft) if draft else None,
+            gpu=get_gpu("h100-sxm-80gb"),
+            engine="sglang",
+            engine_version=version,
+        )
+        plan = plan_memory(dep, with_suggestions=False)
+        assert plan.engine_profile == f"sglang-{family}"
+        assert plan.limits.memory_fraction == reference_fraction(family, GPU_MIB["h100-sxm-80gb"], 1, algorithm)
 
 
 def test_sglang_046_static_fraction_is_088_where_053_gives_0835():
