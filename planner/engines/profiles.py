@@ -190,9 +190,10 @@ class ReservedMemoryRule(_Strict):
     #: Prefill CUDA graphs captured by default: MiB per captured token count (MLA models: ``prefill_graph_mla_mib``).
     prefill_graph_mib_per_size: float = 0.0
     prefill_graph_mla_mib: float = 0.0
-    #: Speculative decoding and pipeline parallelism turn the prefill (piecewise) CUDA graphs off, and their reserve
-    #: with them (0.5.10 to 0.5.13 ``_handle_piecewise_cuda_graph``).
+    #: Speculative decoding (0.5.10 to 0.5.13) or pipeline parallelism turns the prefill (piecewise) CUDA graphs
+    #: off, and their reserve with them.
     prefill_graphs_off_with_speculation: bool = False
+    prefill_graphs_off_with_pipeline: bool = False
     source: str
 
     def prefill_graph_mib(self, chunked_prefill_size: int, mla: bool) -> float:
@@ -426,7 +427,8 @@ class SglangProfile(EngineProfile):
             + dep.tp * dep.pp / 8 * rule.per_eighth_gpu_mib
             + (
                 0.0
-                if rule.prefill_graphs_off_with_speculation and (method is not None or dep.pp > 1)
+                if (rule.prefill_graphs_off_with_speculation and method is not None)
+                or (rule.prefill_graphs_off_with_pipeline and dep.pp > 1)
                 else rule.prefill_graph_mib(max(chunk, 0), mla=dep.target.architecture.mla is not None)
             )
         )

@@ -15,23 +15,26 @@ The reference below is written from each release's code, not from the planner:
   ``round((gpu_mem - reserved) / gpu_mem, 3)``
   (https://github.com/sgl-project/sglang/blob/v0.4.8/python/sglang/srt/server_args.py#L274-L313,
   https://github.com/sgl-project/sglang/blob/v0.5.2/python/sglang/srt/server_args.py#L452-L496);
-* 0.5.3 to 0.5.14: ``_handle_gpu_memory_settings``: ``reserved_mem = 512 + max(chunk, 2048) · 1.5 +
+* 0.5.3 to 0.5.13: ``_handle_gpu_memory_settings``: ``reserved_mem = 512 + max(chunk, 2048) · 1.5 +
   cuda_graph_max_bs · 2 + tp · pp / 8 · 1024`` MiB, at least 10,240 above 61,440 MiB, + 6,144 for STANDALONE and
   + 2,048 (0.5.3 to 0.5.9) or + 4,096 (0.5.10 to 0.5.13, the "flat 4GB/6GB heuristic reservation" sgl-project/sglang
   PR #23862 removed) for EAGLE; from 0.5.10 8 MiB per prefill (piecewise) CUDA-graph token count without speculation
   (https://github.com/sgl-project/sglang/blob/v0.5.10/python/sglang/srt/server_args.py#L1303-L1322, off with
   speculation at #L1088-L1090); ``mem_fraction_static = round((gpu_mem − reserved) / gpu_mem, 3)``
   (https://github.com/sgl-project/sglang/blob/v0.5.3/python/sglang/srt/server_args.py);
-* from 0.5.15: no speculative reserve; 0.5.20's 20–35 GiB tier takes chunk 4096 and decode max_bs 48 (PR #37898) and
-  ``reserve_for_graph_mb`` adds 8 MiB per prefill CUDA-graph token count
-  (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/arg_groups/gpu_memory.py).
+* from 0.5.14: no speculative reserve and 8 MiB per prefill CUDA-graph token count, speculating or not
+  (https://github.com/sgl-project/sglang/blob/v0.5.14/python/sglang/srt/server_args.py#L3280-L3311, the prefill
+  graphs' off-switches at #L3002-L3057 do not include speculation); 0.5.20's 20–35 GiB tier takes chunk 4096 and
+  decode max_bs 48 (PR #37898; ``reserve_for_graph_mb``,
+  https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/arg_groups/gpu_memory.py).
 
 Tokens: ``profile_max_num_token``: ``rest = free after loading − free before loading · (1 − fraction)``,
 ``tokens = rest // cell`` (https://github.com/sgl-project/sglang/blob/v0.4.8/python/sglang/srt/model_executor/model_runner.py#L817-L852,
 https://github.com/sgl-project/sglang/blob/v0.5.2/python/sglang/srt/model_executor/model_runner.py#L1092-L1132);
-before 0.5.15 the draft loads afterwards and ``cell`` is the target's; from 0.5.15 the
-draft's weights load first and ``cell = target cell · (1 + draft layers / target layers)``
-(``DefaultPoolConfigurator``, https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/model_executor/pool_configurator.py).
+before 0.5.14 the draft loads afterwards and ``cell`` is the target's; from 0.5.14 the
+draft's weights count against the static region and ``cell = target cell · (1 + draft layers / target layers)``
+(https://github.com/sgl-project/sglang/blob/v0.5.14/python/sglang/srt/model_executor/pool_configurator.py#L127-L145,
+https://github.com/sgl-project/sglang/blob/v0.5.14/python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py#L84-L119).
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ def reference_fraction(family: str, gpu_mib: int, tp: int, algorithm: str | None
     else:  # the H100 class
         chunk, graph_bs = 8192, 256
     reserved = 512 + max(chunk, 2048) * 1.5 + graph_bs * 2 + tp / 8 * 1024
-    if family == "0.5.20" or (family == "0.5.10" and algorithm is None):
+    if family in ("0.5.14", "0.5.20") or (family == "0.5.10" and algorithm is None):
         reserved += _prefill_graph_sizes(chunk) * 8
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
@@ -105,7 +108,7 @@ def reference_tokens(family: str, plan, fraction: float) -> int:
     before = gpu.total_bytes - gpu.non_torch_increase_bytes  # free memory before loading
     cell = plan.target_kv_bytes_per_token_per_gpu
     held = gpu.target_weights_bytes
-    if family in ("0.5.15", "0.5.20") and plan.draft_kv_bytes_per_token_per_gpu:
+    if family in ("0.5.14", "0.5.20") and plan.draft_kv_bytes_per_token_per_gpu:
         held += gpu.draft_weights_bytes
         draft_layers = plan.draft_kv_bytes_per_token_per_gpu and _draft_layers(plan)
         cell = int(cell * (1 + draft_layers / 32))  # Llama-3.1-8B: 32 layers
@@ -125,7 +128,7 @@ FAMILIES = {
     "0.4.8": "0.5.2",
     "0.5.3": "0.5.3",
     "0.5.10": "0.5.12",
-    "0.5.15": "0.5.15",
+    "0.5.14": "0.5.15",
     "0.5.20": "0.5.20",
 }
 NO_STANDALONE = ("0.4", "0.4.6", "0.4.7")
