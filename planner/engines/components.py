@@ -15,7 +15,7 @@ real start-up logs (``calibration`` in ``data/engines.json``; error printed by `
 
 >>> from planner.engines.profiles import engine_profile
 >>> round(non_torch_bytes(engine_profile("vllm"), tp=2, pp=1) / 2**30, 2)
-2.1
+2.08
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def rejection_warmup_bytes(profile: EngineProfile, vocab_size: int, num_seqs: in
 
     >>> from planner.engines.profiles import engine_profile
     >>> round(rejection_warmup_bytes(engine_profile("vllm"), 128256, 1024, 2) / 2**30, 2)
-    2.65
+    2.64
     """
     rule = profile.rejection_sampler_warmup
     if rule is None:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from planner.catalog.hardware import device_total_bytes
 from planner.deployment import Deployment
+from planner.engines.sglang_fractions import FractionByTp, ReserveByGpuTier
 from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.facts import data_cache, read_data_file
 from planner.units import GIB, MIB
@@ -189,6 +190,10 @@ class ReservedMemoryRule(_Strict):
     #: Prefill CUDA graphs captured by default: MiB per captured token count (MLA models: ``prefill_graph_mla_mib``).
     prefill_graph_mib_per_size: float = 0.0
     prefill_graph_mla_mib: float = 0.0
+    #: Speculative decoding (0.5.10 to 0.5.13) or pipeline parallelism turns the prefill (piecewise) CUDA graphs
+    #: off, and their reserve with them.
+    prefill_graphs_off_with_speculation: bool = False
+    prefill_graphs_off_with_pipeline: bool = False
     source: str
 
     def prefill_graph_mib(self, chunked_prefill_size: int, mla: bool) -> float:
@@ -214,29 +219,6 @@ def prefill_graph_sizes(max_tokens: int) -> list[int]:
     sizes = [*range(4, 33, 4), *range(48, 257, 16), *range(288, 513, 32), *range(576, 1025, 64)]
     sizes += [*range(1280, 4097, 256), *range(4608, max_tokens + 1, 512)]
     return [size for size in sizes if size <= max_tokens]
-
-
-class TpFraction(_Strict):
-    """One step of SGLang 0.4's ``mem_fraction_static`` table: the fraction from ``min_tp`` GPUs of TP up."""
-
-    min_tp: int = Field(ge=1)
-    fraction: float = Field(gt=0, le=1)
-
-
-class FractionByTp(_Strict):
-    """SGLang 0.4's default ``mem_fraction_static`` by tensor-parallel size (no GPU-memory term)."""
-
-    steps: tuple[TpFraction, ...]
-    source: str
-
-    def fraction(self, tp: int) -> float:
-        """The fraction of the largest step at or below ``tp``.
-
-        >>> FractionByTp(steps=(TpFraction(min_tp=1, fraction=0.88), TpFraction(min_tp=8, fraction=0.81)),
-        ...              source="").fraction(4)
-        0.88
-        """
-        return max((s for s in self.steps if s.min_tp <= tp), key=lambda s: s.min_tp).fraction
 
 
 class HybridKvGroups(_Strict):
@@ -390,13 +372,15 @@ class HfProfile(EngineProfile):
 
 
 class SglangProfile(EngineProfile):
-    """One SGLang release family: its default static fraction (a TP table in 0.4, the reserved-memory rule
-    after), what the static region holds, and when the draft's weights are loaded."""
+    """One SGLang release family: its default static fraction (a TP table to 0.4.7, a reserve by GPU tier from
+    0.4.8, the reserved-memory rule from 0.5.3), what the static region holds, and when the draft's weights are
+    loaded."""
 
     engine: Literal["sglang"]
     default_limits: SglangLimits
     reserved_memory_rule: ReservedMemoryRule | None = None
     fraction_by_tp: FractionByTp | None = None
+    reserve_by_gpu_tier: ReserveByGpuTier | None = None
     #: The draft's weights are loaded before the pool is sized, so they come out of the static region.
     draft_weights_in_static_region: bool = False
     #: While the pool is sized the draft head still holds its own copies of the target's embedding and LM head.
@@ -404,8 +388,9 @@ class SglangProfile(EngineProfile):
 
     @model_validator(mode="after")
     def _one_fraction_rule(self) -> SglangProfile:
-        if (self.reserved_memory_rule is None) == (self.fraction_by_tp is None):
-            raise ValueError("exactly one of reserved_memory_rule and fraction_by_tp")
+        rules = (self.reserved_memory_rule, self.fraction_by_tp, self.reserve_by_gpu_tier)
+        if sum(rule is not None for rule in rules) != 1:
+            raise ValueError("exactly one of reserved_memory_rule, fraction_by_tp and reserve_by_gpu_tier")
         return self
 
     def memory_fraction(self, dep: Deployment, total_bytes: int) -> tuple[float, list[str]]:
@@ -413,7 +398,8 @@ class SglangProfile(EngineProfile):
         if self.default_memory_fraction is not None:
             return self.default_memory_fraction, []
         fraction = self.default_fraction(dep, total_bytes, dep.speculative_method)
-        return fraction, [f"mem_fraction_static {fraction:.3f} from SGLang's reserved-memory rule"]
+        rule = "TP table" if self.fraction_by_tp is not None else "reserved-memory rule"
+        return fraction, [f"mem_fraction_static {fraction:.3f} from SGLang's {rule}"]
 
     def default_fraction(self, dep: Deployment, total_bytes: int, method: str | None) -> float:
         """The rule for speculative ``method`` (``draft_model``, ``eagle``, ``eagle3``, ``mtp``, ``ngram`` or None).
@@ -422,13 +408,16 @@ class SglangProfile(EngineProfile):
         >>> dep = Deployment.build(target=get_model("Llama-3.1-8B"), gpu=get_gpu("h200-sxm-141gb"), engine="sglang")
         >>> engine_profile("sglang", "0.5.3").default_fraction(dep, 0, None)
         0.907
-        >>> engine_profile("sglang", "0.4.6").default_fraction(dep, 0, None)
+        >>> engine_profile("sglang", "0.4.5").default_fraction(dep, 0, None)  # the TP table
         0.88
         """
-        if self.fraction_by_tp is not None:  # 0.4: by TP alone, whatever the GPU or the speculative method
-            return self.fraction_by_tp.fraction(dep.tp)
-        rule, limits = self.reserved_memory_rule, self.default_limits
         gpu_mib = sglang_gpu_mib(dep, total_bytes)
+        if self.fraction_by_tp is not None:  # 0.4 to 0.4.7: the TP table and its large-GPU terms
+            return self.fraction_by_tp.fraction(dep.tp, dep.pp, gpu_mib, speculative=method is not None)
+        if self.reserve_by_gpu_tier is not None:  # 0.4.8 to 0.5.2: a reserve by GPU tier
+            return self.reserve_by_gpu_tier.fraction(dep.tp, dep.pp, gpu_mib, method)
+        rule, limits = self.reserved_memory_rule, self.default_limits
+        assert rule is not None  # one rule is set (_one_fraction_rule)
         tier = limits.tier(gpu_mib)
         chunk = dep.max_num_batched_tokens or tier.chunked_prefill_size
         reserved = (
@@ -436,7 +425,12 @@ class SglangProfile(EngineProfile):
             + max(chunk, rule.min_chunked_prefill_tokens) * rule.per_chunked_prefill_token_mib
             + limits.cuda_graph_max_bs(gpu_mib, dep.tp) * rule.per_cuda_graph_bs_mib
             + dep.tp * dep.pp / 8 * rule.per_eighth_gpu_mib
-            + rule.prefill_graph_mib(max(chunk, 0), mla=dep.target.architecture.mla is not None)
+            + (
+                0.0
+                if (rule.prefill_graphs_off_with_speculation and method is not None)
+                or (rule.prefill_graphs_off_with_pipeline and dep.pp > 1)
+                else rule.prefill_graph_mib(max(chunk, 0), mla=dep.target.architecture.mla is not None)
+            )
         )
         if gpu_mib > rule.large_gpu_above_mib:
             reserved = max(reserved, rule.min_mib_on_large_gpus)

@@ -34,9 +34,17 @@ from planner.launch.engine_command import (
     read_engine_command,
 )
 from planner.launch.quote import quoted_deployment
-from planner.launch.releases import FAMILY, command_engine, engine_flags, engine_for_release, release_for
+from planner.launch.releases import (
+    FAMILY,
+    command_engine,
+    engine_env,
+    engine_flags,
+    engine_for_release,
+    engine_from_env,
+    release_for,
+)
 from planner.launch.settings import LaunchSettings, NotLaunchableError, deployment_from_settings, launch_settings
-from planner.launch.shell_text import shell_block, split_command
+from planner.launch.shell_text import shell_block, split_command, split_env
 from planner.memory import plan_memory
 from planner.memory.types import MemoryPlan
 
@@ -139,6 +147,15 @@ def launch_config(dep: Deployment, plan: MemoryPlan | None = None) -> LaunchConf
         settings = settings.model_copy(update={"assumed": tuple(a for a in settings.assumed if a != "release")})
     cmd = emit_engine_command(settings, flags, release)
     comments = _comments(dep, settings, release.release, release.source, note)
+    env = engine_env(dep.engine, release.release)
+    if env:
+        assignments = " ".join(f"{name}={value}" for name, value in env.items())
+        plain = _ENGINE_WORDS[engine_for_release(dep.engine, release.release)]
+        comments.append(
+            f"environment: {assignments} selects {_ENGINE_WORDS[dep.engine]}; a plain launch of {release.release} "
+            f"starts {plain} ({flags.engine_env_source})"
+        )
+    env_words = [f"{name}={value}" for name, value in env.items()]
     head = len(flags.program) + (1 if flags.model_positional else 0)
     options = options_yaml(cmd.options) if cmd.options is not None else None
     image = image_for(flags, release, dep.engine_version)
@@ -156,11 +173,11 @@ def launch_config(dep: Deployment, plan: MemoryPlan | None = None) -> LaunchConf
         engine=dep.engine,
         release=release.release,
         release_source=release.source,
-        command=shell_block(cmd.argv, comments, head=head),
+        command=shell_block([*env_words, *cmd.argv], comments, head=head + len(env_words)),
         options_file=(f"# options file: {OPTIONS_FILE}\n" + options) if options else None,
         options_file_name=OPTIONS_FILE if options else None,
-        docker="".join(f"# {c}\n" for c in comments) + docker_run(cmd, flags, image, gpus, head),
-        kubernetes=manifest_yaml(kubernetes_objects(cmd, flags, image, gpus, name, cache_bytes), k8s_notes),
+        docker="".join(f"# {c}\n" for c in comments) + docker_run(cmd, flags, image, gpus, head, env),
+        kubernetes=manifest_yaml(kubernetes_objects(cmd, flags, image, gpus, name, cache_bytes, env), k8s_notes),
         comments=comments,
     )
 
@@ -198,9 +215,12 @@ def read_launch_command(
     """The settings a launch command sets, read with its release's recorded flags (``# engine:`` line or
     ``engine_version``; else the newest recorded release). ``options_file``: TensorRT-LLM's options YAML."""
     words, markers = split_command(text.split("\n# --- ", maxsplit=1)[0])
+    env, words = split_env(words)
+    if not words:
+        raise InputError("launch command", " ".join(env), "the engine's start command after its environment")
     engine, marked = _engine_of(words, markers)
     version = engine_version or marked
-    engine = engine_for_release(engine, version)
+    engine = engine_from_env(engine_for_release(engine, version), env)
     flags, release, _ = release_for(engine, version)
     words = [flags.program[0], *words[1:]]  # the interpreter as the record spells it (python, python3)
     if options_file is None and "\n# --- " in text:

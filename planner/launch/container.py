@@ -50,9 +50,11 @@ def _container_args(cmd: EngineCommand, flags: EngineFlags) -> list[str]:
     return argv
 
 
-def docker_run(cmd: EngineCommand, flags: EngineFlags, image: str, gpus: int, head: int) -> str:
+def docker_run(
+    cmd: EngineCommand, flags: EngineFlags, image: str, gpus: int, head: int, env: dict[str, str] | None = None
+) -> str:
     """``docker run`` of the engine command in ``image`` on ``gpus`` GPUs, sharing the host's HF cache (``head``:
-    the command's words before its first flag)."""
+    the command's words before its first flag; ``env``: variables the engine needs, such as ``VLLM_USE_V1=0``)."""
     argv = _container_args(cmd, flags)
     parts = [
         "docker run --rm",
@@ -61,6 +63,7 @@ def docker_run(cmd: EngineCommand, flags: EngineFlags, image: str, gpus: int, he
         f"-p {flags.port}:{flags.port}",
         f"-v ~/.cache/huggingface:{HF_CACHE}",
         '--env "HF_TOKEN=$HF_TOKEN"',
+        *(f"--env {shlex.quote(f'{name}={value}')}" for name, value in (env or {}).items()),
     ]
     if cmd.options is not None:
         parts.append(f'-v "$PWD/{OPTIONS_FILE}:{OPTIONS_DIR}/{OPTIONS_FILE}:ro"')
@@ -70,7 +73,13 @@ def docker_run(cmd: EngineCommand, flags: EngineFlags, image: str, gpus: int, he
 
 
 def kubernetes_objects(
-    cmd: EngineCommand, flags: EngineFlags, image: str, gpus: int, name: str, cache_bytes: int
+    cmd: EngineCommand,
+    flags: EngineFlags,
+    image: str,
+    gpus: int,
+    name: str,
+    cache_bytes: int,
+    env: dict[str, str] | None = None,
 ) -> list[dict]:
     """A PersistentVolumeClaim (model cache), a Deployment and a Service, as plain Kubernetes objects."""
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "speculative-decoding-planner"}
@@ -107,7 +116,10 @@ def kubernetes_objects(
         "image": image,
         "command": _container_args(cmd, flags),
         "ports": [{"name": "http", "containerPort": flags.port}],
-        "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": _HF_SECRET}}],
+        "env": [
+            {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": _HF_SECRET}},
+            *({"name": key, "value": value} for key, value in (env or {}).items()),
+        ],
         "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
         "volumeMounts": mounts,
         "readinessProbe": {**probe, "initialDelaySeconds": 60},

@@ -98,6 +98,9 @@ class EngineFlags(_Strict):
     methods_source: str
     #: Values every speculative command of this engine sets that the plan does not hold (said in a comment).
     speculative_assumptions: tuple[str, ...] = ()
+    #: The environment that starts an engine id where the release's plain launch starts another (vLLM V0 from 0.8).
+    engine_env: dict[str, dict[str, str]] = {}
+    engine_env_source: str = ""
     releases: tuple[EngineRelease, ...]
 
 
@@ -170,6 +173,33 @@ def engine_for_release(engine: str, version: str | None) -> str:
     wanted = parse_version(version)
     for candidate, family in FAMILY.items():
         if family == FAMILY.get(engine) and _launches(candidate, wanted):
+            return candidate
+    return engine
+
+
+def engine_env(engine: str, release: str) -> dict[str, str]:
+    """The environment a launch of ``engine`` at ``release`` needs to start ``engine`` rather than the engine the
+    release's plain launch starts (empty where the plain launch starts it).
+
+    >>> engine_env("vllm-v0", "0.9.2"), engine_env("vllm-v0", "0.7.3"), engine_env("vllm", "0.9.2")
+    ({'VLLM_USE_V1': '0'}, {}, {})
+    """
+    if engine_for_release(engine, release) == engine:
+        return {}
+    env = engine_flags(engine).engine_env.get(engine)
+    if env is None:
+        raise InputError("engine_version", release, f"a release whose plain launch starts {engine}")
+    return dict(env)
+
+
+def engine_from_env(engine: str, env: dict[str, str]) -> str:
+    """The engine id a command's environment selects within ``engine``'s program (``engine`` when none does).
+
+    >>> engine_from_env("vllm", {"VLLM_USE_V1": "0"}), engine_from_env("vllm", {})
+    ('vllm-v0', 'vllm')
+    """
+    for candidate, wanted in engine_flags(engine).engine_env.items():
+        if wanted and all(env.get(name) == value for name, value in wanted.items()):
             return candidate
     return engine
 

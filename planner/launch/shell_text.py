@@ -34,6 +34,23 @@ def shell_block(argv: list[str], comments: list[str], *, head: int | None = None
     return "\n".join([*(f"# {c}" for c in comments), " \\\n".join(lines)])
 
 
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def split_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The ``NAME=value`` words before a command (after an optional ``env``), and the command.
+
+    >>> split_env(["VLLM_USE_V1=0", "vllm", "serve", "m"])
+    ({'VLLM_USE_V1': '0'}, ['vllm', 'serve', 'm'])
+    """
+    rest = words[1:] if words[:1] == ["env"] else list(words)
+    env: dict[str, str] = {}
+    while rest and _ASSIGNMENT.match(rest[0]):
+        name, _, value = rest.pop(0).partition("=")
+        env[name] = value
+    return env, rest
+
+
 def split_command(text: str) -> tuple[list[str], dict[str, str]]:
     """The words of the first command in ``text`` and its ``# engine: ...`` style markers."""
     markers: dict[str, str] = {}

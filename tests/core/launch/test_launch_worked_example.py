@@ -58,9 +58,16 @@ def test_assumed_values_are_marked_in_a_comment():
     assert not any("--max-num-seqs" in line for line in assumed)  # the user set 256
 
 
+def _command_words(command: str) -> list[str]:
+    """The engine command's words after its program (comment lines and a ``VLLM_USE_V1=0`` prefix left out)."""
+    body = " ".join(line for line in command.replace("\\\n", " ").splitlines() if not line.startswith("#"))
+    words = shlex.split(body)
+    return words[words.index("serve") + 1 :]
+
+
 def test_releases_before_the_change_get_the_older_speculative_flags():
     dep = worked_example(engine="vllm-v0", engine_version="0.8.1")
-    words = shlex.split(launch_config(dep).command.replace("\\\n", " ").split("\nvllm", 1)[1])
+    words = _command_words(launch_config(dep).command)
     assert _flag(words, "--speculative-model") == "meta-llama/Llama-3.2-1B"
     assert _flag(words, "--num-speculative-tokens") == "4"
     assert "--speculative-config" not in words
@@ -77,7 +84,7 @@ def test_a_flag_the_release_does_not_know_is_never_emitted():
                 config = launch_config(dep)
             except NotLaunchableError:
                 continue
-            words = shlex.split(config.command.replace("\\\n", " ").split("\nvllm", 1)[1])
+            words = _command_words(config.command)
             assert all(release.knows(w) for w in words if w.startswith("--")), (version, words)
 
 

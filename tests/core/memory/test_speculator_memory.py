@@ -55,8 +55,8 @@ def test_ngram_has_no_weights_or_kv_but_reserves_lookahead():
     [("0.5.3", 6144, 2048), ("0.5.12", 6144, 4096), ("0.5.15", 0, 0), ("0.5.20", 0, 0)],
 )
 def test_sglang_reserves_per_method_by_release(version, draft_mib, head_mib):
-    """server_args.py _handle_gpu_memory_settings: STANDALONE +6 GiB, EAGLE +2 GiB (v0.5.3), +4 GiB from 0.5.12;
-    the flat reserve is gone from 0.5.15 (sgl-project/sglang PR #23862); n-gram never reserves."""
+    """server_args.py _handle_gpu_memory_settings: STANDALONE +6 GiB, EAGLE +2 GiB (v0.5.3), +4 GiB from 0.5.10;
+    the flat reserve is gone from 0.5.14 (sgl-project/sglang PR #23862); n-gram never reserves."""
 
     def fraction(**fields):
         return plan_memory(_on_h100(engine="sglang", engine_version=version, **fields)).limits.memory_fraction
