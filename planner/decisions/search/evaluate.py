@@ -22,6 +22,7 @@ so its figures are exactly what ``python -m planner simulate`` prints for that c
 
 from __future__ import annotations
 
+from copy import copy
 from math import ceil, floor
 
 from planner import acceptance_math as spec
@@ -35,6 +36,7 @@ from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
+from planner.speed.cuda_graphs import NO_GRAPHS, graph_plan
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate_one
@@ -197,6 +199,15 @@ class Evaluator:
             self._engines[key] = EngineStep(self.deployment(point))
         return self._engines[key]
 
+    def engine_of(self, point: SearchPoint, dep: Deployment) -> EngineStep:
+        """``EngineStep(dep)`` for the point's own K and batch cap: the group's step models (built once per layout
+        and speculator; they depend on neither) with the CUDA-graph sizes of this deployment."""
+        shared = self._engine(point)
+        engine = copy(shared)
+        engine.deployment = dep
+        engine.graphs = graph_plan(dep) if not dep.enforce_eager and shared.profile.cuda_graphs else NO_GRAPHS
+        return engine
+
     def _steps_of(self, point: SearchPoint, batch: int) -> tuple[float, float]:
         """Decode step seconds at ``batch``, and the marginal seconds of one prompt's prefill chunk in that step."""
         key = (*self._group(point), point.k, batch)
@@ -244,8 +255,9 @@ class Evaluator:
     def simulate(self, point: SearchPoint) -> None:
         """Figures from the serving simulator of one replica (replaces the screen's)."""
         dep, workload, alpha, k = self.replica_run(point)
+        plan = self._plans.get((*self._group(point), point.k, point.max_num_seqs))
         try:
-            run = simulate_one(dep, workload, alpha=alpha, k=k)
+            run = simulate_one(dep, workload, alpha=alpha, k=k, engine=self.engine_of(point, dep), plan=plan)
         except PlannerError as exc:
             point.stage, point.reason = "memory", f"the simulation stopped: {exc}"
             point.fits = False
