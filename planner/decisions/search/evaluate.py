@@ -62,6 +62,8 @@ class Evaluator:
         self._configs: list[tuple[NodeType, Speculator]] = []
         self._plans: dict[tuple, object] = {}
         self._engines: dict[tuple, EngineStep] = {}
+        self._point_engines: dict[tuple, EngineStep] = {}
+        self._deployments: dict[int, Deployment] = {}
         self._steps: dict[tuple, tuple[float, float]] = {}
         self.simulations: dict[int, ServingMetrics] = {}
 
@@ -137,7 +139,13 @@ class Evaluator:
         )
 
     def deployment(self, point: SearchPoint) -> Deployment:
-        """The point's deployment (what ``simulate`` and the Sizing page take)."""
+        """The point's deployment (what ``simulate`` and the Sizing page take; built once)."""
+        found = self._deployments.get(point.index)
+        if found is None:
+            found = self._deployments[point.index] = self._new_deployment(point)
+        return found
+
+    def _new_deployment(self, point: SearchPoint) -> Deployment:
         node, speculator = self._configs[point.index]
         return self._build(
             node,
@@ -199,21 +207,26 @@ class Evaluator:
             self._engines[key] = EngineStep(self.deployment(point))
         return self._engines[key]
 
-    def engine_of(self, point: SearchPoint, dep: Deployment) -> EngineStep:
-        """``EngineStep(dep)`` for the point's own K and batch cap: the group's step models (built once per layout
-        and speculator; they depend on neither) with the CUDA-graph sizes of this deployment."""
-        shared = self._engine(point)
-        engine = copy(shared)
-        engine.deployment = dep
-        engine.graphs = graph_plan(dep) if not dep.enforce_eager and shared.profile.cuda_graphs else NO_GRAPHS
-        return engine
+    def engine_of(self, point: SearchPoint, dep: Deployment | None = None) -> EngineStep:
+        """``EngineStep`` of the point's deployment: the group's step models (built once per layout and speculator;
+        they depend on neither K nor the batch cap) with the CUDA-graph sizes of the point's own K and batch cap."""
+        key = (*self._group(point), point.k, point.max_num_seqs)
+        found = self._point_engines.get(key)
+        if found is None:
+            dep = dep or self.deployment(point)
+            shared = self._engine(point)
+            found = copy(shared)
+            found.deployment = dep
+            found.graphs = graph_plan(dep) if not dep.enforce_eager and shared.profile.cuda_graphs else NO_GRAPHS
+            self._point_engines[key] = found
+        return found
 
     def _steps_of(self, point: SearchPoint, batch: int) -> tuple[float, float]:
         """Decode step seconds at ``batch``, and the marginal seconds of one prompt's prefill chunk in that step."""
-        key = (*self._group(point), point.k, batch)
+        key = (*self._group(point), point.k, point.max_num_seqs, batch)
         found = self._steps.get(key)
         if found is None:
-            engine = self._engine(point)
+            engine = self.engine_of(point)
             context = batch * (self.workload.mean_prompt_tokens + self.workload.mean_output_tokens / 2)
             chunk = Chunks()
             chunk.add(round(self.workload.mean_prompt_tokens), 0)
