@@ -48,9 +48,18 @@ with st.expander("Search space", expanded=False):
 
 
 @st.cache_resource(show_spinner="Searching the design space...", max_entries=8)
+def _search_of(space_json: str, workload_json: str, objectives_json: str):
+    """One search per distinct input (keyed on the inputs' JSON: hashing three short strings is free), shared
+    read-only and never copied (a warm rerun only draws)."""
+    return search(
+        SearchSpace.model_validate_json(space_json),
+        SearchWorkload.model_validate_json(workload_json),
+        Objectives.model_validate_json(objectives_json),
+    )
+
+
 def _search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives):
-    """One search per distinct input, shared read-only (a warm rerun only draws)."""
-    return search(space, workload, objectives)
+    return _search_of(space.model_dump_json(), workload.model_dump_json(), objectives.model_dump_json())
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -146,7 +155,7 @@ if result is not None:
         f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."
     )
     colour = st.radio("Colour by", list(COLOUR_BY), horizontal=True, key="explore_colour")
-    key = (space, workload, objectives)
+    key = (space.model_dump_json(), workload.model_dump_json(), objectives.model_dump_json())
     throughput, cost = _charts(result, key, COLOUR_BY[colour])
     left, right = st.columns(2)
     for col, fig, name in ((left, throughput, "throughput"), (right, cost, "cost")):

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -143,7 +145,10 @@ def run(args: argparse.Namespace) -> int:
             f"[{', '.join(p.frontiers)}]"
         )
     lines += [f"  {s.sentence}" for s in result.steps]
-    emit(args, result.as_json(), lines)
+    if args.json:  # one compact write: the whole space can be 100,000 points (indenting them costs seconds)
+        sys.stdout.write(json.dumps(result.as_json(), default=str) + "\n")
+    else:
+        emit(args, {}, lines)
     return 0
 
 

@@ -93,7 +93,13 @@ def frontier_table(result: SearchResult) -> pd.DataFrame:
 def frontier_charts(result: SearchResult, colour_by: str = "method", limit: int = MAX_CLOUD_POINTS):
     """(throughput chart, cost chart): every point faint (thinned to ``limit``), the frontier bold; each marker's
     ``customdata`` is the point's index (a click names the point)."""
-    frame = points_frame(result.points)
+    drawable = [p for p in result.points if p.has_figures]
+    planes_on = {plane: {i for i, p in enumerate(drawable) if plane in p.frontiers} for plane in ("throughput", "cost")}
+    shown_of = {plane: thinned_indices(range(len(drawable)), keep=on, limit=limit) for plane, on in planes_on.items()}
+    kept = sorted(set(shown_of["throughput"]) | set(shown_of["cost"]))
+    # only the points drawn are tabulated (the cloud is thinned before, not after, building their rows)
+    frame = points_frame([drawable[i] for i in kept])
+    frame.index = kept
     pct = f"p{result.objectives.percentile:g}"
     charts = []
     planes = (
@@ -109,9 +115,8 @@ def frontier_charts(result: SearchResult, colour_by: str = "method", limit: int 
     for plane, x, y, x_title, y_title in planes:
         fig = go.Figure()
         if not frame.empty:
-            on = frame["frontiers"].str.contains(plane)
-            shown = thinned_indices(list(frame.index), keep=set(frame.index[on]), limit=limit)
-            cloud = frame.loc[shown]
+            on = frame.index.isin(sorted(planes_on[plane]))
+            cloud = frame.loc[shown_of[plane]]
             cloud = cloud[cloud[y].notna()]
             for name, part in cloud.groupby(colour_by, sort=True):
                 fig.add_trace(

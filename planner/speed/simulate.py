@@ -43,6 +43,7 @@ from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError
 from planner.input_types import MAX_SIMULATION_STEPS, MAX_SIMULATION_WORK, check_work
 from planner.memory.plan import plan_memory
+from planner.memory.types import MemoryPlan
 from planner.speed.drafting import DraftShape, Verification
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.profiles import SpeedProfile
@@ -73,9 +74,12 @@ __all__ = [
 WATERMARK_FRAC = 0.01
 
 
-def replica_limits(dep: Deployment, engine: EngineStep, speculative: bool, lookahead: int) -> ReplicaLimits:
-    """The scheduler's limits of ``dep`` from its memory plan (raises when it does not fit)."""
-    plan = plan_memory(dep, with_suggestions=False)
+def replica_limits(
+    dep: Deployment, engine: EngineStep, speculative: bool, lookahead: int, plan: MemoryPlan | None = None
+) -> ReplicaLimits:
+    """The scheduler's limits of ``dep`` from its memory plan (``plan``, when the caller has it; raises when it does
+    not fit)."""
+    plan = plan or plan_memory(dep, with_suggestions=False)
     if not plan.fits:
         where = dep.node_id or dep.gpu.id
         raise PlannerError(f"the deployment does not fit {where}: {plan.problems[0]}", field="deployment")
@@ -532,14 +536,18 @@ def simulate_one(
     k: int | None = None,
     profile: SpeedProfile | None = None,
     shape: DraftShape | None = None,
+    engine: EngineStep | None = None,
+    plan: MemoryPlan | None = None,
 ) -> ServingMetrics:
     """One run of ``workload`` on one replica of ``dep``: speculative when ``alpha`` is given and it has a draft,
-    drafting as ``shape`` says (default: a chain of ``k``, else the deployment's K)."""
+    drafting as ``shape`` says (default: a chain of ``k``, else the deployment's K). A caller that already holds
+    the replica's :class:`EngineStep` and memory plan (the design-space search, which reuses them across points)
+    passes them as ``engine`` and ``plan``: the run is the same."""
     speculative = alpha is not None and dep.is_speculative
-    engine = EngineStep(dep if speculative else dep.without_draft(), profile)
+    engine = engine or EngineStep(dep if speculative else dep.without_draft(), profile)
     shape = (shape or draft_shape(dep, k)) if speculative else None
     lookahead = shape.verify_tokens - 1 if shape is not None else 0
-    limits = replica_limits(dep if speculative else dep.without_draft(), engine, speculative, lookahead)
+    limits = replica_limits(dep if speculative else dep.without_draft(), engine, speculative, lookahead, plan)
     prompts, outputs = check_lengths(workload, limits.max_model_len)
     work = simulation_work(prompts, outputs, limits.max_num_batched_tokens)
     check_work("workload", work, MAX_SIMULATION_WORK, "fewer prompts or shorter outputs")

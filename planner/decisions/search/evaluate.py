@@ -22,6 +22,7 @@ so its figures are exactly what ``python -m planner simulate`` prints for that c
 
 from __future__ import annotations
 
+from copy import copy
 from math import ceil, floor
 
 from planner import acceptance_math as spec
@@ -35,6 +36,7 @@ from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
+from planner.speed.cuda_graphs import NO_GRAPHS, graph_plan
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate_one
@@ -60,6 +62,8 @@ class Evaluator:
         self._configs: list[tuple[NodeType, Speculator]] = []
         self._plans: dict[tuple, object] = {}
         self._engines: dict[tuple, EngineStep] = {}
+        self._point_engines: dict[tuple, EngineStep] = {}
+        self._deployments: dict[int, Deployment] = {}
         self._steps: dict[tuple, tuple[float, float]] = {}
         self.simulations: dict[int, ServingMetrics] = {}
 
@@ -135,7 +139,13 @@ class Evaluator:
         )
 
     def deployment(self, point: SearchPoint) -> Deployment:
-        """The point's deployment (what ``simulate`` and the Sizing page take)."""
+        """The point's deployment (what ``simulate`` and the Sizing page take; built once)."""
+        found = self._deployments.get(point.index)
+        if found is None:
+            found = self._deployments[point.index] = self._new_deployment(point)
+        return found
+
+    def _new_deployment(self, point: SearchPoint) -> Deployment:
         node, speculator = self._configs[point.index]
         return self._build(
             node,
@@ -197,12 +207,26 @@ class Evaluator:
             self._engines[key] = EngineStep(self.deployment(point))
         return self._engines[key]
 
+    def engine_of(self, point: SearchPoint, dep: Deployment | None = None) -> EngineStep:
+        """``EngineStep`` of the point's deployment: the group's step models (built once per layout and speculator;
+        they depend on neither K nor the batch cap) with the CUDA-graph sizes of the point's own K and batch cap."""
+        key = (*self._group(point), point.k, point.max_num_seqs)
+        found = self._point_engines.get(key)
+        if found is None:
+            dep = dep or self.deployment(point)
+            shared = self._engine(point)
+            found = copy(shared)
+            found.deployment = dep
+            found.graphs = graph_plan(dep) if not dep.enforce_eager and shared.profile.cuda_graphs else NO_GRAPHS
+            self._point_engines[key] = found
+        return found
+
     def _steps_of(self, point: SearchPoint, batch: int) -> tuple[float, float]:
         """Decode step seconds at ``batch``, and the marginal seconds of one prompt's prefill chunk in that step."""
-        key = (*self._group(point), point.k, batch)
+        key = (*self._group(point), point.k, point.max_num_seqs, batch)
         found = self._steps.get(key)
         if found is None:
-            engine = self._engine(point)
+            engine = self.engine_of(point)
             context = batch * (self.workload.mean_prompt_tokens + self.workload.mean_output_tokens / 2)
             chunk = Chunks()
             chunk.add(round(self.workload.mean_prompt_tokens), 0)
@@ -244,8 +268,9 @@ class Evaluator:
     def simulate(self, point: SearchPoint) -> None:
         """Figures from the serving simulator of one replica (replaces the screen's)."""
         dep, workload, alpha, k = self.replica_run(point)
+        plan = self._plans.get((*self._group(point), point.k, point.max_num_seqs))
         try:
-            run = simulate_one(dep, workload, alpha=alpha, k=k)
+            run = simulate_one(dep, workload, alpha=alpha, k=k, engine=self.engine_of(point, dep), plan=plan)
         except PlannerError as exc:
             point.stage, point.reason = "memory", f"the simulation stopped: {exc}"
             point.fits = False

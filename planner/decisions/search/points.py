@@ -16,7 +16,7 @@ million output tokens at the catalog's price (data/prices.json).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from math import ceil
 
 #: Stages a point reaches: ``memory`` (it does not fit or would not start), ``screened`` (static step model),
@@ -124,10 +124,14 @@ class SearchPoint:
         return f"{self.node} {layout} {self.dtype}/{self.kv_dtype}, {how}, {self.max_num_seqs} seqs, {self.engine}"
 
     def as_dict(self) -> dict:
-        out = asdict(self)
+        out = {name: getattr(self, name) for name in _FIELDS}  # every field is a scalar but two flat lists
+        out["misses"], out["frontiers"] = list(self.misses), list(self.frontiers)
         out["label"] = self.label
         return out
 
     def set_fleet(self, fleet: FleetFigures) -> None:
         self.replicas, self.nodes, self.gpus = fleet.replicas, fleet.nodes, fleet.gpus
         self.usd_per_hour, self.usd_per_million_output_tokens = fleet.usd_per_hour, fleet.usd_per_million_output_tokens
+
+
+_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SearchPoint))

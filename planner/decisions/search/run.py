@@ -4,9 +4,12 @@
    would not start) at its smallest K and batch cap is marked for every larger K and cap without planning
    them again (both only add memory: lookahead slots, CUDA-graph batches, the sampler's peak).
 2. Screen: every point that fits gets static figures (:meth:`Evaluator.screen`).
-3. Simulate: the points on the static frontiers first; then, repeatedly, every unsimulated point whose
+3. Simulate: the points on the static frontiers first; then, repeatedly, of the unsimulated points whose
    screen, corrected by the most favourable error the screen has shown against the simulator so far, could
-   still meet the objectives and reach either simulated frontier. The loop
+   still meet the objectives and reach either simulated frontier, those on the frontiers of their screened
+   figures (the most promising first, so the simulated frontiers tighten before the rest are weighed again).
+   The screen's error is learned per family (method, KV-limited or not, GPU, layout) and widened by
+   ``SCREEN_MARGIN`` on the frontier axes, so a point whose error is a little beyond any yet seen still counts. The loop
    stops when no such point is left, so the frontiers are the ones simulating every point would give
    (a test checks this on a small space).
 
@@ -33,6 +36,7 @@ from planner.decisions.search.frontier import (
     cost_xy,
     frontier_points,
     frontier_steps,
+    pareto,
     throughput_xy,
 )
 from planner.decisions.search.points import SearchPoint
@@ -40,6 +44,9 @@ from planner.decisions.search.space import MAX_POINTS, Objectives, SearchSpace, 
 from planner.errors import InputError
 
 PLANES = ("throughput", "cost")
+#: How much more favourable than the most favourable error seen so far a point's figures may still turn out
+#: (the screen's error is learned from the points simulated; a few samples need not show its extreme).
+SCREEN_MARGIN = 1.1
 
 
 @dataclass
@@ -146,9 +153,10 @@ class _Ratios:
             self.cost = min(self.cost, p.usd_per_million_output_tokens / s_cost)
 
 
-def _family(p: SearchPoint) -> tuple[bool, bool]:
-    """Points the screen errs alike on: with or without speculation, and whether the KV cache limits the batch."""
-    return (p.method == "none", (p.batch_size or 0) < (p.concurrency_per_replica or 0))
+def _family(p: SearchPoint) -> tuple:
+    """Points the screen errs alike on: the speculation method, whether the KV cache limits the batch, the GPU
+    and the layout."""
+    return (p.method, (p.batch_size or 0) < (p.concurrency_per_replica or 0), p.gpu, p.tp, p.pp)
 
 
 class _Bounds:
@@ -194,7 +202,7 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
     bounds = _Bounds()
     todo = [p for p in fitting if p.index in seeds]
     while todo:
-        for p in todo:
+        for p in _most_promising(todo, screened):
             ev.simulate(p)
         simulated = [p for p in fitting if p.stage == "simulated"]
         bounds.update(screened, families, simulated)
@@ -240,13 +248,23 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
     )
 
 
+def _most_promising(todo: list[SearchPoint], screened: dict[int, tuple]) -> list[SearchPoint]:
+    """The points of ``todo`` on either frontier of their screened figures: simulated first, so that the
+    simulated frontiers tighten before the points further from them are weighed again."""
+    user_gpu = [(s[0] or 0.0, s[1] or 0.0) for s in (screened[p.index] for p in todo)]
+    tpot_cost = [(-(s[3] or 0.0), -(s[4] or 0.0)) for s in (screened[p.index] for p in todo)]
+    chosen = set(pareto(user_gpu, higher_x=True, higher_y=True)) | set(pareto(tpot_cost, higher_x=True, higher_y=True))
+    return [todo[i] for i in sorted(chosen)]
+
+
 def _may_reach(p: SearchPoint, s: tuple, b: _Ratios, fronts: dict[str, Dominance], objectives: Objectives) -> bool:
     """Whether the screened point, at its most favourable plausible figures, could meet the objectives and reach
     either frontier."""
     s_user, s_gpu, s_ttft, s_tpot, s_cost = s
+    m = SCREEN_MARGIN
     ttft, tpot = s_ttft * b.ttft, s_tpot * b.tpot
     if objectives.misses(ttft, tpot):
         return False
-    if not fronts["throughput"].dominated((s_user or 0.0) * b.user, (s_gpu or 0.0) * b.gpu):
+    if not fronts["throughput"].dominated((s_user or 0.0) * b.user * m, (s_gpu or 0.0) * b.gpu * m):
         return True
-    return s_cost is not None and not fronts["cost"].dominated(-tpot, -s_cost * b.cost)
+    return s_cost is not None and not fronts["cost"].dominated(-tpot / m, -s_cost * b.cost)
