@@ -1,6 +1,7 @@
 """Validation: serving-engine start-up logs parsed and checked against the plan; the store (measurements, saved
 scenarios, imported custom models, saved quotes)."""
 
+from planner.validation.actor import LOCAL_ACTOR, VISIBILITIES, Actor, Visibility
 from planner.validation.damaged_rows import UnreadableRow, delete_unreadable_row, unreadable_rows
 from planner.validation.engine_log import MAX_LOG_CHARS, EngineLogFacts, parse_engine_log
 from planner.validation.log_check import ComparisonRow, DeploymentSummary, LogCheck, check_log
@@ -46,7 +47,10 @@ from planner.validation.store import (
 )
 
 __all__ = [
+    "LOCAL_ACTOR",
     "MAX_LOG_CHARS",
+    "VISIBILITIES",
+    "Actor",
     "ComparisonInput",
     "ComparisonResult",
     "ComparisonRow",
@@ -64,6 +68,7 @@ __all__ = [
     "StoreError",
     "StoredMeasurement",
     "UnreadableRow",
+    "Visibility",
     "check_log",
     "compare_saved",
     "compare_scenarios",
