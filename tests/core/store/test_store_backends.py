@@ -91,7 +91,7 @@ def test_models_are_one_row_per_config_and_quotes_round_trip(store_at):
 def test_a_failed_transaction_leaves_the_previous_state(store_at):
     save_scenario("keep", Scenario(), path=store_at)
     with pytest.raises(RuntimeError), transaction(store_at) as conn:
-        conn.execute(text("INSERT INTO scenarios VALUES ('half', '', 't', '{}')"))
+        conn.execute(text("INSERT INTO scenarios (name, notes, created_at, json) VALUES ('half', '', 't', '{}')"))
         raise RuntimeError("crash in the middle of a write")
     assert [s.name for s in list_scenarios(path=store_at).scenarios] == ["keep"]
 
@@ -99,8 +99,13 @@ def test_a_failed_transaction_leaves_the_previous_state(store_at):
 def test_damaged_rows_are_listed_not_fatal_and_deleted(store_at):
     save_scenario("good", Scenario(), path=store_at)
     with transaction(store_at) as conn:
-        conn.execute(text("INSERT INTO scenarios VALUES ('bad', '', 't', '[1]')"))
-        conn.execute(text("INSERT INTO custom_models VALUES ('broken', 'x', 't', '{\"model_type\": 7}')"))
+        conn.execute(text("INSERT INTO scenarios (name, notes, created_at, json) VALUES ('bad', '', 't', '[1]')"))
+        conn.execute(
+            text(
+                "INSERT INTO custom_models (name, config_sha256, created_at, json) "
+                "VALUES ('broken', 'x', 't', '{\"model_type\": 7}')"
+            )
+        )
     listed = list_scenarios(path=store_at)
     assert [s.name for s in listed.scenarios] == ["good"] and len(listed.problems) == 1
     assert {(r.kind, r.key) for r in unreadable_rows(path=store_at)} == {("scenario", "bad"), ("model", "broken")}
