@@ -16,8 +16,8 @@ QUOTE = {"title": "Fleet quote", "sections": [{"nodes": 3, "usd_per_month": 6123
 H200 = Scenario(node="8x-h200-sxm-141gb")
 
 
-    """Quotes not deleted (a deleted one stays restorable for 30 days)."""
 def rows(path) -> int:
+    """Quotes not deleted (a deleted one stays restorable for 30 days)."""
     if not path.exists():
         return 0
     conn = sqlite3.connect(path)
