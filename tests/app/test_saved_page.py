@@ -106,7 +106,7 @@ def test_a_damaged_row_is_reported_not_fatal(store):
     save_scenario("good", Scenario())
     conn = sqlite3.connect(store)
     with conn:
-        conn.execute("INSERT INTO scenarios VALUES ('bad', '', '2026', 'not json')")
+        conn.execute("INSERT INTO scenarios (name, notes, created_at, json) VALUES ('bad', '', '2026', 'not json')")
     conn.close()
     at = page("saved.py").run()
     assert not at.exception and any("'bad' skipped" in w.value for w in at.warning)
