@@ -9,13 +9,18 @@ never written.
 
 from __future__ import annotations
 
+import json
+import sys
 import tempfile
-import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import expect
+
+from tests.e2e.conftest import free_port, start_server, stop_server
 
 #: Generous: the machine may be running other suites; every wait is on something visible, never a sleep.
 WAIT_MS = 120_000
@@ -26,22 +31,38 @@ PEOPLE = {
 }
 
 
+#: The provider's own process: oidc-provider-mock's WSGI app on 127.0.0.1 at the port given, serving the people
+#: given as JSON (a process of its own: its libraries' deprecation notices never meet this suite's warning filters).
+_PROVIDER = """
+import json, sys, warnings
+warnings.simplefilter("ignore")
+import oidc_provider_mock, werkzeug.serving
+users = [oidc_provider_mock.User(sub=sub, claims=claims) for sub, claims in json.loads(sys.argv[2]).items()]
+app = oidc_provider_mock.app(user_claims=users)
+werkzeug.serving.make_server("127.0.0.1", int(sys.argv[1]), app, threaded=True).serve_forever()
+"""
+
+
 @contextmanager
 def identity_provider() -> Iterator[str]:
-    """oidc-provider-mock serving on 127.0.0.1 at a free port in a thread of this process; yields its URL."""
-    import oidc_provider_mock  # noqa: PLC0415
-    import werkzeug.serving  # noqa: PLC0415
-
-    users = [oidc_provider_mock.User(sub=sub, claims=claims) for sub, claims in PEOPLE.items()]
-    server = werkzeug.serving.make_server("127.0.0.1", 0, oidc_provider_mock.app(user_claims=users), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
+    """oidc-provider-mock serving on 127.0.0.1 at a free port, ready on entry, stopped on exit; yields its URL."""
+    port = free_port()
+    proc = start_server([sys.executable, "-c", _PROVIDER, str(port), json.dumps(PEOPLE)])
+    url = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/.well-known/openid-configuration", timeout=2) as response:
+                    if json.load(response).get("issuer") == url:
+                        break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the test identity provider did not start") from None
+                time.sleep(0.3)
+        yield url
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+        stop_server(proc)
 
 
 def secrets_file(provider_url: str, app_port: int) -> Path:
