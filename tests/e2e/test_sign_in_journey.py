@@ -1,19 +1,24 @@
 """Browser journey of a team's planner: two people sign in with a real OpenID Connect provider (oidc-provider-mock
-on 127.0.0.1, started here) to one app server on a throwaway PostgreSQL database. Ada saves a private quote (for a
-named customer) and one shared with the team; Grace, in her own browser, sees only the shared one, under Ada's
-name, and cannot delete it or change who sees it; a tampered link or query never shows Ada's private quote; after
-signing out, Grace's browser gets the sign-in screen and nothing else. Screenshots go to tests/artifacts/."""
+on 127.0.0.1, started here) to one app server on a throwaway PostgreSQL database. Ada saves a private scenario
+(its notes name a customer) and one shared with the team; Grace, in her own browser, sees only the shared one, under
+Ada's name, and cannot delete it or change who sees it; a tampered link or query (the private one's own link
+included) never shows Ada's private scenario; after signing out, Grace's browser gets the sign-in screen and nothing
+else. Screenshots go to tests/artifacts/."""
 
 from __future__ import annotations
+
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import expect
 
+from planner.validation import list_scenarios
+from planner.validation.actor import Actor
 from tests.e2e.conftest import REPO, free_port, running_app
 from tests.e2e.team_setup import WAIT_MS, identity_provider, secrets_file, settled, sign_in
 
 ARTIFACTS = REPO / "tests" / "artifacts"
-PRIVATE, SHARED = "Ada private quote", "Ada team quote"
+PRIVATE, SHARED = "Ada private scenario", "Ada team scenario"
 SECRET_CUSTOMER = "Confidential Customer GmbH"
 
 
@@ -27,29 +32,42 @@ def _keyed(page, key: str):
     return page.locator(f".st-key-{key}")
 
 
-def _fill(page, label: str, text: str) -> None:
-    box = page.get_by_label(label, exact=True)
-    box.fill(text)
-    box.press("Tab")
+def _save(page, name: str, notes: str, who_sees: str) -> None:
+    box = page.get_by_label("Name", exact=True)
+    box.fill(name)
+    box.press("Enter")
+    settled(page)
+    page.get_by_label("Notes", exact=True).fill(notes)
+    _keyed(page, "saved_visibility").get_by_text(who_sees, exact=True).click()
+    settled(page)
+    _keyed(page, "saved_save").get_by_role("button").click()
+    expect(page.get_by_text(f"Saved “{name}”.")).to_be_visible(timeout=WAIT_MS)
     settled(page)
 
 
-def _save_quote(page, name: str, who_sees: str) -> None:
-    _fill(page, "Quote name", name)
-    _keyed(page, "quote_save_visibility").get_by_text(who_sees, exact=True).click()
-    settled(page)
-    _keyed(page, "quote_save").get_by_role("button").click()
-    expect(page.get_by_text(f"Saved the quote as “{name}”")).to_be_visible(timeout=WAIT_MS)
-    settled(page)
-
-
-def _quote_options(page) -> list[str]:
-    _keyed(page, "saved_quote_pick").get_by_role("combobox").click()
+def _options(page, key: str) -> list[str]:
+    """Every option of the selectbox drawn with ``key`` (opened and closed again). A rerun that redraws the box
+    closes an open list, so it is opened again until it shows (three tries)."""
     options = page.get_by_role("option")
+    for _ in range(3):
+        settled(page)
+        _keyed(page, key).get_by_role("combobox").click()
+        try:
+            expect(options.first).to_be_visible(timeout=WAIT_MS // 4)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
     expect(options.first).to_be_visible(timeout=WAIT_MS)
     names = [text.strip() for text in options.all_inner_texts()]
     page.keyboard.press("Escape")
+    settled(page)
     return names
+
+
+def _open_saved(page, url: str, query: str = "") -> None:
+    page.goto(f"{url}/saved{query}")
+    expect(page.get_by_role("heading", name="Saved scenarios")).to_be_visible(timeout=WAIT_MS)
+    settled(page)
 
 
 def _nothing_private(page) -> None:
@@ -65,64 +83,56 @@ def team_app(postgres_server):
         port = free_port()
         database = {"PLANNER_DATABASE_URL": postgres_server.new_database()}
         with running_app(port, secrets_file=secrets_file(provider, port), env=database) as url:
-            yield url, provider
+            yield url, provider, database["PLANNER_DATABASE_URL"]
 
 
 @pytest.mark.e2e
-def test_two_people_see_their_own_and_the_teams_quotes_and_sign_out_ends_access(browser, team_app):
-    url, provider = team_app
+def test_two_people_see_their_own_and_the_teams_scenarios_and_sign_out_ends_access(browser, team_app):
+    url, provider, database = team_app
     ada_context = browser.new_context(viewport={"width": 1400, "height": 1000})
     ada = ada_context.new_page()
     ada.set_default_timeout(60_000)
-    sign_in(ada, url, provider, "ada", path="/fleet")
+    sign_in(ada, url, provider, "ada", path="/fleet")  # a deep link: the sign-in screen first
     _shot(ada, "1_ada_signed_in")
 
-    ada.goto(f"{url}/fleet")
-    expect(ada.get_by_role("heading", name="Fleet & Quote", exact=True)).to_be_visible(timeout=WAIT_MS)
-    ada.get_by_text("Cheapest option that meets every objective").first.wait_for(timeout=180_000)
-    settled(ada)
-    ada.get_by_text("Document details (optional)").click()
-    _fill(ada, "Customer", SECRET_CUSTOMER)
-    ada.get_by_text("Save this quote", exact=True).first.click()
-    _save_quote(ada, PRIVATE, "Only me")
-    _fill(ada, "Customer", "")
-    _save_quote(ada, SHARED, "The team")
-    _shot(ada, "2_ada_saved_two_quotes")
+    _open_saved(ada, url)
+    _save(ada, SHARED, "for the whole team", "The team")
+    _save(ada, PRIVATE, f"offer for {SECRET_CUSTOMER}", "Only me")
+    assert sorted(_options(ada, "saved_pick")) == sorted([PRIVATE, SHARED])
+    _shot(ada, "2_ada_saved_two")
 
     grace_context = browser.new_context(viewport={"width": 1400, "height": 1000})
     grace = grace_context.new_page()
     grace.set_default_timeout(60_000)
     sign_in(grace, url, provider, "grace")
-    grace.goto(f"{url}/saved")
-    expect(grace.get_by_role("heading", name="Saved quotes")).to_be_visible(timeout=WAIT_MS)
-    settled(grace)
-    assert _quote_options(grace) == [f"{SHARED} (Ada Lovelace)"]
+    _open_saved(grace, url)
+    assert _options(grace, "saved_pick") == [f"{SHARED} (Ada Lovelace)"]
     _nothing_private(grace)
-    for key in ("saved_quote_delete", "saved_quote_share"):  # only the owner deletes or changes who sees it
-        expect(_keyed(grace, key).get_by_role("button")).to_be_disabled()
-    _shot(grace, "3_grace_sees_the_shared_quote")
+    for label in ("Delete…", "Make private"):  # only the owner deletes it or changes who sees it
+        button = grace.locator("[data-testid=stMain]").get_by_role("button", name=label, exact=True)
+        button.scroll_into_view_if_needed()
+        expect(button).to_be_disabled(timeout=WAIT_MS)
+    expect(grace.get_by_text("Only its owner, Ada Lovelace, can change or delete it")).to_be_visible(timeout=WAIT_MS)
+    _shot(grace, "3_grace_sees_the_shared_one")
 
-    # a tampered link or query: the private quote's name in every place a link could carry it
-    for path in (
-        f"/saved?saved_quote_pick={PRIVATE}",
-        f"/saved?quote={PRIVATE}&owner=ada",
-        f"/fleet?quote_save_name={PRIVATE}&quote_save_replace=true",
+    # a tampered link or query: the private scenario's name where a link could carry it, and its own link
+    ada_private = next(
+        s
+        for s in list_scenarios(path=database, actor=Actor(id="ada", name="Ada Lovelace")).scenarios
+        if s.name == PRIVATE
+    )
+    for query in (
+        f"?saved_pick={PRIVATE}",
+        f"?scenario={PRIVATE}&owner=ada",
+        "?" + urlencode(ada_private.scenario.to_query()),
     ):
-        grace.goto(f"{url}{path}")
-        expect(grace.locator("[data-testid=stMain]")).to_be_visible(timeout=WAIT_MS)
-        settled(grace)
+        _open_saved(grace, url, query)
         _nothing_private(grace)
+        assert _options(grace, "saved_pick") == [f"{SHARED} (Ada Lovelace)"]
         assert grace.locator("[data-testid=stException]").count() == 0
 
-    # Ada still sees both, her own first-hand (no owner suffix)
-    ada.goto(f"{url}/saved")
-    expect(ada.get_by_role("heading", name="Saved quotes")).to_be_visible(timeout=WAIT_MS)
-    settled(ada)
-    assert sorted(_quote_options(ada)) == sorted([PRIVATE, SHARED])
-
     # signing out ends access: the sign-in screen and nothing else, whatever the link
-    grace.goto(f"{url}/saved")
-    settled(grace)
+    _open_saved(grace, url)
     _keyed(grace, "sign_out").get_by_role("button").click()
     grace.wait_for_url(f"{provider}/**", timeout=WAIT_MS)  # the provider's end of the session
     assert not [c for c in grace_context.cookies() if c["name"].startswith("_streamlit_user")]
