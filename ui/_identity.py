@@ -22,7 +22,7 @@ from typing import Any
 import streamlit as st
 
 from planner.reports import plain_text
-from planner.validation.actor import LOCAL_ACTOR, Actor
+from planner.validation import LOCAL_ACTOR, Actor
 
 #: Keys of ``[auth]`` every setup needs (Streamlit's own names).
 GENERAL_KEYS = ("redirect_uri", "cookie_secret")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 
 from planner.catalog import get_node, resolve_model
-from planner.cli.actor_env import cli_actor
 from planner.cli.common import (
     add_json_flag,
     catalog_name,
+    cli_actor,
     emit,
     export_path,
     fraction,

@@ -3,7 +3,7 @@
 The same store as the app (``PLANNER_DATABASE_URL`` for a team's PostgreSQL, else the SQLite file under the
 planner's home). ``export`` writes a saved quote's document as saved (PDF, XLSX, HTML, Markdown or JSON), so
 quotes made in batch with ``quote … --save NAME`` come out as customer documents. The CLI acts as this
-machine, or as the person ``PLANNER_USER`` names (:mod:`planner.cli.actor_env`): it lists their own items and
+machine, or as the person ``PLANNER_USER`` names (:func:`planner.cli.common.cli_actor`): it lists their own items and
 the team's, each with its owner and visibility; ``--owner ID`` picks a teammate's item of a shared name, and
 every export is recorded in the item's history.
 
@@ -19,8 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from planner.cli.actor_env import cli_actor
-from planner.cli.common import add_json_flag, emit, write_report
+from planner.cli.common import add_json_flag, cli_actor, emit, write_report
 from planner.errors import InputError
 from planner.reports import FORMATS, Report
 from planner.validation import list_quotes, list_scenarios, load_quote, load_scenario, record_export
