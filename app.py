@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui._common import run_page_guarded
 from ui._frame import run_in_app_frame
+from ui._identity import identity_sidebar, sign_in_gate
 from ui._scenario import scenario_sidebar
 from ui._timing import timed
 from ui._warm_up import warm_up_after_first_render
@@ -43,11 +44,16 @@ PAGES = [
     st.Page("ui/saved.py", title="Saved", icon="💾", url_path="saved"),
     st.Page(_open_sizing, title="Sizing", url_path="sizing", visibility="hidden"),
 ]
+# With sign-in configured (the secrets file's [auth]), nobody signed in sees the sign-in screen and nothing else:
+# no page, no sidebar, whatever the link names (ui/_identity.py).
+may_run = sign_in_gate()
 with timed("run") as this_run:  # server-side render time, logged only for `make bench-app`
-    page = st.navigation(PAGES)
+    page = st.navigation(PAGES, position="sidebar" if may_run else "hidden")
     this_run.name = page.url_path
-    # Every page draws the scenario and keeps it in its link: sidebar widgets that stay on screen keep their state
-    # (a widget left out of one run loses it, and a fast switch back could show its first option).
-    scenario_sidebar()
-    run_in_app_frame(lambda: run_page_guarded(page))
+    if may_run:
+        # Every page draws the scenario and keeps it in its link: sidebar widgets that stay on screen keep their
+        # state (a widget left out of one run loses it, and a fast switch back could show its first option).
+        scenario_sidebar()
+        identity_sidebar()
+        run_in_app_frame(lambda: run_page_guarded(page))
 warm_up_after_first_render()  # once per server, after its first page is drawn: the Fleet default in the background

@@ -190,18 +190,24 @@ def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
     download_buttons(with_details, stem, key)
 
 
-def download_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
+def download_buttons(
+    build: Callable[[], Report], stem: str, key: str, on_export: Callable[[str], None] | None = None
+) -> None:
     """One download button per format (PDF first) for the report ``build`` returns, built only on click.
 
     Streamlit calls the data callables on click, in another thread, so nothing here may draw. A failure
-    becomes a short text file naming the problem (never a traceback).
+    becomes a short text file naming the problem (never a traceback). ``on_export(fmt)`` runs after a
+    successful export (the Saved page records it in the item's history).
     """
 
     def data(fmt: str) -> Callable[[], bytes]:
         def make() -> bytes:
             try:
                 with timed("export", fmt):
-                    return build().export(fmt)
+                    exported = build().export(fmt)
+                if on_export is not None:
+                    on_export(fmt)
+                return exported
             except Exception as exc:  # the download carries the reason; the log has the traceback
                 LOG.exception("export %s failed", fmt)
                 why = str(exc) if isinstance(exc, PlannerError) else error_message(exc, "this export")

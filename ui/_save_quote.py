@@ -1,8 +1,9 @@
 """The Fleet & Quote page's "Save this quote" widget: a name, notes, and one save into the store.
 
 The page calls :func:`save_quote_widget` once with the scenario and the quote (its report); the quote
-is saved with :func:`planner.validation.save_quote` and listed on the Saved page. A refused save (an
-empty or taken name) is a message and changes nothing in the store.
+is saved with :func:`planner.validation.save_quote` and listed on the Saved page, owned by the person using
+the app and visible to them or the team as chosen. A refused save (an empty or taken name, someone else's
+quote, a quote changed since it was opened on the Saved page) is a message and changes nothing in the store.
 """
 
 from __future__ import annotations
@@ -12,8 +13,18 @@ import streamlit as st
 from planner.reports import plain_text
 from planner.validation import save_quote
 from ui._common import error_message
+from ui._sharing import acting, visibility_choice
 
 FLASH_KEY = "quote_save_flash"
+#: The quote the Saved page opened here: (name in lower case, owner id, version) (ui/saved.py writes it).
+OPENED_QUOTE_KEY = "saved_opened_quote"
+
+
+def _opened_version(name: str, actor) -> int | None:
+    opened = st.session_state.get(OPENED_QUOTE_KEY)
+    if opened and opened[0] == name.strip().lower() and opened[1] == actor.id:
+        return opened[2]
+    return None
 
 
 def _quote_json(report: object) -> object:
@@ -31,17 +42,23 @@ def _quote_json(report: object) -> object:
 
 def _save(scenario, report) -> None:
     name = st.session_state.get("quote_save_name", "")
+    replace = bool(st.session_state.get("quote_save_replace"))
     try:
+        actor = acting()
         saved = save_quote(
             name,
             _quote_json(report),
             scenario,
             st.session_state.get("quote_save_notes", ""),
-            replace=bool(st.session_state.get("quote_save_replace")),
+            replace=replace,
+            actor=actor,
+            visibility=st.session_state.get("quote_save_visibility"),
+            expected_version=_opened_version(name, actor) if replace else None,
         )
-    except Exception as exc:  # shown as a message, never a traceback
+    except Exception as exc:  # shown as a message (a refusal names the owner, or who changed it), never a traceback
         st.session_state[FLASH_KEY] = ("error", error_message(exc, "the name or notes"))
         return
+    st.session_state[OPENED_QUOTE_KEY] = (saved.name.lower(), actor.id, saved.version)
     st.session_state[FLASH_KEY] = ("success", f"Saved the quote as “{plain_text(saved.name)}”: see the Saved page.")
 
 
@@ -54,7 +71,8 @@ def save_quote_widget(scenario, report) -> None:
             (st.success if flash[0] == "success" else st.error)(flash[1])
         st.text_input("Quote name", key="quote_save_name", max_chars=120, placeholder="e.g. Q3 renewal, 70B on H200")
         st.text_area("Notes", key="quote_save_notes", max_chars=4000, placeholder="who it is for, what was assumed")
-        st.checkbox("Replace a saved quote of the same name", key="quote_save_replace")
+        visibility_choice("quote_save_visibility", acting())
+        st.checkbox("Replace my saved quote of the same name", key="quote_save_replace")
         st.button(
             "Save this quote",
             key="quote_save",

@@ -27,6 +27,7 @@ from planner.catalog import (
 from planner.input_types import INPUT_BOUNDS
 from planner.reports import plain_text
 from planner.validation import custom_model_specs
+from ui import _identity
 
 SCENARIO_KEY = "scenario_model"
 #: The last valid scenario (what the link holds while the sidebar shows an invalid input).
@@ -168,7 +169,11 @@ def imported_models() -> dict[str, ModelSpec]:
     models = st.session_state.get(IMPORTED_KEY)
     if models is None:
         try:
-            models = {spec.id: spec for spec in custom_model_specs()}
+            actor = _identity.current_actor()
+        except _identity.SignInRequiredError:  # nobody signed in yet: no page runs, nothing is kept
+            return {}
+        try:
+            models = {spec.id: spec for spec in custom_model_specs(actor=actor)}  # the person's own and the team's
         except PlannerError:  # a damaged store: the Saved page says so and how to get out of it
             models = {}
         st.session_state[IMPORTED_KEY] = models

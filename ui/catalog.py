@@ -18,6 +18,7 @@ from ui._common import (
 )
 from ui._frame import ensure_app_frame
 from ui._scenario import bind, imported_models
+from ui._sharing import acting, visibility_choice
 
 IMPORT_FLASH_KEY = "catalog_import_flash"
 
@@ -25,7 +26,9 @@ IMPORT_FLASH_KEY = "catalog_import_flash"
 def _save_import(data: bytes, typed: str) -> None:
     """Save the uploaded config in the store and make it selectable; the outcome is shown on the next run."""
     try:
-        outcome = save_custom_model(data, typed)
+        outcome = save_custom_model(
+            data, typed, actor=acting(), visibility=st.session_state.get("catalog_import_visibility")
+        )
         imported_models()[outcome.name] = model_from_config(load_config(data), model_id=outcome.name)
     except Exception as exc:  # shown as a message, never a traceback
         st.session_state[IMPORT_FLASH_KEY] = ("error", error_message(exc, "the name or the config"))
@@ -38,7 +41,7 @@ def _save_import(data: bytes, typed: str) -> None:
     else:
         st.session_state[IMPORT_FLASH_KEY] = (
             "success",
-            f"Saved “{plain_text(outcome.name)}” on this machine: it is selectable as a target or draft on every page.",
+            f"Saved “{plain_text(outcome.name)}”: it is selectable as a target or draft on every page.",
         )
 
 
@@ -93,7 +96,7 @@ with import_tab:
             key="catalog_import_name",
             max_chars=MAX_MODEL_NAME_CHARS,
             placeholder=str(config.get("_name_or_path") or f"custom-{config.get('model_type', 'model')}")[:80],
-            help="Blank: the config's own _name_or_path. Names are unique regardless of case.",
+            help="Blank: the config's own _name_or_path. Your names are unique regardless of case.",
         )
         name = guarded(lambda: import_name(config, typed), "the name")
         spec = guarded(lambda: model_from_config(config, model_id=name or "imported config"), "the uploaded config")
@@ -105,9 +108,11 @@ with import_tab:
             )
             shown_table(models_table([facts]), key="catalog_import_table")
             st.json(facts.params.components, expanded=False)
-            held = guarded(lambda: find_custom_model(config), "the store")
+            held = guarded(lambda: find_custom_model(config, actor=acting()), "the store")
             if held:
                 st.info(f"This config is already saved as “{plain_text(held)}”: pick it in the sidebar's model lists.")
+            else:
+                visibility_choice("catalog_import_visibility", acting())
             st.button(
                 "Save and use in the scenario (target or draft lists)",
                 key="catalog_use_import",

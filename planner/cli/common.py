@@ -11,14 +11,18 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.catalog.importing import resolve_model
 from planner.catalog.schemas import ModelSpec
 from planner.errors import InputError, quoted
 from planner.input_types import Count, Fraction, PositiveReal, Seed, bounded_input, parse_input
 from planner.user_files import check_output_path, chmod_as_created, shown_path
+
+if TYPE_CHECKING:
+    from planner.validation import Actor
 
 #: The formats a report can be exported to (planner.reports.document.Report.export).
 EXPORT_SUFFIXES = (".json", ".html", ".md", ".xlsx", ".pdf")
@@ -175,3 +179,38 @@ def write_report(report, path_text: str | Path) -> None:
     except OSError as exc:
         raise InputError("export", shown_path(path), f"a file that can be written ({exc.strerror or exc})") from None
     sys.stderr.write(f"wrote {shown_path(path)}\n")
+
+
+USER_ENV = "PLANNER_USER"
+USER_NAME_ENV = "PLANNER_USER_NAME"
+MAX_ID_CHARS = 255
+
+
+def _checked(env: str, text: str) -> str:
+    text = text.strip()
+    if not text or len(text) > MAX_ID_CHARS or any(not c.isprintable() for c in text):
+        raise InputError(env, text, f"printable text of 1 to {MAX_ID_CHARS} characters (or unset: this machine)")
+    return text
+
+
+def cli_actor(environ: Mapping[str, str] | None = None) -> Actor:
+    """Who the CLI acts as in the store: the person ``PLANNER_USER`` names (their id as the identity provider gives
+    it, the ``owner_id`` that ``saved list --json`` prints; ``PLANNER_USER_NAME`` the name their saves show, default
+    the id), else this machine (:data:`~planner.validation.LOCAL_ACTOR`, the app's single user without sign-in).
+    Whoever can reach the database can act as anyone: the CLI trusts these variables as the database trusts its
+    credentials.
+
+    >>> cli_actor({}).id
+    'local'
+    >>> cli_actor({"PLANNER_USER": "oidc|ada", "PLANNER_USER_NAME": "Ada"}).name
+    'Ada'
+    """
+    from planner.validation import LOCAL_ACTOR, Actor  # noqa: PLC0415 (the store loads only for commands using it)
+
+    environ = os.environ if environ is None else environ
+    user = environ.get(USER_ENV)
+    if user is None or not user.strip():
+        return LOCAL_ACTOR
+    user = _checked(USER_ENV, user)
+    name = _checked(USER_NAME_ENV, environ.get(USER_NAME_ENV) or user)
+    return Actor(id=user, name=name)

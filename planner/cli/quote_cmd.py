@@ -8,6 +8,7 @@ from planner.catalog import get_node, resolve_model
 from planner.cli.common import (
     add_json_flag,
     catalog_name,
+    cli_actor,
     emit,
     export_path,
     fraction,
@@ -52,7 +53,15 @@ def _save(args: argparse.Namespace, report, target: str, draft: str | None, node
         fleet_alpha=traffic.alpha,
         fleet_usd_per_gpu_hour=traffic.usd_per_gpu_hour or 0.0,
     )
-    save_quote(args.save, report.to_json(with_figures=True), scenario, args.notes, replace=args.replace)
+    save_quote(
+        args.save,
+        report.to_json(with_figures=True),
+        scenario,
+        args.notes,
+        replace=args.replace,
+        actor=cli_actor(),
+        visibility=args.visibility,
+    )
 
 
 def register(subparsers) -> None:
@@ -100,7 +109,12 @@ def register(subparsers) -> None:
     parser.add_argument("--prepared-by", default="", help="who prepared it (its document's title page)")
     parser.add_argument("--save", metavar="NAME", help="also save the quote in the store under NAME (see `saved`)")
     parser.add_argument("--notes", default="", help="notes kept with a saved quote")
-    parser.add_argument("--replace", action="store_true", help="with --save: replace a saved quote of that name")
+    parser.add_argument("--replace", action="store_true", help="with --save: replace your saved quote of that name")
+    parser.add_argument(
+        "--visibility",
+        choices=("private", "team"),
+        help="with --save: who sees it (default: the team for this machine, private for PLANNER_USER)",
+    )
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 

@@ -142,11 +142,17 @@ def connect(where: str | Path | None = None) -> Iterator[Connection]:
 
 @contextmanager
 def transaction(where: str | Path | None = None) -> Iterator[Connection]:
-    """A connection inside one transaction: committed when the block ends, rolled back if it raises."""
+    """A connection inside one transaction: committed when the block ends, rolled back if it raises.
+
+    SQLite takes the write lock at ``BEGIN`` (``BEGIN IMMEDIATE``), so a write that reads first (a version
+    check, an owner check) sees the newest rows and never fails half-way on a lock upgrade."""
     url, engine = _prepared(where)
     try:
-        with engine.begin() as conn:
-            yield conn
+        with engine.connect() as conn:
+            if conn.dialect.name == "sqlite":
+                conn.info["begin"] = "BEGIN IMMEDIATE"  # the write lock first: a read-then-write never deadlocks
+            with conn.begin():
+                yield conn
     except IntegrityError:
         raise  # the caller says which name or key is taken
     except DBAPIError as exc:

@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy import Engine, inspect, text
 
 #: The newest revision in ``migrations/versions`` (a test keeps it equal to Alembic's head).
-HEAD = "0001"
+HEAD = "0002"
 MIGRATIONS = Path(__file__).with_name("migrations")
 #: The advisory-lock key PostgreSQL migrations hold (any constant shared by every app server).
 MIGRATION_LOCK_KEY = 726_417_001

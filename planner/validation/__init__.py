@@ -1,9 +1,23 @@
 """Validation: serving-engine start-up logs parsed and checked against the plan; the store (measurements, saved
 scenarios, imported custom models, saved quotes)."""
 
+from planner.validation.actor import LOCAL_ACTOR, VISIBILITIES, Actor, Visibility
 from planner.validation.damaged_rows import UnreadableRow, delete_unreadable_row, unreadable_rows
 from planner.validation.engine_log import MAX_LOG_CHARS, EngineLogFacts, parse_engine_log
 from planner.validation.log_check import ComparisonRow, DeploymentSummary, LogCheck, check_log
+from planner.validation.owned import (
+    RETENTION_DAYS,
+    AuditEntry,
+    DeletedItem,
+    EditConflictError,
+    NotOwnerError,
+    Owned,
+    audit_trail,
+    list_recently_deleted,
+    record_export,
+    restore_deleted,
+    set_visibility,
+)
 from planner.validation.saved import (
     ComparisonInput,
     ComparisonResult,
@@ -46,13 +60,22 @@ from planner.validation.store import (
 )
 
 __all__ = [
+    "LOCAL_ACTOR",
     "MAX_LOG_CHARS",
+    "RETENTION_DAYS",
+    "VISIBILITIES",
+    "Actor",
+    "AuditEntry",
     "ComparisonInput",
     "ComparisonResult",
     "ComparisonRow",
+    "DeletedItem",
     "DeploymentSummary",
+    "EditConflictError",
     "EngineLogFacts",
     "LogCheck",
+    "NotOwnerError",
+    "Owned",
     "SavedModel",
     "SavedModelList",
     "SavedModelOutcome",
@@ -64,6 +87,8 @@ __all__ = [
     "StoreError",
     "StoredMeasurement",
     "UnreadableRow",
+    "Visibility",
+    "audit_trail",
     "check_log",
     "compare_saved",
     "compare_scenarios",
@@ -77,15 +102,19 @@ __all__ = [
     "list_custom_models",
     "list_measurements",
     "list_quotes",
+    "list_recently_deleted",
     "list_scenarios",
     "load_measurement",
     "load_quote",
     "load_scenario",
     "parse_engine_log",
+    "record_export",
+    "restore_deleted",
     "save_custom_model",
     "save_measurement",
     "save_quote",
     "save_scenario",
+    "set_visibility",
     "store_path",
     "unreadable_rows",
 ]

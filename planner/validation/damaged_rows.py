@@ -4,12 +4,15 @@ Every list of the store (measurements, saved scenarios, imported models, saved q
 not read back (:func:`planner.validation.store.parse_rows`) so that one damaged row never breaks a page. This
 module finds the same rows with the same parsers so that the Saved page can show them, let the user download
 a row's raw columns (to repair it by hand or keep it) and delete it, without a hand edit of the database.
+Saved items follow their owners' rules (:mod:`planner.validation.owned`): a person is shown their own and the
+team's damaged rows (never another person's private ones) and deletes only their own.
 
 >>> import tempfile, pathlib
 >>> from planner.store import text, transaction
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite3"
 >>> with transaction(path) as conn:
-...     _ = conn.execute(text("INSERT INTO scenarios VALUES ('broken', '', '2026-01-01T00:00:00Z', '[1, 2]')"))
+...     _ = conn.execute(text("INSERT INTO scenarios (name, notes, created_at, json) "
+...         "VALUES ('broken', '', '2026-01-01T00:00:00Z', '[1, 2]')"))
 >>> [(r.kind, r.key) for r in unreadable_rows(path=path)]
 [('scenario', 'broken')]
 >>> delete_unreadable_row("scenario", "broken", path=path); unreadable_rows(path=path)
@@ -30,6 +33,8 @@ from planner.errors import InputError
 from planner.store import text as sql
 from planner.store import transaction
 from planner.validation import saved, saved_models, saved_quotes, store
+from planner.validation.actor import LOCAL_ACTOR, Actor
+from planner.validation.owned import VISIBLE, checked_actor
 from planner.validation.store import StoreError, _absent, connect, row_reason
 
 __all__ = ["ROW_KINDS", "UnreadableRow", "delete_unreadable_row", "unreadable_rows"]
@@ -80,15 +85,23 @@ def _raw(columns: tuple[str, ...], row: tuple) -> str:
     )
 
 
-def unreadable_rows(*, path: str | Path | None = None) -> list[UnreadableRow]:
-    """Every stored row, of every kind, that its own list skips, with the reason (never raises for a row)."""
+def _owned(kind: str) -> bool:
+    return kind != "measurement"
+
+
+def unreadable_rows(*, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> list[UnreadableRow]:
+    """Every stored row, of every kind, that its own list skips, with the reason (never raises for a row); saved
+    items only where the actor may see them."""
+    actor = checked_actor(actor)
     if _absent(path):
         return []
     found: list[UnreadableRow] = []
     with connect(path) as conn:
         for kind, spec in ROW_KINDS.items():
+            where = f" WHERE {VISIBLE}" if _owned(kind) else ""
             rows = conn.execute(
-                sql(f"SELECT {', '.join(spec.columns)} FROM {spec.table} ORDER BY {spec.key}")
+                sql(f"SELECT {', '.join(spec.columns)} FROM {spec.table}{where} ORDER BY {spec.key}"),
+                {"actor_id": actor.id},
             ).fetchall()
             for row in rows:
                 try:
@@ -106,12 +119,34 @@ def unreadable_rows(*, path: str | Path | None = None) -> list[UnreadableRow]:
     return found
 
 
-def delete_unreadable_row(kind: str, key: str, *, path: str | Path | None = None) -> None:
-    """Delete one stored row that does not read (a readable row is refused: delete it from its own list)."""
+def delete_unreadable_row(kind: str, key: str, *, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> None:
+    """Delete one stored row that does not read (a readable row is refused: delete it from its own list); a saved
+    item's damaged row only by its owner (the readable items of the same name stay)."""
     spec = ROW_KINDS.get(kind)
     if spec is None:
         raise InputError("kind", kind, f"one of {', '.join(ROW_KINDS)}")
-    if not any(r.kind == kind and r.key == key for r in unreadable_rows(path=path)):
+    actor = checked_actor(actor)
+    if not any(r.kind == kind and r.key == key for r in unreadable_rows(path=path, actor=actor)):
         raise StoreError(f"no unreadable {spec.label} is stored as {key[:100]!r}", field="key")
     with transaction(path) as conn:
-        conn.execute(sql(f"DELETE FROM {spec.table} WHERE {spec.key} = :key"), {"key": key})
+        if not _owned(kind):
+            conn.execute(sql(f"DELETE FROM {spec.table} WHERE {spec.key} = :key"), {"key": key})
+            return
+        rows = conn.execute(
+            sql(f"SELECT id, {', '.join(spec.columns)} FROM {spec.table} WHERE {spec.key} = :key AND {VISIBLE}"),
+            {"key": key, "actor_id": actor.id},
+        ).fetchall()
+        for row in rows:
+            try:
+                spec.parse(*row[1:])
+            except Exception:  # the damaged one: deleted below if it is the actor's
+                deleted = conn.execute(
+                    sql(f"DELETE FROM {spec.table} WHERE id = :id AND owner_id = :actor_id"),
+                    {"id": row[0], "actor_id": actor.id},
+                ).rowcount
+                if not deleted:
+                    raise StoreError(
+                        f"the unreadable {spec.label} {key[:100]!r} belongs to someone else: only its owner can "
+                        "delete it",
+                        field="key",
+                    ) from None

@@ -1,11 +1,13 @@
-"""Saved scenarios: named, with notes, in the SQLite store (:mod:`planner.validation.store`, schema version 2).
+"""Saved scenarios: named, with notes, in the store (:mod:`planner.store`), owned and shared (:mod:`.owned`).
 
 A saved scenario is the typed :class:`~planner.scenario.Scenario` serialised by its own model, under a
-name that is unique regardless of case (a second save under a taken name is refused unless it says
-``replace=True``). Every write is one transaction: a refused or failed save leaves the store as it
-was, and two processes saving at once both land (SQLite serialises the writers; the busy timeout
-makes the second wait). A row that no longer reads as a scenario (a field a later release dropped,
-damaged JSON) is skipped by :func:`list_scenarios` and reported, never fatal.
+name that is unique per owner regardless of case (a second save under a taken name is refused unless it
+says ``replace=True``; only the owner replaces, and ``expected_version`` refuses a lost update). Every
+function acts as ``actor`` (this machine by default: single-user behaviour). Every write and its audit row
+are one transaction: a refused or failed save leaves the store as it was, and two processes saving at once
+both land. Deletion is soft (:func:`planner.validation.owned.list_recently_deleted`). A row that no longer
+reads as a scenario (a field a later release dropped, damaged JSON)
+is skipped by :func:`list_scenarios` and reported, never fatal.
 
 :func:`compare_scenarios` puts two saved scenarios side by side: every input, and the results the
 planner computes for each (:func:`planner.memory.plan_memory`, :func:`planner.speed.estimate_speed`).
@@ -28,7 +30,6 @@ planner computes for each (:func:`planner.memory.plan_memory`, :func:`planner.sp
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -41,6 +42,19 @@ from planner.speed import SpeedWorkload, estimate_speed, gate_verdict, runnable,
 from planner.store import IntegrityError, transaction
 from planner.store import text as sql
 from planner.units import bytes_to_gib
+from planner.validation.actor import LOCAL_ACTOR, Actor, Visibility
+from planner.validation.owned import (
+    OWNER_COLUMNS,
+    VISIBLE,
+    Owned,
+    attach,
+    checked_actor,
+    checked_visibility,
+    find,
+    soft_delete,
+    write,
+)
+from planner.validation.owned import now as _now
 from planner.validation.store import StoreError, _absent, connect, parse_rows
 
 __all__ = [
@@ -66,7 +80,7 @@ MAX_NOTES_CHARS = 4000
 _MAX_COPIES = 1000
 
 
-class SavedScenario(BaseModel):
+class SavedScenario(Owned):
     name: str
     notes: str
     #: When it was first saved, ISO 8601 UTC.
@@ -116,10 +130,6 @@ def _checked_notes(notes: object) -> str:
     return notes.strip()
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 _COLUMNS = "name, notes, created_at, json"
 
 
@@ -133,85 +143,138 @@ def _row(name: object, notes: object, created_at: object, text: object) -> Saved
 
 
 def save_scenario(
-    name: str, scenario: Scenario, notes: str = "", *, replace: bool = False, path: str | Path | None = None
+    name: str,
+    scenario: Scenario,
+    notes: str = "",
+    *,
+    replace: bool = False,
+    path: str | Path | None = None,
+    actor: Actor = LOCAL_ACTOR,
+    visibility: Visibility | None = None,
+    expected_version: int | None = None,
 ) -> SavedScenario:
-    """Save ``scenario`` as ``name`` in one transaction; a taken name (any case) is refused unless ``replace``."""
+    """Save ``scenario`` as ``name`` in one transaction; a taken name (any case) is refused unless ``replace``.
+
+    ``visibility`` None keeps a replaced item's (a new one: team for this machine, private for a signed-in
+    person); ``expected_version`` (the version the edit was opened at) refuses a replace of a newer version."""
     name, notes = _checked_name(name), _checked_notes(notes)
+    actor, visibility = checked_actor(actor), checked_visibility(visibility)
     if not isinstance(scenario, Scenario):
         raise InputError("scenario", type(scenario).__name__, "a Scenario")
     text = scenario.model_dump_json()
     Scenario.model_validate_json(text)  # never store what will not load back
-    saved = SavedScenario(name=name, notes=notes, created_at=_now(), scenario=scenario)
+    created_at = _now()
     try:
         with transaction(path) as conn:
-            if replace:
-                conn.execute(sql("DELETE FROM scenarios WHERE lower(name) = lower(:name)"), {"name": name})
-            conn.execute(
-                sql("INSERT INTO scenarios (name, notes, created_at, json) VALUES (:name, :notes, :created_at, :json)"),
-                {"name": name, "notes": notes, "created_at": saved.created_at, "json": text},
+            found = write(
+                conn,
+                "scenario",
+                name,
+                {"notes": notes, "created_at": created_at, "json": text},
+                actor=actor,
+                visibility=visibility,
+                replace=replace,
+                expected_version=expected_version,
             )
     except IntegrityError:
         raise StoreError(
             f"a saved scenario is already named {name!r}: choose another name or replace it", field="name"
         ) from None
-    return saved
+    return SavedScenario(
+        name=name,
+        notes=notes,
+        created_at=created_at,
+        scenario=scenario,
+        id=found.id,
+        owner_id=found.owner_id,
+        owner_name=found.owner_name,
+        visibility=found.visibility,
+        changed_at=found.changed_at,
+        changed_by=found.changed_by,
+        version=found.version,
+    )
 
 
-def list_scenarios(*, path: str | Path | None = None) -> SavedScenarioList:
-    """Every saved scenario by name (case-insensitive order); unreadable rows are skipped and reported."""
+def list_scenarios(*, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> SavedScenarioList:
+    """Every saved scenario the actor may see (theirs and the team's) by name (case-insensitive order, then owner);
+    unreadable rows are skipped and reported."""
+    actor = checked_actor(actor)
     if _absent(path):
         return SavedScenarioList(scenarios=[], problems=[])
     with connect(path) as conn:
-        rows = conn.execute(sql(f"SELECT {_COLUMNS} FROM scenarios ORDER BY lower(name), name")).fetchall()
-    scenarios, problems = parse_rows(rows, _row, "scenario")
+        rows = conn.execute(
+            sql(f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM scenarios WHERE {VISIBLE} ORDER BY lower(name), name, id"),
+            {"actor_id": actor.id},
+        ).fetchall()
+    scenarios, problems = parse_rows(rows, attach(_row), "scenario")
     return SavedScenarioList(scenarios=scenarios, problems=problems)
 
 
-def load_scenario(name: str, *, path: str | Path | None = None) -> SavedScenario:
-    name = _checked_name(name)
+def load_scenario(
+    name: str, *, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR, owner_id: str | None = None
+) -> SavedScenario:
+    """The saved scenario ``name`` the actor may see: their own, else the team's (``owner_id`` picks an owner's)."""
+    name, actor = _checked_name(name), checked_actor(actor)
     row = None
     if not _absent(path):
         with connect(path) as conn:
-            row = conn.execute(
-                sql(f"SELECT {_COLUMNS} FROM scenarios WHERE lower(name) = lower(:name)"), {"name": name}
-            ).fetchone()
+            found = find(conn, "scenario", name, actor, owner_id=owner_id)
+            if found is not None:
+                row = conn.execute(
+                    sql(f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM scenarios WHERE id = :id"), {"id": found.id}
+                ).fetchone()
     if row is None:
         raise StoreError(f"no saved scenario is named {name!r}", field="name")
     try:
-        return _row(*row)
+        return attach(_row)(*row)
     except (ValueError, ValidationError) as exc:
         raise StoreError(
             f"saved scenario {name!r} no longer reads as a scenario ({str(exc).splitlines()[0][:160]})", field="name"
         ) from None
 
 
-def duplicate_scenario(name: str, new_name: str | None = None, *, path: str | Path | None = None) -> SavedScenario:
-    """A copy of ``name`` as ``new_name`` (refused when taken), or as the first free "<name> (copy n)"."""
-    original = load_scenario(name, path=path)
+def duplicate_scenario(
+    name: str,
+    new_name: str | None = None,
+    *,
+    path: str | Path | None = None,
+    actor: Actor = LOCAL_ACTOR,
+    owner_id: str | None = None,
+) -> SavedScenario:
+    """A copy of ``name`` (the actor's or the team's), owned by the actor, as ``new_name`` (refused when taken), or
+    as the first free "<name> (copy n)"."""
+    original = load_scenario(name, path=path, actor=actor, owner_id=owner_id)
     if new_name is not None:
-        return save_scenario(new_name, original.scenario, original.notes, path=path)
+        return save_scenario(new_name, original.scenario, original.notes, path=path, actor=actor)
     base = original.name[: MAX_NAME_CHARS - len(" (copy 1000)")]
     for n in range(1, _MAX_COPIES + 1):
         candidate = f"{base} (copy)" if n == 1 else f"{base} (copy {n})"
         try:
-            return save_scenario(candidate, original.scenario, original.notes, path=path)
+            return save_scenario(candidate, original.scenario, original.notes, path=path, actor=actor)
         except StoreError as exc:
             if exc.field != "name":
                 raise
     raise StoreError(f"{original.name!r} already has {_MAX_COPIES} copies: name the copy yourself", field="name")
 
 
-def delete_scenario(name: str, *, path: str | Path | None = None) -> None:
-    """Delete ``name`` (any case) in one transaction; an unknown name is refused."""
-    name = _checked_name(name)
-    deleted = 0
-    if not _absent(path):
-        with transaction(path) as conn:
-            deleted = conn.execute(
-                sql("DELETE FROM scenarios WHERE lower(name) = lower(:name)"), {"name": name}
-            ).rowcount
-    if not deleted:
-        raise StoreError(f"no saved scenario is named {name!r}", field="name")
+def delete_scenario(
+    name: str,
+    *,
+    path: str | Path | None = None,
+    actor: Actor = LOCAL_ACTOR,
+    owner_id: str | None = None,
+    expected_version: int | None = None,
+) -> None:
+    """Delete ``name`` (any case; the owner only) in one transaction, restorable for 30 days; an unknown name is
+    refused."""
+    soft_delete(
+        "scenario",
+        _checked_name(name),
+        actor=actor,
+        path=path,
+        owner_id=owner_id,
+        expected_version=expected_version,
+    )
 
 
 def _shown(value: object) -> str:
@@ -270,9 +333,11 @@ def _results(scenario: Scenario) -> tuple[list[str], list[str]]:
     return [read(memory, speed) for _, read in _RESULTS], []
 
 
-def compare_scenarios(name_a: str, name_b: str, *, path: str | Path | None = None) -> ScenarioComparison:
+def compare_scenarios(
+    name_a: str, name_b: str, *, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR
+) -> ScenarioComparison:
     """Two saved scenarios side by side: every input (marking those that differ) and the planner's results."""
-    return compare_saved(load_scenario(name_a, path=path), load_scenario(name_b, path=path))
+    return compare_saved(load_scenario(name_a, path=path, actor=actor), load_scenario(name_b, path=path, actor=actor))
 
 
 def compare_saved(a: SavedScenario, b: SavedScenario) -> ScenarioComparison:

@@ -1,10 +1,11 @@
-"""Custom models imported from a ``config.json``, kept in the SQLite store (schema version 3).
+"""Custom models imported from a ``config.json``, kept in the store, owned and shared like every saved item.
 
-One row per distinct config: its canonical JSON, its SHA-256 (:func:`planner.catalog.config_fingerprint`)
-and a name unique regardless of case (:func:`planner.catalog.import_name`: the typed name, else the
-config's ``_name_or_path``, never the uploaded file's name). Saving a config that is already saved,
-under any name, writes nothing and says which name holds it (``duplicate_of``); a different config
-under a taken name is refused. Every write is one transaction, so a refused or failed save leaves the
+One row per distinct config and owner: its canonical JSON, its SHA-256 (:func:`planner.catalog.config_fingerprint`)
+and a name unique per owner regardless of case (:func:`planner.catalog.import_name`: the typed name, else the
+config's ``_name_or_path``, never the uploaded file's name). Saving a config the actor can already see (their
+own or the team's), under any name, writes nothing and says which name holds it (``duplicate_of``); a
+different config under a taken name is refused. Owners, visibility, soft deletion and the audit trail follow
+:mod:`planner.validation.owned`. Every write is one transaction, so a refused or failed save leaves the
 row count as it was. A row that no longer builds a model is skipped by :func:`list_custom_models` and
 reported, never fatal.
 
@@ -35,6 +36,17 @@ from pydantic import BaseModel, PrivateAttr
 from planner.catalog import ModelSpec, config_fingerprint, import_name, load_config, model_from_config
 from planner.store import IntegrityError, transaction
 from planner.store import text as sql
+from planner.validation.actor import LOCAL_ACTOR, Actor, Visibility
+from planner.validation.owned import (
+    OWNER_COLUMNS,
+    VISIBLE,
+    Owned,
+    attach,
+    checked_actor,
+    checked_visibility,
+    soft_delete,
+    write,
+)
 from planner.validation.store import StoreError, _absent, connect, parse_rows
 
 __all__ = [
@@ -49,7 +61,7 @@ __all__ = [
 ]
 
 
-class SavedModel(BaseModel):
+class SavedModel(Owned):
     name: str
     #: When it was first saved, ISO 8601 UTC.
     created_at: str
@@ -85,39 +97,56 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _existing(path: str | Path | None, sha: str) -> str | None:
+def _existing(path: str | Path | None, sha: str, actor: Actor) -> str | None:
+    """The name of the config ``sha`` the actor can see (their own first, else the team's earliest)."""
     with connect(path) as conn:
-        row = conn.execute(sql("SELECT name FROM custom_models WHERE config_sha256 = :sha"), {"sha": sha}).fetchone()
+        row = conn.execute(
+            sql(
+                f"SELECT name FROM custom_models WHERE config_sha256 = :sha AND {VISIBLE} "
+                "ORDER BY CASE WHEN owner_id = :actor_id THEN 0 ELSE 1 END, id LIMIT 1"
+            ),
+            {"sha": sha, "actor_id": actor.id},
+        ).fetchone()
     return None if row is None else str(row[0])
 
 
 def save_custom_model(
-    source: dict[str, Any] | bytes | str | Path, name: str | None = None, *, path: str | Path | None = None
+    source: dict[str, Any] | bytes | str | Path,
+    name: str | None = None,
+    *,
+    path: str | Path | None = None,
+    actor: Actor = LOCAL_ACTOR,
+    visibility: Visibility | None = None,
+    expected_version: int | None = None,
 ) -> SavedModelOutcome:
     """Save an imported config under ``name`` (else its ``_name_or_path``) in one transaction.
 
     The same config already saved is reported as a duplicate with its name; a different config under a
     taken name (any case) is refused with a :class:`StoreError` naming the field ``model_name``.
     """
+    actor, visibility = checked_actor(actor), checked_visibility(visibility)
     config = load_config(source, field="config")
     wanted = import_name(config, name)
     model_from_config(config, model_id=wanted)  # never store a config that does not build a model
     sha = config_fingerprint(config)
     text = json.dumps(config, sort_keys=True, ensure_ascii=False, default=str)
-    held = _existing(path, sha)
+    held = _existing(path, sha, actor)
     if held is not None:
         return SavedModelOutcome(name=held, duplicate=True, requested=wanted)
     try:
         with transaction(path) as conn:
-            conn.execute(
-                sql(
-                    "INSERT INTO custom_models (name, config_sha256, created_at, json) "
-                    "VALUES (:name, :sha, :created_at, :json)"
-                ),
-                {"name": wanted, "sha": sha, "created_at": _now(), "json": text},
+            write(
+                conn,
+                "model",
+                wanted,
+                {"config_sha256": sha, "created_at": _now(), "json": text},
+                actor=actor,
+                visibility=visibility,
+                replace=False,
+                expected_version=expected_version,
             )
     except IntegrityError:
-        held = _existing(path, sha)  # another process saved the same config meanwhile
+        held = _existing(path, sha, actor)  # another process saved the same config meanwhile
         if held is not None:
             return SavedModelOutcome(name=held, duplicate=True, requested=wanted)
         raise StoreError(
@@ -128,12 +157,16 @@ def save_custom_model(
     return SavedModelOutcome(name=wanted, duplicate=False, requested=wanted)
 
 
-def find_custom_model(source: dict[str, Any] | bytes | str | Path, *, path: str | Path | None = None) -> str | None:
-    """The name the same config is saved under (by content, :func:`planner.catalog.config_fingerprint`), or None."""
+def find_custom_model(
+    source: dict[str, Any] | bytes | str | Path, *, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR
+) -> str | None:
+    """The name the same config is saved under (by content, :func:`planner.catalog.config_fingerprint`) among the
+    models the actor can see, or None."""
+    actor = checked_actor(actor)
     sha = config_fingerprint(load_config(source, field="config"))
     if _absent(path):
         return None
-    return _existing(path, sha)
+    return _existing(path, sha, actor)
 
 
 #: The columns :func:`_row` reads, in its argument order.
@@ -150,30 +183,42 @@ def _row(name: object, created_at: object, sha: object, text: object) -> SavedMo
     return saved
 
 
-def list_custom_models(*, path: str | Path | None = None) -> SavedModelList:
-    """Every saved custom model by name (case-insensitive order); rows that are not a config are reported."""
+def list_custom_models(*, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> SavedModelList:
+    """Every saved custom model the actor may see (theirs and the team's) by name (case-insensitive order); rows
+    that are not a config are reported."""
+    actor = checked_actor(actor)
     if _absent(path):
         return SavedModelList(models=[], problems=[])
     with connect(path) as conn:
-        rows = conn.execute(sql(f"SELECT {_COLUMNS} FROM custom_models ORDER BY lower(name), name")).fetchall()
-    models, problems = parse_rows(rows, _row, "model")
+        rows = conn.execute(
+            sql(
+                f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM custom_models WHERE {VISIBLE} ORDER BY lower(name), name, id"
+            ),
+            {"actor_id": actor.id},
+        ).fetchall()
+    models, problems = parse_rows(rows, attach(_row), "model")
     return SavedModelList(models=models, problems=problems)
 
 
-def custom_model_specs(*, path: str | Path | None = None) -> list[ModelSpec]:
-    """Every saved custom model that still builds a model (the others are left out; the list reports them)."""
-    return [saved.spec() for saved in list_custom_models(path=path).models]
+def custom_model_specs(*, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> list[ModelSpec]:
+    """Every saved custom model the actor may see that still builds a model (one per name: their own first; the
+    others are left out, the list reports them)."""
+    specs: dict[str, ModelSpec] = {}
+    for saved in sorted(list_custom_models(path=path, actor=actor).models, key=lambda m: not m.owned_by(actor)):
+        specs.setdefault(saved.name.lower(), saved.spec())
+    return sorted(specs.values(), key=lambda spec: spec.id.lower())
 
 
-def delete_custom_model(name: str, *, path: str | Path | None = None) -> None:
-    """Delete the saved model ``name`` (any case) in one transaction; an unknown name is refused."""
+def delete_custom_model(
+    name: str,
+    *,
+    path: str | Path | None = None,
+    actor: Actor = LOCAL_ACTOR,
+    owner_id: str | None = None,
+    expected_version: int | None = None,
+) -> None:
+    """Delete the saved model ``name`` (any case; the owner only) in one transaction, restorable for 30 days; an
+    unknown name is refused."""
     if not isinstance(name, str) or not name.strip():
         raise StoreError(f"no saved model is named {str(name)[:40]!r}", field="model_name")
-    deleted = 0
-    if not _absent(path):
-        with transaction(path) as conn:
-            deleted = conn.execute(
-                sql("DELETE FROM custom_models WHERE lower(name) = lower(:name)"), {"name": name.strip()}
-            ).rowcount
-    if not deleted:
-        raise StoreError(f"no saved model is named {name.strip()[:120]!r}", field="model_name")
+    soft_delete("model", name.strip(), actor=actor, path=path, owner_id=owner_id, expected_version=expected_version)

@@ -1,9 +1,11 @@
-"""Saved fleet quotes: a name, notes, the scenario and the quote's JSON, in the SQLite store (schema version 3).
+"""Saved fleet quotes: a name, notes, the scenario and the quote's JSON, in the store, owned and shared.
 
 A saved quote keeps what the Fleet & Quote page computed (the quote report's JSON, as exported) beside
-the scenario it was made for, under a name unique regardless of case (a taken name is refused unless
-``replace=True``). Every write is one transaction: a refused or failed save leaves the row count as
-it was. A row whose JSON no longer reads is skipped by :func:`list_quotes` and reported, never fatal.
+the scenario it was made for, under a name unique per owner regardless of case (a taken name is refused
+unless ``replace=True``). Owners, visibility, versions, soft deletion and the audit trail follow
+:mod:`planner.validation.owned`; every function acts as ``actor`` (this machine by default). Every write
+and its audit row are one transaction: a refused or failed save leaves the row count as it was.
+A row whose JSON no longer reads is skipped by :func:`list_quotes` and reported, never fatal.
 
 >>> import tempfile, pathlib
 >>> from planner.scenario import Scenario
@@ -27,6 +29,18 @@ from planner.errors import InputError
 from planner.scenario import Scenario
 from planner.store import IntegrityError, transaction
 from planner.store import text as sql
+from planner.validation.actor import LOCAL_ACTOR, Actor, Visibility
+from planner.validation.owned import (
+    OWNER_COLUMNS,
+    VISIBLE,
+    Owned,
+    attach,
+    checked_actor,
+    checked_visibility,
+    find,
+    soft_delete,
+    write,
+)
 from planner.validation.saved import _checked_name, _checked_notes, _now
 from planner.validation.store import StoreError, _absent, connect, parse_rows
 
@@ -44,7 +58,7 @@ __all__ = [
 MAX_QUOTE_JSON_CHARS = 5_000_000
 
 
-class SavedQuote(BaseModel):
+class SavedQuote(Owned):
     name: str
     notes: str
     #: When it was saved, ISO 8601 UTC.
@@ -108,35 +122,49 @@ def save_quote(
     *,
     replace: bool = False,
     path: str | Path | None = None,
+    actor: Actor = LOCAL_ACTOR,
+    visibility: Visibility | None = None,
+    expected_version: int | None = None,
 ) -> SavedQuote:
-    """Save a quote as ``name`` in one transaction; a taken name (any case) is refused unless ``replace``."""
+    """Save a quote as ``name`` in one transaction; a taken name (any case) is refused unless ``replace`` (the
+    owner's only; ``expected_version`` refuses a replace of a newer version; ``visibility`` as
+    :func:`planner.validation.saved.save_scenario`)."""
     name, notes = _checked_name(name), _checked_notes(notes)
+    actor, visibility = checked_actor(actor), checked_visibility(visibility)
     if not isinstance(scenario, Scenario):
         raise InputError("scenario", type(scenario).__name__, "a Scenario")
     text = _result_text(result)
-    saved = SavedQuote(name=name, notes=notes, created_at=_now(), scenario=scenario, result=json.loads(text))
+    created_at = _now()
     try:
         with transaction(path) as conn:
-            if replace:
-                conn.execute(sql("DELETE FROM quotes WHERE lower(name) = lower(:name)"), {"name": name})
-            conn.execute(
-                sql(
-                    "INSERT INTO quotes (name, notes, created_at, scenario, json) "
-                    "VALUES (:name, :notes, :created_at, :scenario, :json)"
-                ),
-                {
-                    "name": name,
-                    "notes": notes,
-                    "created_at": saved.created_at,
-                    "scenario": scenario.model_dump_json(),
-                    "json": text,
-                },
+            found = write(
+                conn,
+                "quote",
+                name,
+                {"notes": notes, "created_at": created_at, "scenario": scenario.model_dump_json(), "json": text},
+                actor=actor,
+                visibility=visibility,
+                replace=replace,
+                expected_version=expected_version,
             )
     except IntegrityError:
         raise StoreError(
             f"a saved quote is already named {name!r}: choose another name or replace it", field="name"
         ) from None
-    return saved
+    return SavedQuote(
+        name=name,
+        notes=notes,
+        created_at=created_at,
+        scenario=scenario,
+        result=json.loads(text),
+        id=found.id,
+        owner_id=found.owner_id,
+        owner_name=found.owner_name,
+        visibility=found.visibility,
+        changed_at=found.changed_at,
+        changed_by=found.changed_by,
+        version=found.version,
+    )
 
 
 def _row(name: object, notes: object, created_at: object, scenario: object, text: object) -> SavedQuote:
@@ -157,40 +185,54 @@ def _row(name: object, notes: object, created_at: object, scenario: object, text
 _COLUMNS = "name, notes, created_at, scenario, json"
 
 
-def list_quotes(*, path: str | Path | None = None) -> SavedQuoteList:
-    """Every saved quote by name (case-insensitive order); unreadable rows are skipped and reported."""
+def list_quotes(*, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> SavedQuoteList:
+    """Every saved quote the actor may see (theirs and the team's) by name (case-insensitive order); unreadable
+    rows are skipped and reported."""
+    actor = checked_actor(actor)
     if _absent(path):
         return SavedQuoteList(quotes=[], problems=[])
     with connect(path) as conn:
-        rows = conn.execute(sql(f"SELECT {_COLUMNS} FROM quotes ORDER BY lower(name), name")).fetchall()
-    quotes, problems = parse_rows(rows, _row, "quote")
+        rows = conn.execute(
+            sql(f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM quotes WHERE {VISIBLE} ORDER BY lower(name), name, id"),
+            {"actor_id": actor.id},
+        ).fetchall()
+    quotes, problems = parse_rows(rows, attach(_row), "quote")
     return SavedQuoteList(quotes=quotes, problems=problems)
 
 
-def load_quote(name: str, *, path: str | Path | None = None) -> SavedQuote:
-    name = _checked_name(name)
+def load_quote(
+    name: str, *, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR, owner_id: str | None = None
+) -> SavedQuote:
+    """The saved quote ``name`` the actor may see: their own, else the team's (``owner_id`` picks an owner's)."""
+    name, actor = _checked_name(name), checked_actor(actor)
     row = None
     if not _absent(path):
         with connect(path) as conn:
-            row = conn.execute(
-                sql(f"SELECT {_COLUMNS} FROM quotes WHERE lower(name) = lower(:name)"), {"name": name}
-            ).fetchone()
+            found = find(conn, "quote", name, actor, owner_id=owner_id)
+            if found is not None:
+                row = conn.execute(
+                    sql(f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM quotes WHERE id = :id"), {"id": found.id}
+                ).fetchone()
     if row is None:
         raise StoreError(f"no saved quote is named {name!r}", field="name")
     try:
-        return _row(*row)
+        return attach(_row)(*row)
     except (ValueError, ValidationError) as exc:
         raise StoreError(
             f"saved quote {name!r} no longer reads ({str(exc).splitlines()[0][:160]})", field="name"
         ) from None
 
 
-def delete_quote(name: str, *, path: str | Path | None = None) -> None:
-    """Delete the saved quote ``name`` (any case) in one transaction; an unknown name is refused."""
-    name = _checked_name(name)
-    deleted = 0
-    if not _absent(path):
-        with transaction(path) as conn:
-            deleted = conn.execute(sql("DELETE FROM quotes WHERE lower(name) = lower(:name)"), {"name": name}).rowcount
-    if not deleted:
-        raise StoreError(f"no saved quote is named {name!r}", field="name")
+def delete_quote(
+    name: str,
+    *,
+    path: str | Path | None = None,
+    actor: Actor = LOCAL_ACTOR,
+    owner_id: str | None = None,
+    expected_version: int | None = None,
+) -> None:
+    """Delete the saved quote ``name`` (any case; the owner only) in one transaction, restorable for 30 days; an
+    unknown name is refused."""
+    soft_delete(
+        "quote", _checked_name(name), actor=actor, path=path, owner_id=owner_id, expected_version=expected_version
+    )

@@ -52,13 +52,22 @@ def _bad_rows(path, count: int = 50) -> None:
                 )
             elif table == 1:
                 scenario = text if i % 3 else json.dumps({"tp": "many", "k": -5})
-                conn.execute("INSERT INTO scenarios VALUES (?, '', '2026-01-01T00:00:00Z', ?)", (f"s{i}", scenario))
+                conn.execute(
+                    "INSERT INTO scenarios (name, notes, created_at, json) VALUES (?, '', '2026-01-01T00:00:00Z', ?)",
+                    (f"s{i}", scenario),
+                )
             elif table == 2:
                 row = (f"model {i}", f"sha{i}", text)
-                conn.execute("INSERT INTO custom_models VALUES (?, ?, '2026-01-01T00:00:00Z', ?)", row)
+                conn.execute(
+                    "INSERT INTO custom_models (name, config_sha256, created_at, json) "
+                    "VALUES (?, ?, '2026-01-01T00:00:00Z', ?)",
+                    row,
+                )
             else:
                 conn.execute(
-                    "INSERT INTO quotes VALUES (?, '', '2026-01-01T00:00:00Z', ?, ?)", (f"q{i}", text, '{"title": "x"}')
+                    "INSERT INTO quotes (name, notes, created_at, scenario, json) "
+                    "VALUES (?, '', '2026-01-01T00:00:00Z', ?, ?)",
+                    (f"q{i}", text, '{"title": "x"}'),
                 )
     conn.close()
 

@@ -37,7 +37,7 @@ def rows(path, table: str) -> int:
         return 0
     conn = sqlite3.connect(path)
     try:
-        return conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        return conn.execute(f"SELECT COUNT(*) FROM {table} WHERE deleted_at IS NULL").fetchone()[0]
     finally:
         conn.close()
 
@@ -99,7 +99,7 @@ def test_saved_models_are_in_the_sidebar_after_a_reload_and_deleted_after_confir
     assert "acme/tiny-falcon" in at.sidebar.selectbox(key="scenario_target").options
     assert _table(at, "Layers")["Name"].tolist() == ["acme/tiny-falcon"]
     at.button(key="saved_model_delete").click().run()
-    assert any("cannot be undone" in w.value for w in at.warning) and rows(store, "custom_models") == 1
+    assert any("restore it for 30 days" in w.value for w in at.warning) and rows(store, "custom_models") == 1
     at.button(key="saved_confirm_delete_model_yes").click().run()
     assert not at.exception and rows(store, "custom_models") == 0
     assert "acme/tiny-falcon" not in at.sidebar.selectbox(key="scenario_target").options

@@ -26,7 +26,7 @@ def rows(path) -> int:
         return 0
     conn = sqlite3.connect(path)
     try:
-        return conn.execute("SELECT COUNT(*) FROM scenarios").fetchone()[0]
+        return conn.execute("SELECT COUNT(*) FROM scenarios WHERE deleted_at IS NULL").fetchone()[0]
     finally:
         conn.close()
 
@@ -80,9 +80,9 @@ def test_duplicate_then_delete_only_after_confirming(store):
     assert names() == ["base", "base (copy)"]
     at.selectbox(key="saved_pick").select("base (copy)").run()
     at.button(key="saved_delete").click().run()
-    assert any("cannot be undone" in w.value for w in at.warning) and rows(store) == 2
+    assert any("restore it for 30 days" in w.value for w in at.warning) and rows(store) == 2
     at.button(key="saved_delete_no").click().run()
-    assert rows(store) == 2 and not any("cannot be undone" in w.value for w in at.warning)
+    assert rows(store) == 2 and not any("restore it for 30 days" in w.value for w in at.warning)
     at.button(key="saved_delete").click().run()
     at.button(key="saved_delete_yes").click().run()
     assert not at.exception and names() == ["base"]
@@ -93,11 +93,12 @@ def test_compare_two_side_by_side(store):
     save_scenario("h200", H200)
     at = page("saved.py").run()
     assert not at.exception
-    results = at.dataframe[1].value
+    compared = [d.value for d in at.dataframe if "A: h100" in d.value.columns]  # results, then the differing inputs
+    results = compared[0]
     assert list(results.columns) == ["", "A: h100", "B: h200"]
     kv = results[results[""] == "KV cache tokens"].iloc[0]
     assert int(kv["B: h200"].replace(",", "")) > int(kv["A: h100"].replace(",", ""))
-    differing = at.dataframe[2].value
+    differing = compared[1]
     assert differing[""].tolist() == ["node type"]
     assert differing["B: h200"].tolist() == ["8x-h200-sxm-141gb"]
 
@@ -106,7 +107,7 @@ def test_a_damaged_row_is_reported_not_fatal(store):
     save_scenario("good", Scenario())
     conn = sqlite3.connect(store)
     with conn:
-        conn.execute("INSERT INTO scenarios VALUES ('bad', '', '2026', 'not json')")
+        conn.execute("INSERT INTO scenarios (name, notes, created_at, json) VALUES ('bad', '', '2026', 'not json')")
     conn.close()
     at = page("saved.py").run()
     assert not at.exception and any("'bad' skipped" in w.value for w in at.warning)

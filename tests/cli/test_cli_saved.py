@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from planner.validation import list_quotes
+from planner.validation import audit_trail, list_quotes
 from tests.conftest import run_cli
 
 QUOTE = (
@@ -67,3 +67,26 @@ def test_saving_under_a_taken_name_or_exporting_an_unknown_quote_is_one_line_and
     missing = run_cli("saved", "export", "nope", "--format", "json")
     assert missing.returncode == 2 and "no saved quote is named" in missing.stderr
     assert len(list_quotes(path=where).quotes) == 1
+
+
+@pytest.mark.slow
+def test_planner_user_saves_as_that_person_and_others_see_only_what_is_shared(where, monkeypatch, tmp_path):
+    monkeypatch.setenv("PLANNER_USER", "oidc|ada")
+    monkeypatch.setenv("PLANNER_USER_NAME", "Ada")
+    run_cli(*QUOTE, "--save", "Ada private", check=True)  # a named person's default: private
+    run_cli(*QUOTE, "--save", "Ada shared", "--visibility", "team", check=True)
+    mine = run_cli("saved", "list", check=True).stdout
+    assert "you (private)" in mine and "you (team)" in mine
+    run_cli("saved", "export", "Ada shared", "--format", "json", "--out", str(tmp_path / "q.json"), check=True)
+    monkeypatch.delenv("PLANNER_USER")
+    monkeypatch.delenv("PLANNER_USER_NAME")
+    listed = json.loads(run_cli("saved", "list", "--json", check=True).stdout)["saved"]
+    assert [(r["name"], r["owner"], r["owner_id"], r["visibility"]) for r in listed] == [
+        ("Ada shared", "Ada", "oidc|ada", "team")
+    ]
+    hidden = run_cli("saved", "show", "Ada private")
+    assert hidden.returncode == 2 and "no saved quote is named" in hidden.stderr
+    refused = run_cli(*QUOTE, "--save", "Ada shared", "--replace")
+    assert refused.returncode == 2 and "belongs to Ada" in refused.stderr
+    trail = audit_trail("quote", "Ada shared", path=where)
+    assert [(e.action, e.actor_name, e.detail) for e in trail][-1] == ("exported", "Ada", "as json")

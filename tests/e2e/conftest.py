@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -41,8 +42,8 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 120) -> No
     raise RuntimeError("server did not become healthy")
 
 
-def start_server(command: list[str]) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def start_server(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     return subprocess.Popen(
         ["timeout", str(SERVER_LIFETIME_S), *command],
         cwd=REPO,
@@ -53,10 +54,12 @@ def start_server(command: list[str]) -> subprocess.Popen:
     )
 
 
-def streamlit_command(port: int) -> list[str]:
-    """``streamlit run app.py`` on 127.0.0.1:``port``, headless."""
+def streamlit_command(port: int, secrets_file: Path | None = None) -> list[str]:
+    """``streamlit run app.py`` on 127.0.0.1:``port``, headless, reading its secrets (sign-in) only from
+    ``secrets_file``: never a developer's own ``.streamlit/secrets.toml`` (None: no secrets, single-user)."""
     server = ["--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"]
-    return [sys.executable, "-m", "streamlit", "run", "app.py", *server]
+    secrets = str(secrets_file or Path(tempfile.gettempdir()) / "planner-no-secrets" / "secrets.toml")
+    return [sys.executable, "-m", "streamlit", "run", "app.py", *server, "--secrets.files", secrets]
 
 
 def stop_server(proc: subprocess.Popen) -> None:
@@ -68,10 +71,13 @@ def stop_server(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def running_app() -> Iterator[str]:
-    """A fresh app server on 127.0.0.1 at a free port, healthy on entry, stopped on exit; yields its URL."""
-    port = free_port()
-    proc = start_server(streamlit_command(port))
+def running_app(
+    port: int | None = None, *, secrets_file: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """A fresh app server on 127.0.0.1 at ``port`` (a free one by default), healthy on entry, stopped on exit;
+    yields its URL. ``secrets_file`` sets up sign-in; ``env`` adds to its environment (a database URL)."""
+    port = port or free_port()
+    proc = start_server(streamlit_command(port, secrets_file), env)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc)

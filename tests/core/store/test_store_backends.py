@@ -15,6 +15,7 @@ from planner.store import database_url, text, transaction
 from planner.store.engine import _engine
 from planner.store.migrate import HEAD, current_revision
 from planner.validation import (
+    Actor,
     StoreError,
     delete_custom_model,
     delete_quote,
@@ -91,7 +92,7 @@ def test_models_are_one_row_per_config_and_quotes_round_trip(store_at):
 def test_a_failed_transaction_leaves_the_previous_state(store_at):
     save_scenario("keep", Scenario(), path=store_at)
     with pytest.raises(RuntimeError), transaction(store_at) as conn:
-        conn.execute(text("INSERT INTO scenarios VALUES ('half', '', 't', '{}')"))
+        conn.execute(text("INSERT INTO scenarios (name, notes, created_at, json) VALUES ('half', '', 't', '{}')"))
         raise RuntimeError("crash in the middle of a write")
     assert [s.name for s in list_scenarios(path=store_at).scenarios] == ["keep"]
 
@@ -99,8 +100,13 @@ def test_a_failed_transaction_leaves_the_previous_state(store_at):
 def test_damaged_rows_are_listed_not_fatal_and_deleted(store_at):
     save_scenario("good", Scenario(), path=store_at)
     with transaction(store_at) as conn:
-        conn.execute(text("INSERT INTO scenarios VALUES ('bad', '', 't', '[1]')"))
-        conn.execute(text("INSERT INTO custom_models VALUES ('broken', 'x', 't', '{\"model_type\": 7}')"))
+        conn.execute(text("INSERT INTO scenarios (name, notes, created_at, json) VALUES ('bad', '', 't', '[1]')"))
+        conn.execute(
+            text(
+                "INSERT INTO custom_models (name, config_sha256, created_at, json) "
+                "VALUES ('broken', 'x', 't', '{\"model_type\": 7}')"
+            )
+        )
     listed = list_scenarios(path=store_at)
     assert [s.name for s in listed.scenarios] == ["good"] and len(listed.problems) == 1
     assert {(r.kind, r.key) for r in unreadable_rows(path=store_at)} == {("scenario", "bad"), ("model", "broken")}
@@ -109,9 +115,11 @@ def test_damaged_rows_are_listed_not_fatal_and_deleted(store_at):
 
 
 def _save_many(args: tuple[str, str, int]) -> int:
+    """``n`` saves by one person (named ``prefix``), shared with the team, each with its audit row."""
     where, prefix, n = args
+    actor = Actor(id=prefix, name=prefix)
     for i in range(n):
-        save_scenario(f"{prefix}-{i}", Scenario(tp=1 + i % 8), notes=prefix, path=where)
+        save_scenario(f"{prefix}-{i}", Scenario(tp=1 + i % 8), notes=prefix, path=where, actor=actor, visibility="team")
     return n
 
 
@@ -122,3 +130,6 @@ def test_two_processes_saving_200_each_at_once_lose_nothing(store_at):
         assert pool.map(_save_many, jobs) == [200, 200]
     names = {s.name for s in list_scenarios(path=store_at).scenarios}
     assert names == {f"{p}-{i}" for p in ("p1", "p2") for i in range(200)}
+    with transaction(store_at) as conn:
+        audited = conn.execute(text("SELECT COUNT(*) FROM audit_trail WHERE action = 'created'")).scalar()
+    assert audited == 400

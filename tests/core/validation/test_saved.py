@@ -126,8 +126,12 @@ def test_a_row_that_is_no_longer_a_scenario_is_skipped_and_reported(tmp_path):
     save_scenario("good", Scenario(), path=path)
     conn = sqlite3.connect(path)
     with conn:
-        conn.execute("INSERT INTO scenarios VALUES ('bad', '', '2026', '{\"tp\": \"many\"}')")
-        conn.execute("INSERT INTO scenarios VALUES ('gone', '', '2026', '{\"old_field\": 1}')")
+        conn.execute(
+            "INSERT INTO scenarios (name, notes, created_at, json) VALUES ('bad', '', '2026', '{\"tp\": \"many\"}')"
+        )
+        conn.execute(
+            "INSERT INTO scenarios (name, notes, created_at, json) VALUES ('gone', '', '2026', '{\"old_field\": 1}')"
+        )
     conn.close()
     listed = list_scenarios(path=path)
     assert [s.name for s in listed.scenarios] == ["good"]

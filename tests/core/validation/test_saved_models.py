@@ -104,7 +104,9 @@ def test_a_damaged_row_is_reported_not_fatal(tmp_path):
     save_custom_model(TINY, path=path)
     conn = sqlite3.connect(path)
     with conn:
-        conn.execute("INSERT INTO custom_models VALUES ('bad', 'x', '2026', 'not json')")
+        conn.execute(
+            "INSERT INTO custom_models (name, config_sha256, created_at, json) VALUES ('bad', 'x', '2026', 'not json')"
+        )
     conn.close()
     listed = list_custom_models(path=path)
     assert [m.name for m in listed.models] == ["acme/tiny-mistral"] and "'bad' skipped" in listed.problems[0]
@@ -115,7 +117,7 @@ def test_a_version_two_store_upgrades_keeping_its_scenarios_in_wal_mode(tmp_path
     path = tmp_path / "s.sqlite3"
     conn = write_legacy_store(path, version=2)
     row = ("kept", "n", "2026-01-01T00:00:00Z", Scenario().model_dump_json())
-    conn.execute("INSERT INTO scenarios VALUES (?, ?, ?, ?)", row)
+    conn.execute("INSERT INTO scenarios (name, notes, created_at, json) VALUES (?, ?, ?, ?)", row)
     conn.commit()
     conn.close()
     save_custom_model(TINY, path=path)  # opening the store migrates it

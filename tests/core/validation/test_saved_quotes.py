@@ -17,11 +17,12 @@ H200 = Scenario(node="8x-h200-sxm-141gb")
 
 
 def rows(path) -> int:
+    """Quotes not deleted (a deleted one stays restorable for 30 days)."""
     if not path.exists():
         return 0
     conn = sqlite3.connect(path)
     try:
-        return conn.execute("SELECT COUNT(*) FROM quotes").fetchone()[0]
+        return conn.execute("SELECT COUNT(*) FROM quotes WHERE deleted_at IS NULL").fetchone()[0]
     finally:
         conn.close()
 
@@ -63,7 +64,9 @@ def test_a_damaged_row_is_reported_not_fatal(tmp_path):
     save_quote("good", QUOTE, Scenario(), path=path)
     conn = sqlite3.connect(path)
     with conn:
-        conn.execute("INSERT INTO quotes VALUES ('bad', '', '2026', '{}', 'not json')")
+        conn.execute(
+            "INSERT INTO quotes (name, notes, created_at, scenario, json) VALUES ('bad', '', '2026', '{}', 'not json')"
+        )
     conn.close()
     listed = list_quotes(path=path)
     assert [q.name for q in listed.quotes] == ["good"] and "'bad' skipped" in listed.problems[0]
