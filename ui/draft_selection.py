@@ -57,8 +57,9 @@ if ranked is not None:
     top = matrix.rows[0] if matrix.rows else None
     if top is not None and top.verdict != "incompatible" and top.fits:
         st.success(
-            f"Best draft: {plain_text(top.draft)} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size} "
-            f"({top.speedup_batch_1:.2f}x at batch 1), α {top.alpha:.2f} "
+            f"Best draft: {plain_text(top.draft)} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size}"
+            + (f" ({top.speedup_batch_1:.2f}x at batch 1)" if matrix.batch_size != 1 else "")
+            + f", α {top.alpha:.2f} "
             f"({plain_text(VALUE_LABELS.get(top.alpha_source, top.alpha_source))}), "
             f"speed verdict: {VALUE_LABELS.get(top.speed_verdict, top.speed_verdict)}.",
             icon="✅",
