@@ -94,6 +94,11 @@ class Jobs:
         threading.Thread(target=run, daemon=True, name="planner-page-work").start()
         return job
 
+    def running(self) -> bool:
+        """Whether any job is still working."""
+        with self.lock:
+            return any(not job.finished.is_set() for job in self.entries.values())
+
 
 @st.cache_resource(show_spinner=False)
 def server_jobs() -> Jobs:
@@ -101,7 +106,7 @@ def server_jobs() -> Jobs:
     return Jobs()
 
 
-def _browser_session() -> bool:
+def browser_session() -> bool:
     """Whether a browser is connected to this run (AppTest and bare mode have no request headers)."""
     try:
         return bool(st.context.headers)
@@ -112,7 +117,7 @@ def _browser_session() -> bool:
 def result_or_progress(job: Job, what: str) -> Any | None:
     """``job``'s result when it is in (or, outside a live server, once it is); else draw a progress bar that
     reruns the page when the work is done, and return None."""
-    if job.finished.is_set() or not _browser_session():
+    if job.finished.is_set() or not browser_session():
         return job.result()
 
     @st.fragment(run_every=POLL_S)

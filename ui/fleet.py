@@ -11,7 +11,7 @@ from planner.decisions import Traffic, plan_fleet
 from planner.launch import quoted_deployment
 from planner.reports import misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
-from ui._background import result_or_progress, server_jobs
+from ui._background import browser_session, result_or_progress, server_jobs
 from ui._common import export_buttons, fleet_engine, guarded, scenario_link
 from ui._frame import ensure_app_frame
 from ui._launch import launch_section
@@ -196,6 +196,8 @@ if plan is not None:
     def build_report():
         return quote_report(scenario.target, speculator_label, plan, scenario_link=link, launch=launched)
 
+    if browser_session():  # the document's charts drawn ahead of the first download click, off the script thread
+        server_jobs().start((repr(key), "charts"), lambda job: build_report().chart_images(), steps=1)
     export_buttons(build_report, "quote", "fleet")
     if plan.recommended is not None:
         launch_section(launched, None, "fleet", title=f"Launch the recommended option ({plan.recommended.label})")
