@@ -1,8 +1,9 @@
 """`make bench-app`, through a real server and browser: each page's first render after server start, a widget
 change, Fleet with six node types and the PDF build (prints, never asserts).
 
-For every page a fresh ``streamlit run app.py`` listens on 127.0.0.1 (a free port, stopped afterwards) and
-headless Chromium (Debian's, through Playwright) opens the page's own link. Two clocks per action:
+For every page a fresh ``python -m ui.server`` (``streamlit run app.py`` as ``make run`` starts it) listens on
+127.0.0.1 (a free port, stopped afterwards) and headless Chromium (Debian's, through Playwright) opens the page's
+own link. Two clocks per action:
 
 - server: the seconds app.py's script runs took (``PLANNER_RENDER_LOG``, ui/_timing.py), the longest of the
   runs the action caused (each holds the page while it runs; Fleet's plan is computed in the background under
@@ -85,7 +86,7 @@ def _free_port() -> int:
 
 
 class Server:
-    """``streamlit run app.py`` on 127.0.0.1:port with render timing on; stopped by :meth:`stop`."""
+    """``python -m ui.server`` on 127.0.0.1:port with render timing on; stopped by :meth:`stop`."""
 
     def __init__(self, store: Path) -> None:
         self.port = _free_port()
@@ -99,7 +100,7 @@ class Server:
         }
         server = ["--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.headless", "true"]
         self.proc = subprocess.Popen(
-            ["timeout", str(SERVER_LIFETIME_S), sys.executable, "-m", "streamlit", "run", "app.py", *server],
+            ["timeout", str(SERVER_LIFETIME_S), sys.executable, "-m", "ui.server", *server],
             cwd=REPO,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -134,12 +135,14 @@ class Server:
         self.log.unlink(missing_ok=True)
 
 
-def _settle(page, server: Server, since: float, heading: str, runs: int = 1, ready: str = "") -> tuple[float, float]:
+def _settle(
+    page, server: Server, since: float, heading: str, runs: int = 1, ready: str = ""
+) -> tuple[float, float, float]:
     """Wait until ``runs`` script runs started after ``since`` are logged and the page is idle (and, with
     ``ready``, that heading is on screen: a result computed in the background has been drawn).
 
     Returns (server seconds: the longest of the logged runs, each of which holds the page while it runs;
-    browser seconds since ``since``).
+    browser seconds since ``since``; that run's CPU seconds).
     """
     deadline = time.time() + SETTLE_TIMEOUT_S
     while time.time() < deadline:
@@ -150,12 +153,14 @@ def _settle(page, server: Server, since: float, heading: str, runs: int = 1, rea
             if status.count() == 0 and shown and (not ready or page.get_by_role("heading", name=ready).count()):
                 elapsed = time.time() - since
                 time.sleep(0.3)  # a rerun queued right behind the first shows up here
-                return max(e["seconds"] for e in server.entries("run", since)), elapsed
+                logged = server.entries("run", since)
+                slowest = max(logged, key=lambda e: e["seconds"])
+                return slowest["seconds"], elapsed, slowest.get("cpu_seconds", float("nan"))
         time.sleep(0.02)
     raise TimeoutError(f"{heading}: not settled in {SETTLE_TIMEOUT_S:.0f} s")
 
 
-def _change(page, server: Server, case: PageCase) -> tuple[float, float]:
+def _change(page, server: Server, case: PageCase) -> tuple[float, float, float]:
     scope = page.locator("[data-testid=stSidebar]") if case.sidebar else page.locator("[data-testid=stMain]")
     box = scope.get_by_label(case.widget, exact=True).first
     box.fill(case.value)
@@ -164,7 +169,7 @@ def _change(page, server: Server, case: PageCase) -> tuple[float, float]:
     return _settle(page, server, since, case.heading, ready=case.ready)
 
 
-def _add_node(page, server: Server, node: str) -> tuple[float, float]:
+def _add_node(page, server: Server, node: str) -> tuple[float, float, float]:
     page.get_by_label("Node types to compare").first.click()
     since = time.time()
     page.get_by_role("option", name=node, exact=True).click()
@@ -172,7 +177,7 @@ def _add_node(page, server: Server, node: str) -> tuple[float, float]:
     return _settle(page, server, since, "Fleet & Quote", ready=FLEET_READY)
 
 
-def _pdf(page, server: Server) -> tuple[float, float]:
+def _pdf(page, server: Server) -> tuple[float, float, float]:
     page.get_by_role("heading", name="Export the quote").scroll_into_view_if_needed()
     button = page.locator("[data-testid=stDownloadButton]").get_by_role("button", name="PDF", exact=True).first
     since = time.time()
@@ -181,7 +186,9 @@ def _pdf(page, server: Server) -> tuple[float, float]:
     info.value.path()
     elapsed = time.time() - since
     exports = server.entries("export", since)
-    return (exports[-1]["seconds"] if exports else float("nan")), elapsed
+    if not exports:
+        return float("nan"), elapsed, float("nan")
+    return exports[-1]["seconds"], elapsed, exports[-1].get("cpu_seconds", float("nan"))
 
 
 def _open(browser, server: Server, link: str, heading: str, ready: str = ""):
@@ -205,9 +212,10 @@ def _seeded_store() -> Path:
     return seeded()
 
 
-def _row(label: str, server_s: float, browser_s: float | None = None) -> str:
+def _row(label: str, server_s: float, browser_s: float | None = None, cpu_s: float | None = None) -> str:
     shown = f"{browser_s * 1e3:10.0f}" if browser_s is not None else f"{'':>10}"
-    return f"{label:<44} {server_s * 1e3:10.0f} {shown}"
+    cpu = f"{cpu_s * 1e3:10.0f}" if cpu_s is not None else f"{'':>10}"
+    return f"{label:<44} {server_s * 1e3:10.0f} {shown} {cpu}"
 
 
 def main(argv: list[str]) -> int:
@@ -224,7 +232,8 @@ def main(argv: list[str]) -> int:
 
     store = _seeded_store()
     print("Real server and headless Chromium, ms (server: longest script run; browser: request to result on screen)")
-    print(f"{'':<44} {'server':>10} {'browser':>10}")
+    print("and the CPU time of the thread of that longest run (ui/_timing.py)")
+    print(f"{'':<44} {'server':>10} {'browser':>10} {'server cpu':>10}")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--headless", "--disable-gpu"])
         try:
@@ -250,7 +259,7 @@ def main(argv: list[str]) -> int:
                         time.sleep(0.1)
                     warm = server.entries("warm-up", 0)
                     if warm:
-                        print(_row("fleet default, planned in the background", warm[0]["seconds"]))
+                        print(_row("fleet default, planned in the background", warm[0]["seconds"]), flush=True)
                     since = time.time()
                     page.get_by_role("link", name="Fleet & Quote").first.click()
                     opened = _settle(page, server, since, "Fleet & Quote", ready=FLEET_READY)

@@ -4,18 +4,27 @@ and is exported again as a PDF that still names the customer. Screenshots go to 
 from __future__ import annotations
 
 import time
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import expect
 
+from planner.scenario import Scenario
 from tests.core.reports.pdf_pages import page_texts
 from tests.e2e.conftest import REPO
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 #: Generous: the machine may be running other suites; every wait is on something visible, never a sleep.
-WAIT_MS = 180_000
+WAIT_MS = 300_000
 CUSTOMER = "Northwind Traders"
 PREPARED_BY = "Journey Architect"
+#: A small quote (an 8B model on one node type) so that the journey spends its time in the browser.
+QUOTE = Scenario(
+    target="meta-llama/Llama-3.1-8B",
+    draft="meta-llama/Llama-3.2-1B",
+    fleet_requests_per_s=5.0,
+    fleet_nodes=("1x-h100-sxm-80gb",),
+)
 
 
 def _shot(page, name: str) -> None:
@@ -47,7 +56,7 @@ def _open_expander(page, title: str) -> None:
 @pytest.mark.e2e
 def test_a_saved_quote_reopens_and_exports_again_as_pdf_with_its_customer(page, app_url):
     name = f"Journey quote {time.time_ns()}"  # unique in whatever store the server uses
-    page.goto(f"{app_url}/fleet")
+    page.goto(f"{app_url}/fleet?{urlencode(QUOTE.to_query())}")
     expect(page.get_by_role("heading", name="Fleet & Quote", exact=True)).to_be_visible(timeout=WAIT_MS)
     _plan_shown(page)
     _open_expander(page, "Document details")
