@@ -1,0 +1,16 @@
+"""``python -m ui.server``: the modules the pages import are imported before the server listens."""
+
+from __future__ import annotations
+
+import ast
+
+from ui.server import APP, REPO, page_imports
+
+
+def test_every_top_level_import_of_the_app_and_its_pages_is_preloaded_but_ui_itself():
+    names = page_imports()
+    assert {"streamlit", "planner.decisions", "planner.reports.charts", "planner.scenario"} <= set(names)
+    assert not [n for n in names if n.split(".")[0] == "ui"]  # its st.cache_data functions are made under the runtime
+    fleet = ast.parse((REPO / "ui" / "fleet.py").read_text(encoding="utf-8"))
+    imported = {n.module for n in fleet.body if isinstance(n, ast.ImportFrom) and not n.module.startswith("ui")}
+    assert imported <= set(names) and APP.exists()
