@@ -1,10 +1,10 @@
-"""``python -m ui.server``: the modules the pages import are imported before the server listens."""
+"""``python -m ui._server``: the modules the pages import are imported before the server listens."""
 
 from __future__ import annotations
 
 import ast
 
-from ui.server import APP, REPO, page_imports
+from ui._server import APP, REPO, page_imports
 
 
 def test_every_top_level_import_of_the_app_and_its_pages_is_preloaded_but_ui_itself():

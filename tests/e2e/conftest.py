@@ -54,9 +54,9 @@ def start_server(command: list[str]) -> subprocess.Popen:
 
 
 def streamlit_command(port: int) -> list[str]:
-    """``streamlit run app.py`` on 127.0.0.1:``port``, headless, through ``python -m ui.server`` (as ``make run``)."""
+    """``streamlit run app.py`` on 127.0.0.1:``port``, headless, through ``python -m ui._server`` (as ``make run``)."""
     server = ["--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"]
-    return [sys.executable, "-m", "ui.server", *server]
+    return [sys.executable, "-m", "ui._server", *server]
 
 
 def stop_server(proc: subprocess.Popen) -> None:

@@ -1,4 +1,4 @@
-"""``python -m ui.server [streamlit options]``: ``streamlit run app.py`` with the pages' modules imported first.
+"""``python -m ui._server [streamlit options]``: ``streamlit run app.py`` with the pages' modules imported first.
 
 Streamlit runs app.py, and so imports what its pages import, on the first visit: a fresh server's first page
 would also pay for importing the planner (its pydantic models, the store's SQLAlchemy, pandas, plotly: one to
@@ -6,7 +6,7 @@ two seconds of CPU). This launcher imports every module app.py and the page scri
 level (read from their source, so a new page needs nothing here; ui's own small helpers aside) before the server
 listens: the imports are
 part of the server's start, and the first page only renders. Options are ``streamlit run``'s, e.g.
-``python -m ui.server --server.port 8501 --server.headless true``.
+``python -m ui._server --server.port 8501 --server.headless true``.
 """
 
 from __future__ import annotations
