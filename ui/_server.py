@@ -5,7 +5,8 @@ would also pay for importing the planner (its pydantic models, the store's SQLAl
 two seconds of CPU). This launcher imports every module app.py and the page scripts in ui/ import at their top
 level (read from their source, so a new page needs nothing here; ui's own small helpers aside) before the server
 listens: the imports are
-part of the server's start, and the first page only renders. Options are ``streamlit run``'s, e.g.
+part of the server's start, and the first page only renders. The catalog's facts of every model are computed
+then too (:func:`warm_data`). Options are ``streamlit run``'s, e.g.
 ``python -m ui._server --server.port 8501 --server.headless true``.
 """
 
@@ -41,8 +42,18 @@ def preload() -> None:
         importlib.import_module(name)
 
 
+def warm_data() -> None:
+    """Compute what every visitor's first page reads from the data folder: the catalog's facts of every model
+    (remembered by the core, planner/catalog/model_facts.py)."""
+    from planner.catalog import list_models, model_facts  # noqa: PLC0415 (after the preload's sys.path)
+
+    for spec in list_models():
+        model_facts(spec)
+
+
 def main(argv: list[str]) -> None:
     preload()
+    warm_data()
     from streamlit.web import cli  # noqa: PLC0415 (after the preload, as `streamlit run` would import it)
 
     sys.argv = ["streamlit", "run", str(APP), *argv]
