@@ -248,6 +248,8 @@ def main(argv: list[str]) -> int:
                         print(_row("fleet: node type added (8x-b200-180gb)", *_add_node(page, server, "8x-b200-180gb")))
                         print(_row("fleet: PDF built on click", *_pdf(page, server)), flush=True)
                     context.close()
+                except TimeoutError as exc:  # a busy machine: the rest of the bench still runs
+                    print(f"  {name}: {exc}", flush=True)
                 finally:
                     server.stop()
             if "fleet" in args.pages:
