@@ -23,4 +23,4 @@ USER planner
 
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health')"
-CMD ["streamlit", "run", "app.py", "--server.address", "0.0.0.0", "--server.port", "8501", "--server.headless", "true"]
+CMD ["python", "-m", "ui._server", "--server.address", "0.0.0.0", "--server.port", "8501", "--server.headless", "true"]

@@ -22,7 +22,7 @@ $(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.runtime-installed
 
 ## run: start the Streamlit app on http://localhost:$(PORT) with the embedded catalog
 run: $(VENV)/.runtime-installed
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
+	$(PY) -m ui._server --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
 
 ## chromium: Debian's Chromium for browser tests and static chart export (root only, when missing)
 chromium:

@@ -12,13 +12,15 @@ For every page registered in app.py, ``N`` samples (default 20, ``python -m benc
 a fresh AppTest session opens the app, switches to the page and renders it (first render), then reruns it
 unchanged (rerun). "cold" clears Streamlit's caches and the planner's data caches before each sample (a
 server's first visitor); "warm" keeps them (every later visitor). The median and the slowest sample are
-printed per page, in milliseconds. Imports are paid once per process and are not in any figure.
+printed per page, in milliseconds, with the median CPU time of the script thread (ui/_timing.py), which the
+machine's other work does not inflate. Imports are paid once per process and are not in any figure.
 ``--pages sizing,fleet`` times only those pages; ``--warm`` only the warm samples (a server's later visitors).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import statistics
@@ -32,13 +34,21 @@ from streamlit.testing.v1 import AppTest
 
 from planner import Scenario, validation
 from planner.facts import clear_caches
+from ui._timing import LOG_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = ["sizing", "catalog", "performance", "draft_selection", "fleet", "validation", "saved"]
 
 
-def _sample(page: str, cold: bool) -> tuple[float, float]:
-    """(first render, rerun) of ``page`` in a new session, seconds."""
+def _last_run_cpu_s() -> float:
+    """CPU seconds of the script thread in the last logged run (ui/_timing.py), whatever else the machine runs."""
+    lines = Path(os.environ[LOG_ENV]).read_text(encoding="utf-8").splitlines()
+    runs = [e for e in map(json.loads, lines) if e["kind"] == "run"]
+    return runs[-1]["cpu_seconds"] if runs else float("nan")
+
+
+def _sample(page: str, cold: bool) -> tuple[float, float, float, float]:
+    """(first render, rerun) of ``page`` in a new session: wall seconds, then the script thread's CPU seconds."""
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     if page != "sizing":
         at.run()  # the default page registers the navigation; the switch below is the page's first render
@@ -49,12 +59,12 @@ def _sample(page: str, cold: bool) -> tuple[float, float]:
         clear_caches()
     start = time.perf_counter()
     at.run()
-    first = time.perf_counter() - start
+    first, first_cpu = time.perf_counter() - start, _last_run_cpu_s()
     if at.exception:
         raise SystemExit(f"{page}: {at.exception[0].value}")
     start = time.perf_counter()
     at.run()
-    return first, time.perf_counter() - start
+    return first, time.perf_counter() - start, first_cpu, _last_run_cpu_s()
 
 
 def _seeded_store() -> Path:
@@ -74,6 +84,7 @@ def main(argv: list[str]) -> int:
     for name in [n for n in logging.root.manager.loggerDict if n.startswith("streamlit")]:
         logging.getLogger(name).setLevel(logging.ERROR)
     os.environ["PLANNER_STORE_PATH"] = str(_seeded_store())  # never the user's store
+    os.environ[LOG_ENV] = tempfile.mkstemp(prefix="bench-app-runs-", suffix=".jsonl")[1]  # each run's CPU time
     parser = argparse.ArgumentParser(prog="python -m bench.app_timing")
     parser.add_argument("samples", nargs="?", type=int, default=20)
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time")
@@ -96,17 +107,18 @@ def main(argv: list[str]) -> int:
     samples, pages = args.samples, [p for p in args.pages.split(",") if p]
     modes = (False,) if args.warm else (True, False)
     _sample("sizing", cold=False)  # imports and Streamlit's own start-up, paid once per process
-    print(f"AppTest server-side render time per page, ms: median (max) of {samples} samples")
+    print(f"AppTest server-side render time per page, ms: median (max) of {samples} samples; wall, then the")
+    print("script thread's CPU time (what the render costs, whatever else the machine runs)")
     heads = [f"{mode} {part}" for mode in ("cold" if m else "warm" for m in modes) for part in ("first", "rerun")]
-    print(f"{'page':<16} " + " ".join(f"{h:>16}" for h in heads))
+    print(f"{'page':<16} " + " ".join(f"{h:>22}" for h in heads))
     for page in pages:
         cells = []
         for cold in modes:
             runs = [_sample(page, cold) for _ in range(samples)]
             for part in (0, 1):
-                values = [r[part] * 1e3 for r in runs]
-                cells.append(f"{statistics.median(values):8.0f} ({max(values):5.0f})")
-        print(f"{page:<16} " + " ".join(f"{c:>16}" for c in cells), flush=True)
+                wall, cpu = ([r[i] * 1e3 for r in runs] for i in (part, part + 2))
+                cells.append(f"{statistics.median(wall):6.0f} ({max(wall):5.0f}) {statistics.median(cpu):6.0f}")
+        print(f"{page:<16} " + " ".join(f"{c:>22}" for c in cells), flush=True)
     return 0
 
 

@@ -4,15 +4,22 @@ Workload defaults (batch, prompt and output lengths) live with their source in `
 UI values derived from these (τ and ρ at the default α and K) are computed with :mod:`planner.acceptance_math`,
 never stored.
 
->>> NUM_SPECULATIVE_TOKENS, ACCEPTANCE_ALPHA
-(5, 0.8)
+>>> NUM_SPECULATIVE_TOKENS, ACCEPTANCE_ALPHA, SELECTION_BATCH_SIZE
+(5, 0.8, 1)
 """
 
 from __future__ import annotations
 
 #: Draft length K: the value vLLM's speculative-decoding examples use (``num_speculative_tokens: 5``,
-#: https://docs.vllm.ai/en/latest/features/spec_decode.html).
+#: https://docs.vllm.ai/en/latest/features/spec_decode.html). The default for every speculator kind, an MTP module
+#: included (vLLM runs an MTP module's layers again for any K that is a multiple of their count, and DeepSeek-V3 ships
+#: one: vllm/config.py SpeculativeConfig, n_predict), on every page, command and export alike.
 NUM_SPECULATIVE_TOKENS = 5
+
+#: Batch size Draft Selection and ``python -m planner matrix`` rank drafts at: the speed rules' default workload
+#: batch (``data/speculation_rules.json``: batch 1 is the latency setting speculative-decoding papers report first,
+#: Leviathan et al. 2023, https://arxiv.org/abs/2211.17192), so a draft's ranked speedup is the Performance page's.
+SELECTION_BATCH_SIZE = 1
 
 #: Per-token acceptance α assumed for a well-matched draft when nothing is measured: Leviathan et al. (2023)
 #: report α of about 0.6-0.9 for same-family drafts (Table 3, https://arxiv.org/abs/2211.17192).

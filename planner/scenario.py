@@ -45,7 +45,7 @@ from planner.catalog.lookup import (
 )
 from planner.catalog.schemas import ModelSpec
 from planner.decisions.fleet import SLO_PRESETS, Traffic
-from planner.defaults import ACCEPTANCE_ALPHA
+from planner.defaults import ACCEPTANCE_ALPHA, SELECTION_BATCH_SIZE
 from planner.deployment import Deployment, Engine
 from planner.engines.profiles import engine_profile
 from planner.errors import PlannerError, first_pydantic_error
@@ -123,7 +123,7 @@ class Scenario(BaseModel):
     fleet_usd_per_gpu_hour: float = Field(default=0.0, **bounds_of("fleet_usd_per_gpu_hour"), allow_inf_nan=False)
     # Page inputs that travel in the link too: Draft Selection's batch to rank at and its one assumed α
     # (used when ``selection_assume_alpha``; otherwise each pair's own), and the Catalog's search box.
-    selection_batch_size: int = Field(default=8, **bounds_of("selection_batch_size"))
+    selection_batch_size: int = Field(default=SELECTION_BATCH_SIZE, **bounds_of("selection_batch_size"))
     selection_assume_alpha: bool = False
     selection_alpha: float = Field(default=ACCEPTANCE_ALPHA, **bounds_of("selection_alpha"), allow_inf_nan=False)
     catalog_query: str = Field(default="", max_length=MAX_SEARCH_CHARS)

@@ -1,7 +1,7 @@
 """UI-only helpers of the Performance page: the workload widgets and the cached core call.
 
-Nothing here computes a formula: the widgets gather a ``SpeedWorkload`` and ``cached_speed_report``
-calls ``planner.speed.estimate.speed_report`` once per distinct (deployment, workload).
+Nothing here computes a formula: the widgets gather a ``SpeedWorkload`` and ``speed_report_in_background``
+calls ``planner.speed.estimate.speed_report`` once per distinct (deployment, workload), off the script thread.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.speed import RateSweep, SpeedReport, SpeedWorkload, rate_sweep, speculation_rules, speed_report
+from ui._background import result_or_progress, server_jobs
 from ui._scenario import bind
 
 ACCEPTANCE_MODES = {
@@ -20,9 +21,28 @@ ACCEPTANCE_MODES = {
 }
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def cached_speed_report(dep, workload: SpeedWorkload) -> SpeedReport:
-    return speed_report(dep, workload)
+def speed_report_in_background(dep, workload: SpeedWorkload) -> tuple[SpeedReport, dict] | None:
+    """``speed_report(dep, workload)`` and its four charts (by name), computed once per (deployment, workload) in
+    the background under a progress bar (ui/_background.py); None while the work runs."""
+
+    def work(job):
+        from planner.reports import charts  # noqa: PLC0415 (plotly: with the first estimate, off the script thread)
+
+        job.advance("Estimating the speedup...")
+        report = speed_report(dep, workload)
+        figures = {}
+        if report.runnable.ok:  # a workload that cannot run gets no figure
+            est = report.estimate
+            figures = {
+                "heatmap": charts.speedup_heatmap(report.grid, est.alpha, est.k),
+                "batch": charts.batch_speedup_chart(report.sweep),
+                "break_even": charts.break_even_chart(report.sweep),
+                "latency": charts.latency_chart(est),
+            }
+        return report, figures
+
+    key = ("performance", dep.model_dump_json(), workload.model_dump_json())
+    return result_or_progress(server_jobs().start(key, work, steps=1), "Estimating the speedup")
 
 
 @st.cache_data(show_spinner="Simulating the replica...", max_entries=16)

@@ -5,7 +5,8 @@ Once the first page of a freshly started server is on screen, one background thr
 asks the core for the default scenario's plan, which leaves every simulated run in the core's cache
 (planner/speed/step_cache.py); a visitor who then opens Fleet & Quote gets the plan from those runs. It
 starts a few seconds after the first render so that it never slows that render down, and only in a real
-browser session (never under AppTest). A failure is silent: the page computes the plan itself.
+browser session (never under AppTest), and not while a page's own work runs in the background (a visitor who
+opened Fleet & Quote directly is computing it already). A failure is silent: the page computes the plan itself.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import streamlit as st
 
 from planner import Scenario, get_model, get_node
 from planner.decisions import plan_fleet
+from ui._background import Jobs, server_jobs
 from ui._common import fleet_engine, scenario_link
 from ui._timing import timed
 
@@ -25,8 +27,10 @@ from ui._timing import timed
 START_DELAY_S = 3.0
 
 
-def _plan_default_fleet() -> None:
+def _plan_default_fleet(jobs: Jobs) -> None:
     time.sleep(START_DELAY_S)
+    if jobs.running():  # a visitor's own work (ui/_background.py) goes first: it would share the CPU with this
+        return
     scenario = Scenario()
     with timed("warm-up", "fleet"), contextlib.suppress(Exception):  # the Fleet page computes the plan itself
         method = scenario.method
@@ -44,7 +48,7 @@ def _plan_default_fleet() -> None:
 
 @st.cache_resource(show_spinner=False)
 def _started() -> threading.Thread:
-    thread = threading.Thread(target=_plan_default_fleet, daemon=True, name="planner-warm-up")
+    thread = threading.Thread(target=_plan_default_fleet, args=(server_jobs(),), daemon=True, name="planner-warm-up")
     thread.start()
     return thread
 

@@ -8,6 +8,7 @@ from planner.input_types import INPUT_BOUNDS
 from planner.pairs import check_pair, load_tokenizer_vocab
 from planner.reports import VALUE_LABELS, plain_text, screen_table
 from planner.reports.charts import speedup_vs_kv_scatter
+from ui._background import result_or_progress, server_jobs
 from ui._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, shown_table, upload_bytes
 from ui._frame import ensure_app_frame
 from ui._scenario import bind, current_scenario, imported_models, lookup_model, scenario_deployment
@@ -20,13 +21,19 @@ st.caption(
 )
 
 
-@st.cache_data(show_spinner="Ranking drafts...", max_entries=32)
-def _ranked(scenario_json: str, batch_size: int, alpha: float | None, extra: tuple[tuple[str, str], ...], _dep):
-    """The matrix, its table as shown and its chart, keyed by the inputs' JSON (the scenario, the batch, α and the
-    imported models' ids and config fingerprints); ``_dep`` is the scenario's deployment (not hashed)."""
+def _ranked(scenario_json: str, batch_size: int, alpha: float | None, extra: tuple[tuple[str, str], ...], dep):
+    """The matrix, its table as shown and its chart, computed in the background (ui/_background.py) once per
+    inputs' JSON (the scenario, the batch, α and the imported models' ids and config fingerprints); None while the
+    work runs (a progress bar is drawn)."""
     drafts = [imported_models()[i] for i, _ in extra if i in imported_models()]
-    matrix = decision_matrix(_dep, batch_size=batch_size, alpha=alpha, extra_drafts=drafts)
-    return matrix, screen_table(matrix_table(matrix), "matrix"), speedup_vs_kv_scatter(matrix)
+
+    def work(job):
+        job.advance("Ranking drafts...")
+        matrix = decision_matrix(dep, batch_size=batch_size, alpha=alpha, extra_drafts=drafts)
+        return matrix, screen_table(matrix_table(matrix), "matrix"), speedup_vs_kv_scatter(matrix)
+
+    job = server_jobs().start(("draft_selection", scenario_json, batch_size, alpha, extra), work, steps=1)
+    return result_or_progress(job, "Ranking drafts")
 
 
 dep = scenario_deployment()
@@ -57,8 +64,9 @@ if ranked is not None:
     top = matrix.rows[0] if matrix.rows else None
     if top is not None and top.verdict != "incompatible" and top.fits:
         st.success(
-            f"Best draft: {plain_text(top.draft)} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size} "
-            f"({top.speedup_batch_1:.2f}x at batch 1), α {top.alpha:.2f} "
+            f"Best draft: {plain_text(top.draft)} — predicted {top.speedup_at_batch:.2f}x at batch {matrix.batch_size}"
+            + (f" ({top.speedup_batch_1:.2f}x at batch 1)" if matrix.batch_size != 1 else "")
+            + f", α {top.alpha:.2f} "
             f"({plain_text(VALUE_LABELS.get(top.alpha_source, top.alpha_source))}), "
             f"speed verdict: {VALUE_LABELS.get(top.speed_verdict, top.speed_verdict)}.",
             icon="✅",

@@ -11,6 +11,7 @@ from planner.decisions import Traffic, plan_fleet
 from planner.launch import quoted_deployment
 from planner.reports import misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
+from ui._background import browser_session, result_or_progress, server_jobs
 from ui._common import export_buttons, fleet_engine, guarded, scenario_link
 from ui._frame import ensure_app_frame
 from ui._launch import launch_section
@@ -62,26 +63,13 @@ price = st.number_input(
 )
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _plan(target_id, speculator, traffic, node_list, engine, kv_dtype):
-    """``speculator``: (draft id or None, draft-free method or None)."""
-    draft_id, method = speculator
-    target = lookup_model(target_id)
-    draft = lookup_model(draft_id) if draft_id else None
-    nodes = [get_node(n) for n in node_list]
-    return plan_fleet(target, nodes, traffic, draft=draft, method=method, engine=engine, kv_dtype=kv_dtype)
-
-
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _views(target_id, speculator, traffic, node_list, engine, kv_dtype):
-    """The page's tables and chart of one plan, built once (read-only; reruns reuse them)."""
-    plan = _plan(target_id, speculator, traffic, node_list, engine, kv_dtype)
-    pct = traffic.percentile
-    meeting = options_table(plan.meeting, pct) if plan.meeting else None
+def _views(plan, percentile):
+    """The page's tables and chart of one plan (computed with the plan, off the script thread)."""
+    meeting = options_table(plan.meeting, percentile) if plan.meeting else None
     return (
         meeting.parts()[0][1].formatted() if meeting else None,
         meeting.formatted() if meeting else None,
-        misses_table(plan.missing, pct).formatted() if plan.missing else None,
+        misses_table(plan.missing, percentile).formatted() if plan.missing else None,
         cost_by_node(plan.quotes) if plan.quotes else None,
     )
 
@@ -116,28 +104,35 @@ key = (
 
 
 def _planned(key):
-    """``_plan(*key)``; the first time in a session, node type by node type under a progress bar.
+    """The plan of ``key`` and its views, computed in the background (ui/_background.py) under a progress bar.
 
-    Each node type's plan leaves its simulated runs in the core's cache (planner.speed.step_cache), so the
-    plan of all of them that follows reuses them; a node type that fails here fails again, with its reason,
-    in that plan.
+    Node type by node type first: each one's plan leaves its simulated runs in the core's cache
+    (planner.speed.step_cache), so the plan of all of them that follows reuses them (a node type that fails
+    here fails again, with its reason, in that plan). None while the work runs.
     """
-    nodes, planned, marker = key[3], st.session_state.setdefault("fleet_planned", set()), repr(key)
-    if marker not in planned and len(nodes) > 1:
-        bar = st.progress(0.0)
-        for done, node in enumerate(nodes):
-            bar.progress(done / len(nodes), text=f"Sizing fleets on {node} ({done + 1} of {len(nodes)})...")
-            with contextlib.suppress(PlannerError):
-                _plan(*key[:3], (node,), *key[4:])
-        bar.empty()
-    plan = _plan(*key)
-    if len(planned) >= 64:  # a session's record of plans it has seen, bounded
-        planned.clear()
-    planned.add(marker)
-    return plan
+    target_id, (draft_id, method), traffic, node_list, engine, kv_dtype = key
+    target, draft = lookup_model(target_id), lookup_model(draft_id) if draft_id else None
+    nodes = [get_node(n) for n in node_list]
+    fields = {"draft": draft, "method": method, "engine": engine, "kv_dtype": kv_dtype}
+
+    def work(job):
+        if len(nodes) > 1:
+            for done, node in enumerate(nodes):
+                job.advance(f"Sizing fleets on {node.id} ({done + 1} of {len(nodes)})...")
+                with contextlib.suppress(PlannerError):
+                    plan_fleet(target, [node], traffic, **fields)
+                job.step_done()
+        job.advance("Pricing the options...")
+        plan = plan_fleet(target, nodes, traffic, **fields)
+        return plan, _views(plan, traffic.percentile)
+
+    models = tuple(m.model_dump_json() if m else None for m in (target, draft))  # an imported model by its config
+    job = server_jobs().start((repr(key), models), work, steps=len(nodes) + 1)
+    return result_or_progress(job, "Sizing fleets")
 
 
-plan = guarded(lambda: _planned(key)) if key else None
+planned = guarded(lambda: _planned(key)) if key else None
+plan, views = planned if planned is not None else (None, None)
 if not chosen:
     st.info("Pick at least one node type.")
 if plan is not None:
@@ -155,7 +150,7 @@ if plan is not None:
         st.info(plain_text("Separately, the node type: " + plan.hardware_note + "."), icon="🖥️")
     if plan.alpha_basis and plan.alpha_basis != "no speculation":
         st.caption(plain_text("Acceptance: " + plan.alpha_basis + "."))
-    decisive, details, misses, figure = _views(*key)
+    decisive, details, misses, figure = views
     if decisive is not None:
         best = plan.recommended.option
         st.caption(
@@ -201,6 +196,8 @@ if plan is not None:
     def build_report():
         return quote_report(scenario.target, speculator_label, plan, scenario_link=link, launch=launched)
 
+    if browser_session():  # the document's charts drawn ahead of the first download click, off the script thread
+        server_jobs().start((repr(key), "charts"), lambda job: build_report().chart_images(), steps=1)
     export_buttons(build_report, "quote", "fleet")
     if plan.recommended is not None:
         launch_section(launched, None, "fleet", title=f"Launch the recommended option ({plan.recommended.label})")

@@ -7,7 +7,7 @@ from planner.speed import calibration_summary, speed_source, workload_for
 from ui._common import cached_chart, guarded
 from ui._frame import ensure_app_frame
 from ui._scenario import scenario_deployment
-from ui._speed_common import cached_rate_sweep, cached_speed_report, workload_fields
+from ui._speed_common import cached_rate_sweep, speed_report_in_background, workload_fields
 
 ensure_app_frame()
 st.title("Performance")
@@ -37,7 +37,8 @@ if dep is not None:
                     f"{plain_text(for_customers(detail))})."
                 )
             )
-        report = guarded(lambda: cached_speed_report(dep, workload)) if workload else None
+        done = guarded(lambda: speed_report_in_background(dep, workload)) if workload else None
+        report, figures = done if done is not None else (None, {})
 
 if report is not None and not report.runnable.ok:
     # a workload that cannot run gets no verdict and no speed figure: the reasons and the fixes that work
@@ -87,14 +88,14 @@ if report is not None:
 
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(cached_chart("speedup_heatmap", key, report.grid, est.alpha, est.k), key="perf_heatmap")
+        st.plotly_chart(figures["heatmap"], key="perf_heatmap")
     with right:
-        st.plotly_chart(cached_chart("batch_speedup_chart", key, report.sweep), key="perf_batch_chart")
+        st.plotly_chart(figures["batch"], key="perf_batch_chart")
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(cached_chart("break_even_chart", key, report.sweep), key="perf_break_even")
+        st.plotly_chart(figures["break_even"], key="perf_break_even")
     with right:
-        st.plotly_chart(cached_chart("latency_chart", key, est), key="perf_latency")
+        st.plotly_chart(figures["latency"], key="perf_latency")
 
     with st.expander("Assumptions: the engine speed profile and its calibration"):
         st.write(f"Engine speed profile **{est.profile}**, calibrated against the public measurements below.")

@@ -8,6 +8,7 @@ from planner.catalog import SPECULATOR_KINDS
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import get_gpu, get_node
 from planner.cli.common import catalog_name, fraction, input_of, path_arg, positive_float, positive_int
+from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.deployment import ENGINES, Deployment
 from planner.engines.names import find_engine_id
 from planner.errors import InputError
@@ -79,7 +80,7 @@ def add_deployment_args(parser: argparse.ArgumentParser, *, draft: bool = True) 
         dest="k",
         type=input_of("k"),
         default=None,
-        help="draft length K (default 5)",
+        help=f"draft length K (default {NUM_SPECULATIVE_TOKENS}, for every speculator kind)",
     )
     parser.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs")
     parser.add_argument(

@@ -10,6 +10,7 @@ from planner.acceptance_math import check_alpha
 from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, deployment_from_args
 from planner.decisions import decision_matrix, matrix_table
+from planner.defaults import SELECTION_BATCH_SIZE
 
 
 def _alpha(text: str) -> float:
@@ -26,7 +27,12 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("matrix", help="rank candidate drafts for a target on a node")
     add_deployment_args(parser, draft=False)
     parser.add_argument("--alpha", type=_alpha, help="assume this acceptance rate for every pair (default: per pair)")
-    parser.add_argument("--batch-size", type=positive_int, default=1, help="batch size to rank at (default 1)")
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=SELECTION_BATCH_SIZE,
+        help=f"batch size to rank at (default {SELECTION_BATCH_SIZE}, as Draft Selection)",
+    )
     parser.add_argument("--prompt-tokens", type=positive_int, default=1024)
     parser.add_argument("--output-tokens", type=positive_int, default=128)
     add_json_flag(parser)

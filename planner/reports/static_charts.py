@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import json
 import os
 import shutil
 import threading
@@ -168,6 +169,12 @@ def _draw_anyhow(figures: list[go.Figure], browser: str) -> list[bytes]:
         return box["images"]
 
 
+def _figure_key(figure: Any) -> str:
+    """A figure's identity for the SVG cache: its JSON (every trace and layout field) and the print size."""
+    text = figure.to_json() if hasattr(figure, "to_json") else json.dumps(figure, sort_keys=True, default=str)
+    return f"{CHART_WIDTH_PX}x{DEFAULT_CHART_HEIGHT_PX}:{text}"
+
+
 def figures_to_svg(figures: list[Any]) -> tuple[list[str], str | None]:
     """SVG text of each figure, or ``([], reason)`` when they cannot be drawn here.
 
@@ -182,11 +189,12 @@ def figures_to_svg(figures: list[Any]) -> tuple[list[str], str | None]:
         import kaleido  # noqa: F401, PLC0415
     except ImportError:
         return [], "charts are not drawn: static images need kaleido (pip install kaleido)"
-    styled = [_styled(figure) for figure in figures]
-    keys = [f"{_opts(fig)}{fig.to_json()}" for fig in styled]
+    # remembered by the figure as given (styling a copy for print costs more than the lookup): a document exported
+    # again, in another format or by another visitor, draws nothing and styles nothing
+    keys = [_figure_key(figure) for figure in figures]
     with _SVGS_LOCK:
         known = {key: _SVGS[key] for key in keys if key in _SVGS}
-    missing = [fig for fig, key in zip(styled, keys, strict=True) if key not in known]
+    missing = [_styled(fig) for fig, key in zip(figures, keys, strict=True) if key not in known]
     if missing:
         try:
             drawn = _draw_anyhow(missing, browser)

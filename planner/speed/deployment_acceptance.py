@@ -57,7 +57,7 @@ def workload_for(deployment: Deployment, *, task: str | None = None, **fields) -
 
     No acceptance figure given: α is the speculator's own (:func:`deployment_acceptance`: measured, published
     or the prior of its kind, n-gram and MTP included), never one α for every speculator. No ``k`` given: the
-    deployment's K (the sidebar's, ``--num-speculative-tokens``; one per MTP layer for MTP), so the verdict is
+    deployment's K (the sidebar's, ``--num-speculative-tokens``; the same default for every kind), so the verdict is
     read at the K the user serves with and the optimal K is reported beside it. Returns (workload, source,
     detail).
 

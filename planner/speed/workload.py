@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from planner import acceptance_math as spec
 from planner.catalog.schemas import SpeculatorKind
-from planner.catalog.speculators import mtp_layer_count
 from planner.deployment import Deployment
 from planner.errors import InputError, first_pydantic_error
 from planner.speed.drafting import DraftShape, Verification
@@ -72,12 +71,9 @@ class SpeedWorkload(BaseModel):
         return self
 
     def resolved_k(self, deployment: Deployment) -> int:
-        """K as given, else one token per MTP layer for an MTP module, else the deployment's K."""
-        if self.k is not None:
-            return self.k
-        if deployment.speculative_method == "mtp":
-            return mtp_layer_count(deployment.target)
-        return deployment.num_speculative_tokens
+        """K as given, else the deployment's K (``planner.defaults.NUM_SPECULATIVE_TOKENS`` unless set), for every
+        speculator kind, an MTP module included: one default K for every page and command."""
+        return self.k if self.k is not None else deployment.num_speculative_tokens
 
     def draft_shape(self, method: SpeculatorKind, k: int, verification: Verification | None = None) -> DraftShape:
         """How ``method`` drafts and verifies at draft length (tree depth) ``k`` under this workload.

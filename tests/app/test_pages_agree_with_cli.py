@@ -3,11 +3,13 @@ same headline figures, for every speculator kind (draft model, EAGLE and EAGLE-3
 with figures (Sizing, Performance, Draft Selection, Fleet & Quote).
 
 Each case is one scenario: its link (the page reads it like a shared link) and the same inputs as CLI flags, each
-input left at its default on both sides unless the case sets it.
+input left at its default on both sides unless the case sets it: a flag is passed only where the scenario differs
+from its default, so the pages' and the commands' defaults (``planner/defaults.py``) are compared too.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import html
 import io
@@ -19,9 +21,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from planner.cli import main
+from planner.cli.deployment_args import add_deployment_args
+from planner.cli.matrix_cmd import register
+from planner.defaults import NUM_SPECULATIVE_TOKENS, SELECTION_BATCH_SIZE
+from planner.deployment import Deployment
 from planner.reports import whole_requests
 from planner.reports.escaping import ZERO_WIDTH_SPACE
 from planner.scenario import Scenario
+from planner.speed import speculation_rules
 from tests.app.conftest import REPO
 
 L40S, H100, H100X8, H200X8 = "1x-l40s-48gb", "1x-h100-sxm-80gb", "8x-h100-sxm-80gb", "8x-h200-sxm-141gb"
@@ -40,7 +47,9 @@ class Case:
 
 def _deployment_flags(s: Scenario) -> list[str]:
     flags = ["--target", s.target, "--node", s.node, "--tp", str(s.tp), "--pp", str(s.pp)]
-    flags += ["--max-model-len", str(s.max_model_len), "--num-speculative-tokens", str(s.k)]
+    flags += ["--max-model-len", str(s.max_model_len)]
+    if s.k != Scenario().k:  # the default K (every speculator kind, MTP included) is left to the command
+        flags += ["--num-speculative-tokens", str(s.k)]
     flags += ["--engine", s.engine, "--kv-dtype", s.kv_dtype]
     if s.dtype:
         flags += ["--dtype", s.dtype]
@@ -77,12 +86,14 @@ CASES = {
     "size-8b-ngram": Case("sizing", {"target": LLAMA8, "method": "ngram", "node": L40S, "tp": 1}),
     "size-8b-eagle3": Case("sizing", {"target": LLAMA8, "draft": EAGLE3, "node": H100, "tp": 1}),
     # Draft Selection: the winner and its speedup at the batch ranked at
-    "select-70b": Case("draft_selection", {"draft": None}, ("--batch-size", "8")),
-    "select-8b-l40s": Case("draft_selection", {"target": LLAMA8, "node": L40S, "tp": 1}, ("--batch-size", "8")),
+    "select-70b": Case("draft_selection", {"draft": None}),
+    "select-8b-l40s-batch8": Case(
+        "draft_selection", {"target": LLAMA8, "node": L40S, "tp": 1}, ("--batch-size", "8"), {"selection_batch": 8}
+    ),
     "select-8b-l40s-one-alpha": Case(
         "draft_selection",
         {"target": LLAMA8, "node": L40S, "tp": 1},
-        ("--batch-size", "8", "--alpha", "0.8"),
+        ("--alpha", "0.8"),
         {"selection_assume": True},
     ),
     # Fleet & Quote: the headline (node type, nodes, GPUs, cost), at the pair's own α
@@ -162,7 +173,9 @@ def _draft_selection(case: Case, s: Scenario, at: AppTest) -> None:
     cli = _cli(["matrix", *flags, *case.flags])
     top = cli["rows"][0]
     best = at.success[0].value
-    assert best.startswith(f"Best draft: {top['draft']} — predicted {top['speedup_at_batch']:.2f}x at batch 8")
+    batch = 8 if "--batch-size" in case.flags else Scenario().selection_batch_size
+    assert cli["batch_size"] == batch  # the command's default batch is the page's
+    assert best.startswith(f"Best draft: {top['draft']} — predicted {top['speedup_at_batch']:.2f}x at batch {batch}")
     if "--alpha" in case.flags:
         assert top["method"] != "ngram"  # one assumed α for learned drafts never makes free lookup the winner
 
@@ -204,3 +217,15 @@ def test_the_cases_cover_every_speculator_kind_and_every_page_with_figures():
     }  # fmt: skip
     assert kinds == {"ngram", "mtp", "eagle3", "eagle", "draft_model"}
     assert {c.page for c in CASES.values()} == set(CHECKS)
+
+
+def test_every_view_takes_its_defaults_from_one_table():
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    matrix_defaults = parser.parse_args(["matrix", "--target", "Llama-3.1-8B", "--node", H100])
+    assert Scenario().selection_batch_size == matrix_defaults.batch_size == SELECTION_BATCH_SIZE
+    assert speculation_rules().default_workload.batch_size == SELECTION_BATCH_SIZE  # the Performance page's batch
+    assert Scenario().k == Deployment.model_fields["num_speculative_tokens"].default == NUM_SPECULATIVE_TOKENS
+    deployment_flags = argparse.ArgumentParser()
+    add_deployment_args(deployment_flags)
+    assert deployment_flags.parse_args(["--target", "x", "--node", H100]).k is None  # unset: the deployment's default K

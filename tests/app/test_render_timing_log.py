@@ -26,7 +26,7 @@ def test_each_timed_block_appends_one_line_even_when_it_raises(tmp_path, monkeyp
         raise RuntimeError("stopped")
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(e["kind"], e["name"]) for e in lines] == [("run", "fleet"), ("export", "pdf")]
-    assert all(e["seconds"] >= 0 and e["start"] > 0 for e in lines)
+    assert all(e["seconds"] >= 0 and e["cpu_seconds"] >= 0 and e["start"] > 0 for e in lines)
 
 
 def test_an_app_run_logs_its_page(tmp_path, monkeypatch):

@@ -55,11 +55,12 @@ def start_server(command: list[str], env: dict[str, str] | None = None) -> subpr
 
 
 def streamlit_command(port: int, secrets_file: Path | None = None) -> list[str]:
-    """``streamlit run app.py`` on 127.0.0.1:``port``, headless, reading its secrets (sign-in) only from
-    ``secrets_file``: never a developer's own ``.streamlit/secrets.toml`` (None: no secrets, single-user)."""
+    """``streamlit run app.py`` on 127.0.0.1:``port``, headless, through ``python -m ui._server`` (as ``make run``),
+    reading its secrets (sign-in) only from ``secrets_file``: never a developer's own ``.streamlit/secrets.toml``
+    (None: no secrets, single-user)."""
     server = ["--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"]
     secrets = str(secrets_file or Path(tempfile.gettempdir()) / "planner-no-secrets" / "secrets.toml")
-    return [sys.executable, "-m", "streamlit", "run", "app.py", *server, "--secrets.files", secrets]
+    return [sys.executable, "-m", "ui._server", *server, "--secrets.files", secrets]
 
 
 def stop_server(proc: subprocess.Popen) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
+from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.deployment import Deployment
 from planner.memory import plan_memory
 from planner.memory.types import COMPONENT_LABELS
@@ -30,10 +31,11 @@ def test_alpha_is_the_speculators_own_for_every_kind(speculator):
     assert workload.k == dep.num_speculative_tokens  # the user's K, not the optimal one
 
 
-def test_mtp_defaults_to_one_token_per_layer_and_a_typed_alpha_wins():
+def test_mtp_takes_the_one_default_k_its_optimum_stays_within_its_layers_and_a_typed_alpha_wins():
     dep = Deployment.on_node(get_model("DeepSeek-V3"), get_node("8x-h200-sxm-141gb"), tp=8, method="mtp")
     workload, source, _ = workload_for(dep)
-    assert workload.k == 1 and source == "published"
+    assert workload.k == NUM_SPECULATIVE_TOKENS == dep.num_speculative_tokens and source == "published"
+    assert estimate_speed(dep, workload).optimal_k == 1  # DeepSeek-V3 ships one MTP layer
     typed, source, _ = workload_for(dep, alpha=0.5, k=3)
     assert (typed.alpha, typed.k, source) == (0.5, 3, "entered")
 

@@ -1,0 +1,51 @@
+"""Long page work in the background (ui/_background.py): one job per key shared by every asker, its error raised
+to every reader, finished jobs forgotten beyond the bound, running ones never."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from planner.errors import PlannerError
+from ui._background import Jobs
+
+
+def test_one_job_per_key_and_its_result_for_every_reader():
+    jobs, calls, release = Jobs(), [], threading.Event()
+
+    def work(job):
+        calls.append(1)
+        job.advance("working")
+        release.wait(30)
+        job.step_done()
+        return "plan"
+
+    first = jobs.start("key", work, steps=2)
+    assert jobs.start("key", work, steps=2) is first and jobs.running()
+    release.set()
+    assert first.result() == "plan" and first.result() == "plan"
+    assert calls == [1] and first.fraction == 0.5 and not jobs.running()
+
+
+def test_an_error_reaches_every_reader():
+    jobs = Jobs()
+
+    def work(job):
+        raise PlannerError("no node type fits this model", field="fleet_nodes")
+
+    job = jobs.start("bad", work, steps=1)
+    for _ in range(2):
+        with pytest.raises(PlannerError, match="no node type fits"):
+            job.result()
+
+
+def test_finished_jobs_are_forgotten_beyond_the_bound_and_running_ones_kept():
+    jobs, release = Jobs(maxsize=2), threading.Event()
+    slow = jobs.start("slow", lambda job: release.wait(30), steps=1)
+    for n in range(4):
+        jobs.start(n, lambda job, n=n: n, steps=1).result()
+    jobs.start("last", lambda job: 0, steps=1).result()
+    assert "slow" in jobs.entries and len(jobs.entries) <= 3
+    release.set()
+    assert slow.result() is True

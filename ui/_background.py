@@ -1,0 +1,130 @@
+"""Long core work off the script thread: a page asks for a result by key and draws a progress bar until it is in.
+
+A script run that waits for seconds of simulation holds the page (and, on a small server, the visitors behind
+it). Instead a page starts the work once per key in a background thread (``Jobs.start``: a second session, or the
+same session's next rerun, asking for the same key shares the running job), draws a progress bar that polls the
+job a few times a second (a fragment rerun, not the page's), and reruns the page when the result is in. The
+work is pure core calls (``planner`` never draws), so the thread needs no Streamlit context.
+
+Without a browser (AppTest, bare mode) nothing polls, so :func:`result_or_progress` waits
+for the result in the script run instead: tests see the finished page after one run.
+
+>>> jobs = Jobs()
+>>> job = jobs.start("k", lambda job: 6 * 7, steps=1)
+>>> job.result()
+42
+>>> jobs.start("k", lambda job: 0, steps=1) is job
+True
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import streamlit as st
+
+#: Finished jobs kept (their results are what a rerun draws); running ones are never dropped.
+MAX_JOBS = 32
+#: How often the progress bar asks the job whether it is done, seconds.
+POLL_S = 0.25
+
+
+class Job:
+    """One piece of work: its progress (steps done of ``steps``, with a label) and, once finished, its result or
+    its error (raised again to every reader)."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps = max(1, steps)
+        self.done_steps = 0
+        self.label = ""
+        self.finished = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def advance(self, label: str) -> None:
+        """Called by the work as it goes: one more step is starting, described by ``label``."""
+        self.label = label
+
+    def step_done(self) -> None:
+        self.done_steps = min(self.steps, self.done_steps + 1)
+
+    @property
+    def fraction(self) -> float:
+        return self.done_steps / self.steps
+
+    def result(self) -> Any:
+        """Wait for the work; its value, or its error raised again."""
+        self.finished.wait()
+        if self.error is not None:
+            raise self.error.with_traceback(None)
+        return self.value
+
+
+class Jobs:
+    """A bounded, thread-safe table of jobs by key, shared by every session of a server."""
+
+    def __init__(self, maxsize: int = MAX_JOBS) -> None:
+        self.maxsize = maxsize
+        self.entries: OrderedDict[Hashable, Job] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def start(self, key: Hashable, work: Callable[[Job], Any], steps: int) -> Job:
+        """The job of ``key``: the one already started, else ``work(job)`` started now in a daemon thread."""
+        with self.lock:
+            job = self.entries.get(key)
+            if job is not None:
+                self.entries.move_to_end(key)
+                return job
+            job = self.entries[key] = Job(steps)
+            finished = [k for k, j in self.entries.items() if j.finished.is_set()]
+            for old in finished[: max(0, len(self.entries) - self.maxsize)]:
+                del self.entries[old]
+
+        def run() -> None:
+            try:
+                job.value = work(job)
+            except BaseException as exc:  # raised again to whoever reads the result
+                job.error = exc
+            finally:
+                job.finished.set()
+
+        threading.Thread(target=run, daemon=True, name="planner-page-work").start()
+        return job
+
+    def running(self) -> bool:
+        """Whether any job is still working."""
+        with self.lock:
+            return any(not job.finished.is_set() for job in self.entries.values())
+
+
+@st.cache_resource(show_spinner=False)
+def server_jobs() -> Jobs:
+    """The server's one table of jobs."""
+    return Jobs()
+
+
+def browser_session() -> bool:
+    """Whether a browser is connected to this run (AppTest and bare mode have no request headers)."""
+    try:
+        return bool(st.context.headers)
+    except Exception:  # no script context at all
+        return False
+
+
+def result_or_progress(job: Job, what: str) -> Any | None:
+    """``job``'s result when it is in (or, outside a live server, once it is); else draw a progress bar that
+    reruns the page when the work is done, and return None."""
+    if job.finished.is_set() or not browser_session():
+        return job.result()
+
+    @st.fragment(run_every=POLL_S)
+    def progress() -> None:
+        if job.finished.is_set():
+            st.rerun()
+        st.progress(job.fraction, text=job.label or f"{what}...")
+
+    progress()
+    return None
