@@ -2,12 +2,9 @@
 
 A script run that waits for seconds of simulation holds the page (and, on a small server, the visitors behind
 it). Instead a page starts the work once per key in a background thread (``Jobs.start``: a second session, or the
-same session's next rerun, asking for the same key shares the running job), draws a progress bar that polls the
-job a few times a second (a fragment rerun, not the page's), and reruns the page when the result is in. The
-work is pure core calls (``planner`` never draws), so the thread needs no Streamlit context.
-
-Without a browser (AppTest, bare mode) nothing polls, so :func:`result_or_progress` waits
-for the result in the script run instead: tests see the finished page after one run.
+same session's next rerun, asking for the same key shares the running job) and draws a progress bar that follows
+the job a few times a second until the result is in. The work is pure core calls (``planner`` never draws), so the
+thread needs no Streamlit context. Outside a live server (AppTest, bare mode) the run waits without a bar.
 
 >>> jobs = Jobs()
 >>> job = jobs.start("k", lambda job: 6 * 7, steps=1)
@@ -114,17 +111,17 @@ def browser_session() -> bool:
         return False
 
 
-def result_or_progress(job: Job, what: str) -> Any | None:
-    """``job``'s result when it is in (or, outside a live server, once it is); else draw a progress bar that
-    reruns the page when the work is done, and return None."""
+def result_or_progress(job: Job, what: str) -> Any:
+    """``job``'s result; while it works (in a browser session), a progress bar of its steps above the page.
+
+    The script run waits on the job, updating the bar a few times a second: each update is a point where a newer
+    widget change interrupts the run (the job goes on in the background, shared by its key, and the next run
+    asks for its own). Outside a live server (AppTest, bare mode) the run simply waits.
+    """
     if job.finished.is_set() or not browser_session():
         return job.result()
-
-    @st.fragment(run_every=POLL_S)
-    def progress() -> None:
-        if job.finished.is_set():
-            st.rerun()
-        st.progress(job.fraction, text=job.label or f"{what}...")
-
-    progress()
-    return None
+    bar = st.progress(job.fraction, text=job.label or f"{what}...")
+    while not job.finished.wait(POLL_S):
+        bar.progress(job.fraction, text=job.label or f"{what}...")
+    bar.empty()
+    return job.result()
