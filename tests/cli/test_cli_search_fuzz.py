@@ -7,13 +7,10 @@ the shape of an answer, not the search's speed (``make bench-search`` measures t
 
 from __future__ import annotations
 
-import io
 import json
-import math
 import random
-from contextlib import redirect_stderr, redirect_stdout
 
-from planner.cli import main
+from tests.cli.in_process import all_finite, run_in_process
 
 BASE = ["search", "--target", "Llama-3.1-8B", "--json"]
 #: Every option with valid (first) and hostile values.
@@ -62,33 +59,16 @@ def combinations(count: int = 1000, seed: int = 22) -> list[list[str]]:
     return combos
 
 
-def _finite(value) -> bool:
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_finite(v) for v in value)
-    return True
-
-
 def test_a_thousand_search_combinations_end_in_an_answer_or_one_line():
     codes = {0: 0, 2: 0}
     for args in combinations():
-        out, err = io.StringIO(), io.StringIO()
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                code = main(args)
-            except SystemExit as exc:  # argparse refused an argument
-                code = exc.code
-        assert code in (0, 2), (args, err.getvalue())
+        code, out, err = run_in_process(args)
+        assert code in (0, 2), (args, err)
         codes[code] += 1
         if code == 2:
-            message = err.getvalue()
-            assert message.count("\n") == 1 and message.startswith("error: "), (args, message)
-            assert len(message) < 700, (args, message)
+            assert err.count("\n") == 1 and err.startswith("error: ") and len(err) < 700, (args, err)
         else:
-            payload = json.loads(out.getvalue())
+            payload = json.loads(out)
             assert len(payload["points"]) >= max(1, payload["fitting_points"]), args
-            assert _finite(payload["points"]) and _finite(payload["frontier"]), args
+            assert all_finite(payload["points"]) and all_finite(payload["frontier"]), args
     assert codes[0] >= 50 and codes[2] >= 500, codes  # both outcomes are exercised

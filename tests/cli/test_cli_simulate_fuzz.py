@@ -4,13 +4,11 @@ shared input types bound rates, concurrency, seeds and lengths; the work budget 
 
 from __future__ import annotations
 
-import io
 import json
-import math
 import random
-from contextlib import redirect_stderr, redirect_stdout
 
 from planner.cli import main
+from tests.cli.in_process import all_finite, run_in_process
 
 BASE = ["simulate", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--tp", "1", "--json"]
 CHOICES = {
@@ -49,32 +47,17 @@ def combinations(count: int = 1000, seed: int = 22) -> list[list[str]]:
     return combos
 
 
-def _finite(value) -> bool:
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_finite(v) for v in value)
-    return True
-
-
 def test_a_thousand_simulate_combinations_end_in_a_result_or_one_line():
     codes = {0: 0, 2: 0}
     for args in combinations():
-        out, err = io.StringIO(), io.StringIO()
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                code = main(args)
-            except SystemExit as exc:  # argparse refused an argument
-                code = exc.code
-        assert code in (0, 2), (args, err.getvalue())
+        code, out, err = run_in_process(args)
+        assert code in (0, 2), (args, err)
         codes[code] += 1
         if code == 2:
-            assert err.getvalue().count("\n") == 1 and err.getvalue().startswith("error: "), (args, err.getvalue())
+            assert err.count("\n") == 1 and err.startswith("error: "), (args, err)
         else:
-            payload = json.loads(out.getvalue())
-            assert _finite(payload), args
+            payload = json.loads(out)
+            assert all_finite(payload), args
             assert payload["requests_per_s"] > 0 and payload["tpot_s"]["mean"] >= 0, args  # 0 with 1 output token
     assert codes[0] >= 50 and codes[2] >= 500, codes  # both outcomes are exercised
 
