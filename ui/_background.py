@@ -118,10 +118,11 @@ def result_or_progress(job: Job, what: str) -> Any:
     widget change interrupts the run (the job goes on in the background, shared by its key, and the next run
     asks for its own). Outside a live server (AppTest, bare mode) the run simply waits.
     """
+    slot = st.empty()  # in every run: the elements below keep their places (an open expander stays open)
     if job.finished.is_set() or not browser_session():
         return job.result()
-    bar = st.progress(job.fraction, text=job.label or f"{what}...")
+    bar = slot.progress(job.fraction, text=job.label or f"{what}...")
     while not job.finished.wait(POLL_S):
         bar.progress(job.fraction, text=job.label or f"{what}...")
-    bar.empty()
+    slot.empty()
     return job.result()
