@@ -1,9 +1,9 @@
 """Browser journey of a team's planner: two people sign in with a real OpenID Connect provider (oidc-provider-mock
-on 127.0.0.1, started here) to one app server on a throwaway PostgreSQL database. Ada saves a private scenario
-(its notes name a customer) and one shared with the team; Grace, in her own browser, sees only the shared one, under
-Ada's name, and cannot delete it or change who sees it; a tampered link or query (the private one's own link
-included) never shows Ada's private scenario; after signing out, Grace's browser gets the sign-in screen and nothing
-else. Screenshots go to tests/artifacts/."""
+on 127.0.0.1, started here) to one app server on a throwaway PostgreSQL database. Ada saves a private scenario and a
+private quote (their notes name a customer) and one of each shared with the team; Grace, in her own browser, sees
+only the shared ones, under Ada's name, and cannot delete them or change who sees them; a tampered link or query
+(the private scenario's own link included) never shows Ada's private work; after signing out, Grace's browser gets
+the sign-in screen and nothing else. Screenshots go to tests/artifacts/."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ from tests.e2e.team_setup import WAIT_MS, identity_provider, secrets_file, settl
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 PRIVATE, SHARED = "Ada private scenario", "Ada team scenario"
+PRIVATE_QUOTE, SHARED_QUOTE = "Ada private quote", "Ada team quote"
 SECRET_CUSTOMER = "Confidential Customer GmbH"
+#: The Fleet & Quote page plans every node type of the default scenario first: minutes on a busy machine.
+QUOTE_WAIT_MS = 300_000
 
 
 def _shot(page, name: str) -> None:
@@ -45,21 +48,43 @@ def _save(page, name: str, notes: str, who_sees: str) -> None:
     settled(page)
 
 
+def _save_quote(page, url: str, name: str, notes: str, who_sees: str) -> None:
+    """Save the Fleet & Quote page's default quote as ``name``, seen by ``who_sees``."""
+    page.goto(f"{url}/fleet")
+    expect(page.get_by_text("Cheapest option that meets every objective").first).to_be_visible(timeout=QUOTE_WAIT_MS)
+    settled(page)
+    name_box = page.get_by_label("Quote name", exact=True)
+    if not name_box.is_visible():
+        page.locator("[data-testid=stExpander]").filter(has_text="Save this quote").locator("summary").click()
+    name_box.fill(name)
+    name_box.press("Enter")
+    settled(page)
+    page.get_by_label("Notes", exact=True).fill(notes)
+    _keyed(page, "quote_save_visibility").get_by_text(who_sees, exact=True).click()
+    settled(page)
+    _keyed(page, "quote_save").get_by_role("button").click()
+    expect(page.get_by_text(f"Saved the quote as “{name}”")).to_be_visible(timeout=WAIT_MS)
+    settled(page)
+
+
 def _options(page, key: str) -> list[str]:
     """Every option of the selectbox drawn with ``key`` (opened and closed again). A rerun that redraws the box
-    closes an open list, so it is opened again until it shows (three tries)."""
+    closes an open list, so it is opened again until it shows its options (three tries)."""
     options = page.get_by_role("option")
+    names: list[str] = []
     for _ in range(3):
         settled(page)
-        _keyed(page, key).get_by_role("combobox").click()
+        box = _keyed(page, key).get_by_role("combobox")
+        box.scroll_into_view_if_needed()
+        box.click()
         try:
             expect(options.first).to_be_visible(timeout=WAIT_MS // 4)
-            break
+            names = [text.strip() for text in options.all_inner_texts() if text.strip()]
         except AssertionError:
-            page.keyboard.press("Escape")
-    expect(options.first).to_be_visible(timeout=WAIT_MS)
-    names = [text.strip() for text in options.all_inner_texts()]
-    page.keyboard.press("Escape")
+            names = []
+        page.keyboard.press("Escape")
+        if names:
+            break
     settled(page)
     return names
 
@@ -73,6 +98,7 @@ def _open_saved(page, url: str, query: str = "") -> None:
 def _nothing_private(page) -> None:
     body = page.locator("body")
     expect(body).not_to_contain_text(PRIVATE)
+    expect(body).not_to_contain_text(PRIVATE_QUOTE)
     expect(body).not_to_contain_text(SECRET_CUSTOMER)
 
 
@@ -87,7 +113,7 @@ def team_app(postgres_server):
 
 
 @pytest.mark.e2e
-def test_two_people_see_their_own_and_the_teams_scenarios_and_sign_out_ends_access(browser, team_app):
+def test_two_people_see_their_own_and_the_teams_scenarios_and_quotes_and_sign_out_ends_access(browser, team_app):
     url, provider, database = team_app
     ada_context = browser.new_context(viewport={"width": 1400, "height": 1000})
     ada = ada_context.new_page()
@@ -99,7 +125,11 @@ def test_two_people_see_their_own_and_the_teams_scenarios_and_sign_out_ends_acce
     _save(ada, SHARED, "for the whole team", "The team")
     _save(ada, PRIVATE, f"offer for {SECRET_CUSTOMER}", "Only me")
     assert sorted(_options(ada, "saved_pick")) == sorted([PRIVATE, SHARED])
-    _shot(ada, "2_ada_saved_two")
+    _save_quote(ada, url, SHARED_QUOTE, "the team's offer", "The team")
+    _save_quote(ada, url, PRIVATE_QUOTE, f"offer for {SECRET_CUSTOMER}", "Only me")
+    _open_saved(ada, url)
+    assert sorted(_options(ada, "saved_quote_pick")) == sorted([PRIVATE_QUOTE, SHARED_QUOTE])
+    _shot(ada, "2_ada_saved_two_of_each")
 
     grace_context = browser.new_context(viewport={"width": 1400, "height": 1000})
     grace = grace_context.new_page()
@@ -107,11 +137,14 @@ def test_two_people_see_their_own_and_the_teams_scenarios_and_sign_out_ends_acce
     sign_in(grace, url, provider, "grace")
     _open_saved(grace, url)
     assert _options(grace, "saved_pick") == [f"{SHARED} (Ada Lovelace)"]
+    assert _options(grace, "saved_quote_pick") == [f"{SHARED_QUOTE} (Ada Lovelace)"]
     _nothing_private(grace)
-    for label in ("Delete…", "Make private"):  # only the owner deletes it or changes who sees it
-        button = grace.locator("[data-testid=stMain]").get_by_role("button", name=label, exact=True)
-        button.scroll_into_view_if_needed()
-        expect(button).to_be_disabled(timeout=WAIT_MS)
+    main = grace.locator("[data-testid=stMain]")
+    for label in ("Delete…", "Make private"):  # only the owner deletes either or changes who sees it
+        for button in main.get_by_role("button", name=label, exact=True).all():
+            button.scroll_into_view_if_needed()
+            expect(button).to_be_disabled(timeout=WAIT_MS)
+    expect(_keyed(grace, "saved_quote_delete").get_by_role("button")).to_be_disabled(timeout=WAIT_MS)
     expect(grace.get_by_text("Only its owner, Ada Lovelace, can change or delete it")).to_be_visible(timeout=WAIT_MS)
     _shot(grace, "3_grace_sees_the_shared_one")
 
@@ -129,6 +162,7 @@ def test_two_people_see_their_own_and_the_teams_scenarios_and_sign_out_ends_acce
         _open_saved(grace, url, query)
         _nothing_private(grace)
         assert _options(grace, "saved_pick") == [f"{SHARED} (Ada Lovelace)"]
+        assert _options(grace, "saved_quote_pick") == [f"{SHARED_QUOTE} (Ada Lovelace)"]
         assert grace.locator("[data-testid=stException]").count() == 0
 
     # signing out ends access: the sign-in screen and nothing else, whatever the link
