@@ -66,9 +66,9 @@ def save_quote_widget(scenario, report) -> None:
     """Draw "Save this quote" for ``report`` (the page's quote, or a function building it) made for ``scenario``;
     None disables it."""
     with st.expander("Save this quote", expanded=False):
-        flash = st.session_state.pop(FLASH_KEY, None)
+        flash, slot = st.session_state.pop(FLASH_KEY, None), st.empty()  # in every run: inputs keep their places
         if flash:
-            (st.success if flash[0] == "success" else st.error)(flash[1])
+            (slot.success if flash[0] == "success" else slot.error)(flash[1])
         st.text_input("Quote name", key="quote_save_name", max_chars=120, placeholder="e.g. Q3 renewal, 70B on H200")
         st.text_area("Notes", key="quote_save_notes", max_chars=4000, placeholder="who it is for, what was assumed")
         visibility_choice("quote_save_visibility", acting())

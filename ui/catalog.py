@@ -84,9 +84,9 @@ with import_tab:
         "Upload a Hugging Face `config.json` to see the same numbers for a custom model, then save it on this machine "
         "to pick it as a target or draft on every page. Only the config is read: no weights, no remote code."
     )
-    flash = st.session_state.pop(IMPORT_FLASH_KEY, None)
+    flash, slot = st.session_state.pop(IMPORT_FLASH_KEY, None), st.empty()  # in every run: inputs keep their places
     if flash:
-        {"success": st.success, "info": st.info}.get(flash[0], st.error)(flash[1])
+        {"success": slot.success, "info": slot.info}.get(flash[0], slot.error)(flash[1])
     upload = st.file_uploader("config.json", type=["json"], key="catalog_upload")
     data = upload_bytes(upload, "config", MAX_CONFIG_UPLOAD_BYTES) if upload is not None else None
     config = guarded(lambda: load_config(data), "the uploaded config.json") if data is not None else None

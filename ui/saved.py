@@ -227,9 +227,12 @@ st.caption(
     "try a variant, or compare two side by side. You see your own and the team's; only an item's owner changes, "
     "shares or deletes it, and a teammate's item shows their name after its own."
 )
-flash = st.session_state.pop(FLASH_KEY, None)
+# The message slot is drawn in every run, so the inputs below keep their places (a value being typed is kept).
+flash, flash_slot = st.session_state.pop(FLASH_KEY, None), st.empty()
 if flash:
-    (st.success if flash[0] == "success" else st.error)(flash[1], icon="✅" if flash[0] == "success" else "⚠️")
+    (flash_slot.success if flash[0] == "success" else flash_slot.error)(
+        flash[1], icon="✅" if flash[0] == "success" else "⚠️"
+    )
 
 with st.expander("Save the sidebar's scenario", expanded=True):
     st.text_input("Name", key="saved_name", max_chars=120, placeholder="e.g. 70B + 1B, 32k context, H200")

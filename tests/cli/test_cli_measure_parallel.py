@@ -1,4 +1,4 @@
-"""Six `measure` runs of one pair at once: six records, all distinct, all readable, no orphaned temp file."""
+"""Four `measure` runs of one pair at once: four records, all distinct, all readable, no orphaned temp file."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from planner.measure.record import load_records
 from tests.conftest import TINY_LLAMA
 
 REPO = Path(__file__).resolve().parents[2]
+#: More runs than cores: several of them write their record in the same second.
+RUNS = 4
 
 
 @pytest.mark.slow
-def test_six_parallel_measure_runs_of_one_pair_are_all_kept(tmp_path):
+def test_parallel_measure_runs_of_one_pair_are_all_kept(tmp_path):
     (tmp_path / "target.json").write_text(json.dumps(TINY_LLAMA))
     (tmp_path / "draft.json").write_text(json.dumps(TINY_LLAMA | {"num_hidden_layers": 1, "hidden_size": 32}))
     prompts = tmp_path / "prompts.jsonl"
@@ -28,12 +30,12 @@ def test_six_parallel_measure_runs_of_one_pair_are_all_kept(tmp_path):
             "--max-new-tokens", "4", "--prompts", str(prompts), "--out", str(out), "--json"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO), "PLANNER_STORE_PATH": str(db)}
     procs = [
-        subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(6)
+        subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(RUNS)
     ]
     results = [p.communicate(timeout=600) for p in procs]
-    assert [p.returncode for p in procs] == [0] * 6, [err.decode()[-500:] for _, err in results]
+    assert [p.returncode for p in procs] == [0] * RUNS, [err.decode()[-500:] for _, err in results]
     ids = {json.loads(stdout)["id"] for stdout, _ in results}
-    assert len(ids) == 6
+    assert len(ids) == RUNS
     records, problems = load_records(out, store_path=db)
     assert problems == [] and {r.id for r in records} == ids
     assert not [p.name for p in out.iterdir() if not p.name.endswith(".json")]
