@@ -11,7 +11,7 @@ from planner.reports.charts import speedup_vs_kv_scatter
 from ui._background import result_or_progress, server_jobs
 from ui._common import MAX_TOKENIZER_UPLOAD_BYTES, guarded, shown_table, upload_bytes
 from ui._frame import ensure_app_frame
-from ui._scenario import bind, current_scenario, imported_models, lookup_model, scenario_deployment
+from ui._scenario import bind, imported_models, lookup_model, scenario_deployment
 
 ensure_app_frame()
 st.title("Draft Selection")
@@ -21,9 +21,10 @@ st.caption(
 )
 
 
-def _ranked(scenario_json: str, batch_size: int, alpha: float | None, extra: tuple[tuple[str, str], ...], dep):
+def _ranked(batch_size: int, alpha: float | None, extra: tuple[tuple[str, str], ...], dep):
     """The matrix, its table as shown and its chart, computed in the background (ui/_background.py) once per
-    inputs' JSON (the scenario, the batch, α and the imported models' ids and config fingerprints); None while the
+    inputs (the deployment's JSON, the batch, α and the imported models' ids and config fingerprints: a scenario
+    field the deployment does not hold, such as the Fleet page's traffic, changes nothing here); None while the
     work runs (a progress bar is drawn)."""
     drafts = [imported_models()[i] for i, _ in extra if i in imported_models()]
 
@@ -32,7 +33,7 @@ def _ranked(scenario_json: str, batch_size: int, alpha: float | None, extra: tup
         matrix = decision_matrix(dep, batch_size=batch_size, alpha=alpha, extra_drafts=drafts)
         return matrix, screen_table(matrix_table(matrix), "matrix"), speedup_vs_kv_scatter(matrix)
 
-    job = server_jobs().start(("draft_selection", scenario_json, batch_size, alpha, extra), work, steps=1)
+    job = server_jobs().start(("draft_selection", dep.model_dump_json(), batch_size, alpha, extra), work, steps=1)
     return result_or_progress(job, "Ranking drafts")
 
 
@@ -52,13 +53,7 @@ alpha = right.slider(
 )
 
 extra = tuple((i, config_fingerprint(spec.config or {})) for i, spec in imported_models().items())
-ranked = (
-    guarded(
-        lambda: _ranked(current_scenario().model_dump_json(), int(batch), float(alpha) if assume else None, extra, dep)
-    )
-    if dep
-    else None
-)
+ranked = guarded(lambda: _ranked(int(batch), float(alpha) if assume else None, extra, dep)) if dep else None
 if ranked is not None:
     matrix, view, scatter = ranked
     top = matrix.rows[0] if matrix.rows else None

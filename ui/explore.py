@@ -3,10 +3,12 @@ per user; cost per million tokens against TPOT), the cheapest configuration that
 any point made the scenario with one click."""
 
 import streamlit as st
+from pydantic import ValidationError
 
 from planner import PlannerError, Scenario
 from planner.catalog import list_nodes
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
+from planner.errors import first_pydantic_error
 from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
 from ui._common import export_buttons, guarded
 from ui._frame import ensure_app_frame
@@ -81,11 +83,14 @@ def _inputs():
     )  # fmt: skip
     if not rate or not prompt or not output:
         raise PlannerError("requests per second, prompt and output tokens must be above 0", field="workload")
-    workload = SearchWorkload(requests_per_s=rate, prompt_tokens=int(prompt), output_tokens=int(output))
-    objectives = Objectives(
-        tpot_slo_s=tpot_ms / 1e3 if tpot_ms else None, ttft_slo_s=ttft_ms / 1e3 if ttft_ms else None,
-        percentile=percentile,
-    )  # fmt: skip
+    try:  # a value the link allows but the search does not (a prompt over its limit) is named, not a crash
+        workload = SearchWorkload(requests_per_s=rate, prompt_tokens=int(prompt), output_tokens=int(output))
+        objectives = Objectives(
+            tpot_slo_s=tpot_ms / 1e3 if tpot_ms else None, ttft_slo_s=ttft_ms / 1e3 if ttft_ms else None,
+            percentile=percentile,
+        )  # fmt: skip
+    except ValidationError as exc:
+        raise first_pydantic_error(exc) from None
     return space, workload, objectives
 
 
