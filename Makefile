@@ -44,7 +44,7 @@ postgresql:
 
 ## test: the whole suite (unit, app, CLI, browser; the store on SQLite and PostgreSQL)
 test: $(VENV)/.dev-installed chromium postgresql
-	$(PY) -m pytest -n 2 --dist loadfile --durations=25
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 ## test-fast: the pure core in about 30 s (no torch runs, subprocesses, app or browser; see the markers in pyproject.toml)
 test-fast: $(VENV)/.dev-installed

@@ -69,6 +69,45 @@ TINY_LLAMA = {
 }
 
 
+#: The longest test files in ``make test``'s slowest-durations list, longest first.
+LONGEST_FILES = (
+    "tests/e2e/test_sign_in_journey.py",
+    "tests/e2e/test_scenario_journey.py",
+    "tests/cli/test_cli_measure_parallel.py",
+    "tests/e2e/test_two_servers.py",
+    "tests/app/test_fuzz_links_every_page.py",
+    "tests/e2e/test_quote_journey.py",
+    "tests/e2e/test_explore_journey.py",
+    "tests/e2e/test_saved_quote_journey.py",
+)
+
+
+def _cost_rank(item: pytest.Item) -> int:
+    """A long file by its place in LONGEST_FILES; then browser journeys, slow tests, pages and the CLI, the rest."""
+    path = item.nodeid.split("::")[0]
+    if path in LONGEST_FILES:
+        return LONGEST_FILES.index(path)
+    if item.get_closest_marker("e2e"):
+        return len(LONGEST_FILES)
+    if item.get_closest_marker("slow"):
+        return len(LONGEST_FILES) + 1
+    return len(LONGEST_FILES) + (2 if path.startswith(("tests/app/", "tests/cli/")) else 3)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The costly files first (a stable sort: each file's tests keep their order, files of one rank theirs).
+
+    ``make test`` hands whole files to two workers in this order (``--dist loadfile --no-loadscope-reorder``): the
+    long browser journeys start at once, and the many short files at the end let both workers finish together.
+    Without it one worker ran the last long journeys alone while the other had finished.
+    """
+    rank = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        rank[path] = min(rank.get(path, 99), _cost_rank(item))
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])
+
+
 def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
     """Run ``python -m planner`` in a subprocess, as a user would."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
