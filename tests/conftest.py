@@ -76,6 +76,7 @@ LONGEST_FILES = (
     "tests/cli/test_cli_measure_parallel.py",
     "tests/e2e/test_two_servers.py",
     "tests/app/test_fuzz_links_every_page.py",
+    "tests/cli/test_cli_saved.py",
     "tests/e2e/test_quote_journey.py",
     "tests/e2e/test_explore_journey.py",
     "tests/e2e/test_saved_quote_journey.py",
