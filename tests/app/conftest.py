@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,13 @@ def page(name: str) -> AppTest:
     """
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
     return at.switch_page(f"ui/{name}")
+
+
+def internal_errors(records: list[logging.LogRecord]) -> list[str]:
+    """The page guard's logged failures (ui/_common.py ``guarded``, ``run_page_guarded``): an exception that is not
+    the planner's own error, which the user sees as a generic "Could not use ..." message instead of a box (so
+    ``at.exception`` stays empty). Pass ``caplog.records``."""
+    return [f"{r.getMessage()}: {r.exc_info[1]!r}" for r in records if r.name == "planner.pages" and r.exc_info]
 
 
 @pytest.fixture

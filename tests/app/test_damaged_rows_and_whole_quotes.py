@@ -10,6 +10,7 @@ every format from the Saved page.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 
 import pypdfium2
@@ -19,7 +20,7 @@ from planner import Scenario
 from planner.errors import PlannerError
 from planner.reports import FORMATS, Report, pdf_available
 from planner.validation import delete_scenario, delete_unreadable_row, list_quotes, save_scenario, unreadable_rows
-from tests.app.conftest import PAGE_FILES, page
+from tests.app.conftest import PAGE_FILES, internal_errors, page
 
 BAD_TEXTS = [
     "",
@@ -79,7 +80,8 @@ def store(tmp_path, monkeypatch):
     return path
 
 
-def test_fifty_damaged_rows_are_listed_for_repair_and_break_no_page(store):
+def test_fifty_damaged_rows_are_listed_for_repair_and_break_no_page(store, caplog):
+    caplog.set_level(logging.ERROR, logger="planner.pages")
     _bad_rows(store)
     damaged = unreadable_rows()
     assert len(damaged) == 50 and all(r.reason for r in damaged)
@@ -87,6 +89,7 @@ def test_fifty_damaged_rows_are_listed_for_repair_and_break_no_page(store):
     for file in PAGE_FILES:
         at = page(file.name).run()
         assert not at.exception, (file.name, [e.value for e in at.exception])
+        assert internal_errors(caplog.records) == [], file.name
 
 
 def test_the_saved_page_downloads_and_deletes_a_damaged_row_after_confirming(store):

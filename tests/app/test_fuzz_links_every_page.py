@@ -26,7 +26,7 @@ from planner import Scenario
 from planner.input_types import INPUT_BOUNDS
 from planner.reports import plain_text
 from planner.scenario import QUERY_KEYS
-from tests.app.conftest import PAGE_FILES, page
+from tests.app.conftest import PAGE_FILES, internal_errors, page
 from tests.app.test_hostile_text import HOSTILE, MD, RENDERED, rendered_problems
 from ui._scenario import _widget_defaults
 
@@ -81,12 +81,6 @@ def test_every_value_a_hostile_link_gives_a_widget_is_within_its_bounds():
     assert rejected > LINKS * 0.9  # the sample is hostile: nearly every link has a value to refuse
 
 
-def _internal_errors(records: list[logging.LogRecord]) -> list[str]:
-    """The page guard's logged failures (ui/_common.py ``guarded``, ``run_page_guarded``): an exception that is not
-    the planner's own error, shown to the user as a generic message instead of a box."""
-    return [f"{r.getMessage()}: {r.exc_info[1]!r}" for r in records if r.name == "planner.pages" and r.exc_info]
-
-
 @pytest.mark.parametrize("index", range(len(PAGE_FILES)), ids=[p.name for p in PAGE_FILES])
 def test_hostile_links_never_break_a_page(tmp_store, caplog, index):
     caplog.set_level(logging.ERROR, logger="planner.pages")
@@ -98,5 +92,5 @@ def test_hostile_links_never_break_a_page(tmp_store, caplog, index):
         at.query_params.update(link)
         at.run()
         assert not at.exception, (link, at.exception)
-        assert _internal_errors(caplog.records) == [], link
+        assert internal_errors(caplog.records) == [], link
         assert rendered_problems(at) == [], link
