@@ -27,6 +27,14 @@ def internal_errors(records: list[logging.LogRecord]) -> list[str]:
     return [f"{r.getMessage()}: {r.exc_info[1]!r}" for r in records if r.name == "planner.pages" and r.exc_info]
 
 
+@pytest.fixture(autouse=True)
+def no_internal_error(caplog):
+    """Every page test also fails when a page logged an internal error, whatever the test asserts itself."""
+    caplog.set_level(logging.ERROR, logger="planner.pages")
+    yield
+    assert internal_errors(caplog.records) == []
+
+
 @pytest.fixture
 def app() -> AppTest:
     return AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
