@@ -13,6 +13,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from planner.deployment import Deployment
 from planner.memory.plan import plan_memory
 from planner.speed.profiles import SpeedProfile
@@ -37,6 +39,7 @@ def replica_capacity(
     alpha: float | None = None,
     k: int | None = None,
     profile: SpeedProfile | None = None,
+    simulate: Callable[..., ServingMetrics] = simulate_one,
 ) -> ServingMetrics:
     """The most ``workload``'s requests one replica sustains: its steady state while requests queue faster than it
     serves them (``steady_requests_per_s``; warm-up and drain left out, so the run length does not move it).
@@ -44,7 +47,7 @@ def replica_capacity(
     Runs of at least ``CAPACITY_ROUNDS`` times the requests the replica holds at once: every request queued at once
     (offline), then Poisson arrivals at ``CAPACITY_OVERLOADS`` times the best steady rate so far; the run with the
     highest steady rate is returned. Offered more, a replica serves no more than a few percent above it
-    (``tests/core/speed/test_scheduler.py``).
+    (``tests/core/speed/test_scheduler.py``). ``simulate`` runs each simulation (the memoised callers count them).
     """
     prompts, outputs = workload.lengths()
     per_request = max(1, round(sum(prompts) / len(prompts) + sum(outputs) / len(outputs)))
@@ -53,7 +56,7 @@ def replica_capacity(
     slots = min(plan.limits.max_num_seqs, max(1, plan.kv_cache_tokens // per_request)) if plan.fits else 1
     fields = {"request_rate": None, "concurrency": None, "offline": False}
     count = max(workload.num_prompts, CAPACITY_ROUNDS * slots)
-    offline = simulate_one(
+    offline = simulate(
         dep, workload.model_copy(update=fields | {"offline": True, "num_prompts": count}), alpha=alpha, k=k,
         profile=profile,
     )  # fmt: skip
@@ -61,5 +64,5 @@ def replica_capacity(
     for overload in CAPACITY_OVERLOADS:
         rate = overload * max(run.steady_requests_per_s for run in runs)
         arrivals = workload.model_copy(update=fields | {"request_rate": rate, "num_prompts": count})
-        runs.append(simulate_one(dep, arrivals, alpha=alpha, k=k, profile=profile))
+        runs.append(simulate(dep, arrivals, alpha=alpha, k=k, profile=profile))
     return max(runs, key=lambda run: run.steady_requests_per_s)
