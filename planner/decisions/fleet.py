@@ -36,7 +36,6 @@ from planner.catalog.lookup import get_price
 from planner.catalog.schemas import ModelSpec
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
-from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.deployment_acceptance import deployment_acceptance
 from planner.speed.estimate import SpeedWorkload
@@ -47,6 +46,7 @@ from planner.speed.step_cache import (
     ResultCache,
     estimate_speed_cached,
     replica_capacity_cached,
+    replica_plan,
     simulate_one_cached,
 )
 
@@ -412,7 +412,7 @@ def fleet_quote(dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = N
         usd_per_gpu_hour=price,
         price_source=source,
         traffic=traffic,
-        kv_concurrency_limit=plan_memory(alone, with_suggestions=False).max_concurrency,
+        kv_concurrency_limit=replica_plan(alone).max_concurrency,
         without_speculation=without,
         with_speculation=with_spec,
         speculation_chosen=chosen,

@@ -41,6 +41,9 @@ from pydantic import BaseModel
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.facts import register_cache
+from planner.memory.plan import plan_memory
+from planner.memory.types import MemoryPlan
+from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import SpeedEstimate, estimate_speed
 from planner.speed.profiles import SpeedProfile
 from planner.speed.replica_capacity import replica_capacity
@@ -151,6 +154,60 @@ CAPACITIES = ResultCache()
 ESTIMATES = ResultCache()
 
 
+class ReplicaParts:
+    """A replica's :class:`EngineStep` (its static step costs) and memory plan, built once per (replica, speculative,
+    profile) and handed to every simulation of it: the runs are the same as when each builds its own
+    (:func:`planner.speed.simulate.simulate_one` takes them for exactly this)."""
+
+    def __init__(self, maxsize: int = 256) -> None:
+        self.maxsize = maxsize
+        self.entries: OrderedDict[tuple, tuple[EngineStep, MemoryPlan]] = OrderedDict()
+        self.lock = threading.Lock()
+        register_cache(self)
+
+    def get(self, dep: Deployment, speculative: bool, profile: SpeedProfile | None) -> tuple[EngineStep, MemoryPlan]:
+        key = (replica_key(dep), speculative, *_key(profile))
+        with self.lock:
+            parts = self.entries.get(key)
+            if parts is not None:
+                self.entries.move_to_end(key)
+                return parts
+        served = dep if speculative else dep.without_draft()
+        parts = (EngineStep(served, profile), plan_memory(served, with_suggestions=False))
+        with self.lock:
+            self.entries[key] = parts
+            while len(self.entries) > self.maxsize:
+                self.entries.popitem(last=False)
+        return parts
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+
+
+#: Each replica's engine step and memory plan, shared by its runs.
+PARTS = ReplicaParts()
+
+
+def replica_plan(dep: Deployment, speculative: bool = False) -> MemoryPlan:
+    """The memory plan one replica of ``dep`` runs with (with its draft when ``speculative``), built once."""
+    return PARTS.get(dep, speculative, None)[1]
+
+
+def _with_parts(run: Callable[..., ServingMetrics]) -> Callable[..., ServingMetrics]:
+    """``run`` given the replica's shared engine step and memory plan (``run`` builds its own when they fail)."""
+
+    def shared(dep: Deployment, workload: ServingWorkload, **options: Any) -> ServingMetrics:
+        speculative = options.get("alpha") is not None and dep.is_speculative
+        try:
+            engine, plan = PARTS.get(dep, speculative, options.get("profile"))
+        except PlannerError:
+            return run(dep, workload, **options)  # the run raises the same error, in its own words
+        return run(dep, workload, engine=engine, plan=plan, **options)
+
+    return shared
+
+
 def _capacity(dep: Deployment, workload: ServingWorkload, **options: Any) -> ServingMetrics:
     return replica_capacity(dep, workload, simulate=SIMULATIONS, **options)
 
@@ -178,9 +235,11 @@ def _run_cache(cache: ResultCache, run: Callable[..., ServingMetrics], what: str
 
 
 #: One replica's simulated run (:func:`planner.speed.simulate.simulate_one`), memoised.
-simulate_one_cached = _run_cache(RUNS, SIMULATIONS, "planner.speed.simulate.simulate_one")
+simulate_one_cached = _run_cache(RUNS, _with_parts(SIMULATIONS), "planner.speed.simulate.simulate_one")
 #: A replica's saturated steady state (:func:`planner.speed.replica_capacity.replica_capacity`), memoised.
-replica_capacity_cached = _run_cache(CAPACITIES, _capacity, "planner.speed.replica_capacity.replica_capacity")
+replica_capacity_cached = _run_cache(
+    CAPACITIES, _with_parts(_capacity), "planner.speed.replica_capacity.replica_capacity"
+)
 
 
 def estimate_speed_cached(
