@@ -6,6 +6,8 @@ Counts, never times: the number of replica simulations is what the search contro
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import plan_fleet
@@ -96,6 +98,28 @@ def test_skipping_layouts_never_changes_the_plan(name):
     exhaustive = plan_fleet(target, nodes, traffic, exhaustive=True, **fields)
     assert exhaustive.model_dump() == plan.model_dump()
     assert plan.quotes, name
+
+
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rate=st.floats(2, 120),
+    tpot_ms=st.sampled_from([None, 25.0, 60.0]),
+    ttft_s=st.sampled_from([None, 0.5, 2.0]),
+    speculator=st.sampled_from([None, "ngram", "meta-llama/Llama-3.2-1B"]),
+)
+def test_any_traffic_gets_the_plan_of_every_layout_tried_in_full(rate, tpot_ms, ttft_s, speculator):
+    traffic = Traffic(
+        requests_per_s=rate,
+        prompt_tokens=512,
+        output_tokens=128,
+        ttft_slo_s=ttft_s,
+        tpot_slo_s=tpot_ms / 1e3 if tpot_ms else None,
+    )
+    fields = {"method": "ngram"} if speculator == "ngram" else {"draft": get_model(speculator) if speculator else None}
+    target, nodes = get_model("Llama-3.1-8B"), [get_node("4x-l40s-48gb")]
+    plan = plan_fleet(target, nodes, traffic, **fields)
+    assert plan_fleet(target, nodes, traffic, exhaustive=True, **fields).model_dump() == plan.model_dump()
 
 
 def test_the_same_replica_on_two_node_types_is_simulated_once():
