@@ -28,6 +28,8 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import (
     Dominance,
@@ -200,21 +202,21 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
     ok = [p for p in fitting if p.meets_objectives] or fitting
     seeds = {p.index for plane in PLANES for p in frontier_points(ok, plane)}
     bounds = _Bounds()
+    weigh = _Screened(fitting, screened, families)
     todo = [p for p in fitting if p.index in seeds]
+    simulated: list[SearchPoint] = []
     while todo:
         for p in _most_promising(todo, screened):
             ev.simulate(p)
-        simulated = [p for p in fitting if p.stage == "simulated"]
+            weigh.done(p)
+            if p.stage == "simulated":
+                simulated.append(p)
+        simulated.sort(key=lambda p: p.index)
         bounds.update(screened, families, simulated)
         feasible = _feasible(simulated)
         fronts = {plane: Dominance([xy(p) for p in frontier_points(feasible, plane)]) for plane, xy in
                   (("throughput", throughput_xy), ("cost", cost_xy))}  # fmt: skip
-        todo = [
-            p
-            for p in fitting
-            if p.stage == "screened"
-            and _may_reach(p, screened[p.index], bounds.of(families[p.index]), fronts, objectives)
-        ]
+        todo = weigh.may_reach(bounds, fronts, objectives)
     simulated_at = time.perf_counter()
     feasible = _feasible(points)
     frontiers = {plane: frontier_points(feasible, plane) for plane in PLANES}
@@ -257,14 +259,42 @@ def _most_promising(todo: list[SearchPoint], screened: dict[int, tuple]) -> list
     return [todo[i] for i in sorted(chosen)]
 
 
-def _may_reach(p: SearchPoint, s: tuple, b: _Ratios, fronts: dict[str, Dominance], objectives: Objectives) -> bool:
-    """Whether the screened point, at its most favourable plausible figures, could meet the objectives and reach
-    either frontier."""
-    s_user, s_gpu, s_ttft, s_tpot, s_cost = s
-    m = SCREEN_MARGIN
-    ttft, tpot = s_ttft * b.ttft, s_tpot * b.tpot
-    if objectives.misses(ttft, tpot):
-        return False
-    if not fronts["throughput"].dominated((s_user or 0.0) * b.user * m, (s_gpu or 0.0) * b.gpu * m):
-        return True
-    return s_cost is not None and not fronts["cost"].dominated(-tpot / m, -s_cost * b.cost)
+class _Screened:
+    """The screened figures of the points that fit, as arrays, to weigh every unsimulated point at once."""
+
+    def __init__(self, fitting: list[SearchPoint], screened: dict[int, tuple], families: dict[int, tuple]) -> None:
+        self.points = fitting
+        self.position = {p.index: j for j, p in enumerate(fitting)}
+        rows = [screened[p.index] for p in fitting]
+        self.user = np.array([r[0] or 0.0 for r in rows], dtype=float)
+        self.gpu = np.array([r[1] or 0.0 for r in rows], dtype=float)
+        self.ttft = np.array([r[2] for r in rows], dtype=float)
+        self.tpot = np.array([r[3] for r in rows], dtype=float)
+        self.priced = np.array([r[4] is not None for r in rows], dtype=bool)
+        self.cost = np.array([0.0 if r[4] is None else r[4] for r in rows], dtype=float)
+        keys = list(dict.fromkeys(families[p.index] for p in fitting))
+        self.families = keys
+        number = {key: i for i, key in enumerate(keys)}
+        self.family = np.array([number[families[p.index]] for p in fitting], dtype=np.intp)
+        self.open = np.array([p.stage == "screened" for p in fitting], dtype=bool)
+
+    def done(self, p: SearchPoint) -> None:
+        """``p`` was simulated (or stopped): it is no longer weighed."""
+        self.open[self.position[p.index]] = False
+
+    def may_reach(self, bounds: _Bounds, fronts: dict[str, Dominance], objectives: Objectives) -> list[SearchPoint]:
+        """The unsimulated points that, at their most favourable plausible figures (the screen corrected by the
+        most favourable error seen in their family, widened by ``SCREEN_MARGIN``), could meet the objectives and
+        reach either frontier."""
+        ratios = [bounds.of(key) for key in self.families]
+        per = np.array([(b.user, b.gpu, b.ttft, b.tpot, b.cost) for b in ratios], dtype=float)[self.family]
+        m = SCREEN_MARGIN
+        ttft, tpot = self.ttft * per[:, 2], self.tpot * per[:, 3]
+        meets = np.ones(len(ttft), dtype=bool)
+        if objectives.ttft_slo_s is not None:
+            meets &= ~(ttft > objectives.ttft_slo_s)
+        if objectives.tpot_slo_s is not None:
+            meets &= ~(tpot > objectives.tpot_slo_s)
+        reach = ~fronts["throughput"].dominated_many(self.user * per[:, 0] * m, self.gpu * per[:, 1] * m)
+        reach |= self.priced & ~fronts["cost"].dominated_many(-tpot / m, -self.cost * per[:, 4])
+        return [self.points[j] for j in np.flatnonzero(self.open & meets & reach)]
