@@ -118,6 +118,19 @@ class SharedBudget:
 _MISSING = object()
 
 
+def _memoised(bytes_of: Callable[[int], int]) -> Callable[[int], int]:
+    """``bytes_of`` remembered per token count (the plans of one family ask it at each K)."""
+    seen: dict[int, int] = {}
+
+    def of(tokens: int) -> int:
+        found = seen.get(tokens)
+        if found is None:
+            found = seen[tokens] = bytes_of(tokens)
+        return found
+
+    return of
+
+
 def _stage_fixed(
     dep: Deployment, profile: EngineProfile, tokens: int, stage: int, layers: range, slack: int
 ) -> _StageFixed:
@@ -158,7 +171,7 @@ def _stage_fixed(
         non_torch_bytes=non_torch_bytes(profile, dep.tp, dep.pp, peer_link="pcie" not in dep.gpu.scale_up_link.lower()),
         target_kv_per_token=target_kv,
         draft_kv_per_token=draft_kv,
-        sequence_bytes=lambda n: _sequence_bytes(dep, n, layers, stage, slack=slack),
+        sequence_bytes=_memoised(lambda n: _sequence_bytes(dep, n, layers, stage, slack=slack)),
         layers_kv=layers_kv,
         layout=kv_layout,
     )
@@ -274,7 +287,11 @@ def plan_budget(
     shares with the plans of the same deployment at other K and batch caps (:class:`SharedBudget`).
     """
 
-    profile = engine_profile(dep.engine, dep.engine_version)
+    profile = (
+        engine_profile(dep.engine, dep.engine_version)
+        if share is None
+        else share.get(("profile",), lambda: engine_profile(dep.engine, dep.engine_version))
+    )
     limits = resolve_limits(dep, profile)
     device = device_total_bytes(dep.gpu)
     total = dep.gpu_memory_bytes or device.bytes
