@@ -1,14 +1,16 @@
 """The search: plan every point, screen those that fit with the step model, simulate those near the frontier.
 
-1. Memory: each point's :func:`planner.memory.plan_memory`. A layout and speculator that does not fit (or
-   would not start) at its smallest K and batch cap is marked for every larger K and cap without planning
-   them again (both only add memory: lookahead slots, CUDA-graph batches, the sampler's peak).
+1. Memory: each point's plan (:func:`planner.memory.plan_budget`, worked out once per layout and speculator
+   and finished per K and batch cap, :class:`planner.memory.budget.SharedBudget`). A layout and speculator
+   that does not fit (or would not start) at its smallest K and batch cap is marked for every larger K and cap
+   without planning them again (both only add memory: lookahead slots, CUDA-graph batches, the sampler's peak).
 2. Screen: every point that fits gets static figures (:meth:`Evaluator.screen`).
 3. Simulate: the points on the static frontiers first; then, repeatedly, of the unsimulated points whose
    screen, corrected by the most favourable error the screen has shown against the simulator so far, could
    still meet the objectives and reach either simulated frontier, those on the frontiers of their screened
    figures (the most promising first, so the simulated frontiers tighten before the rest are weighed again).
-   The screen's error is learned per family (method, KV-limited or not, GPU, layout) and widened by
+   The screen's error is learned per family (method, KV-limited or not, GPU, layout, then the running batch
+   within it: the narrowest family with a simulated point) and widened by
    ``SCREEN_MARGIN`` on the frontier axes, so a point whose error is a little beyond any yet seen still counts. The loop
    stops when no such point is left, so the frontiers are the ones simulating every point would give
    (a test checks this on a small space).
@@ -27,6 +29,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from math import log2
 
 import numpy as np
 
@@ -155,14 +158,18 @@ class _Ratios:
             self.cost = min(self.cost, p.usd_per_million_output_tokens / s_cost)
 
 
-def _family(p: SearchPoint) -> tuple:
-    """Points the screen errs alike on: the speculation method, whether the KV cache limits the batch, the GPU
-    and the layout."""
-    return (p.method, (p.batch_size or 0) < (p.concurrency_per_replica or 0), p.gpu, p.tp, p.pp)
+def _family(p: SearchPoint) -> tuple[tuple, ...]:
+    """The families of points the screen errs alike on, narrowest first: those of one layout (the speculation
+    method, whether the KV cache limits the batch, the GPU, TP and PP) at about the same running batch (its
+    nearest power of two: the screen's error against the simulator varies with the batch, ``make bench-search``
+    prints it), then every batch of the layout."""
+    layout = (p.method, (p.batch_size or 0) < (p.concurrency_per_replica or 0), p.gpu, p.tp, p.pp)
+    return ((*layout, 2 ** round(log2(max(1.0, p.batch_size or 1.0)))), layout)
 
 
 class _Bounds:
-    """Screen errors per family of points (those of every simulated point where a family has none yet)."""
+    """Screen errors per family of points: those of a point's narrowest family that has any, else those of every
+    simulated point."""
 
     def __init__(self) -> None:
         self.overall = _Ratios()
@@ -174,11 +181,15 @@ class _Bounds:
             if p.index not in self.seen:
                 self.seen.add(p.index)
                 self.overall.add(screened[p.index], p)
-                self.by_family[families[p.index]].add(screened[p.index], p)
+                for family in families[p.index]:
+                    self.by_family[family].add(screened[p.index], p)
 
-    def of(self, family: tuple) -> _Ratios:
-        found = self.by_family.get(family)
-        return found if found is not None and found.samples else self.overall
+    def of(self, families: tuple[tuple, ...]) -> _Ratios:
+        for family in families:
+            found = self.by_family.get(family)
+            if found is not None and found.samples:
+                return found
+        return self.overall
 
 
 def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives) -> SearchResult:
