@@ -3,12 +3,13 @@ equal ``simulate`` of the configuration, every frontier point fits, starts and m
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, pareto, search
-from planner.decisions.search.frontier import cheapest, frontier_points
+from planner.decisions.search.frontier import Dominance, cheapest, frontier_points
 from planner.errors import InputError, PlannerError
 from planner.speed import simulate
 
@@ -162,3 +163,15 @@ def test_pipeline_layouts_are_tried_only_where_no_tensor_parallel_layout_holds_t
         SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), **small), WORKLOAD, Objectives()
     )
     assert {p.pp for p in roomy.points} == {1}
+
+
+@given(
+    st.lists(st.tuples(st.integers(-6, 6), st.integers(-6, 6)), max_size=12),
+    st.lists(st.tuples(st.integers(-6, 6), st.integers(-6, 6)), min_size=1, max_size=30),
+)
+def test_dominance_of_many_points_at_once_equals_one_at_a_time(frontier, queries):
+    # The search weighs every unsimulated point at once; each answer must be the one-point answer.
+    dom = Dominance([(x / 2, y / 2) for x, y in frontier])
+    xs = np.array([x / 2 for x, _ in queries], dtype=float)
+    ys = np.array([y / 2 for _, y in queries], dtype=float)
+    assert list(dom.dominated_many(xs, ys)) == [dom.dominated(x, y) for x, y in zip(xs, ys, strict=True)]
