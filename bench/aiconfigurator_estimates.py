@@ -14,6 +14,7 @@ about 30 s); ``make bench-aiconfigurator`` recomputes missing ones.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -72,6 +73,15 @@ def _parse(text: str, kind: str) -> float | None:
     return value if kind == "output_tok_s" else value / 1e3
 
 
+def _program() -> list[str] | None:
+    """How to run the CLI: its module under this interpreter (a console script's shebang can name an interpreter
+    that no longer exists), else the ``aiconfigurator`` on the PATH."""
+    if importlib.util.find_spec("aiconfigurator") is not None:
+        return [sys.executable, "-m", "aiconfigurator.main"]
+    program = shutil.which("aiconfigurator")
+    return [program] if program else None
+
+
 def _load() -> dict[tuple[str, str], dict]:
     if not CACHE.exists():
         return {}
@@ -87,10 +97,10 @@ def estimate(case: ServingCase, batch: float, *, run: bool = False) -> tuple[flo
     kept = _load().get((case.row, case.kind))
     if kept is not None and kept["command"] == " ".join(cmd):
         return (float(kept["value"]) if kept["value"] else None), kept["note"]
-    program = shutil.which("aiconfigurator", path=str(Path(sys.executable).parent)) or shutil.which("aiconfigurator")
+    program = _program()
     if not run or program is None:
         return None, "not run (python -m bench.aiconfigurator_estimates)"
-    proc = subprocess.run([program, *cmd[1:]], capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run([*program, *cmd[1:]], capture_output=True, text=True, timeout=600, check=False)
     value = _parse(proc.stdout + proc.stderr, case.kind)
     note = "" if value is not None else "no estimate: " + (proc.stderr.strip().splitlines() or ["?"])[-1][:120]
     rows = _load()

@@ -8,7 +8,8 @@ One rule per source (never per row):
 * ``TRTPO-`` TensorRT-LLM offline throughput at fixed lengths: 3,000 requests at once, FP8 (or FP4) weights and
   FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV cache too).
 * ``VLLM060-`` vLLM v0.6.0 blog, ShareGPT (500 prompts): unlimited rate = offline (output tok/s = req/s x 179),
-  Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile, SGLang v0.3.0 the ``sglang-0.3``
+  Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile with the ``--num-scheduler-steps`` the row
+  states (multi-step scheduling), SGLang v0.3.0 the ``sglang-0.3``
   speed profile (its scheduler ran between GPU steps: the overlap scheduler came with v0.4); bf16.
 * ``VLLMSD-`` vLLM spec-decode blog (V0 era, bf16 assumed): Llama-3-70B TP4 + a 0.5B draft (Qwama-0.5B, a
   Qwen2-0.5B with Llama-3's vocabulary: Qwen2.5-0.5B's geometry stands in) at K = 4, ShareGPT, Poisson rate;
@@ -120,6 +121,9 @@ def _vllm060(row: dict) -> list[ServingCase] | Unexpressible:
     fitted = case.startswith(FIT_PREFIXES)
     release = "sglang-0.3" if engine == "sglang" else engine  # SGLang v0.3.0: scheduler not yet overlapped
     profile = speed_profile(release, "nvidia")
+    multi_step = re.search(r"--num-scheduler-steps (\d+)", row["engine_version"])
+    if multi_step:  # the run's launch flag, as its source states it
+        profile = profile.with_values(scheduler_steps=int(multi_step.group(1)))
     label = f"{case}: Llama-3-{'70B TP4' if big else '8B TP1'} ShareGPT ({release})"
     if "QPSINF" in case:
         measured = float(row["req_s"]) * 179

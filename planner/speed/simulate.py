@@ -128,6 +128,34 @@ def simulation_work(prompts: list[int], outputs: list[int], token_budget: int, t
     return float(sum(outputs) / tokens_per_step + chunks)
 
 
+class MultiStep:
+    """Multi-step scheduling (vLLM V0's ``--num-scheduler-steps``, the profile's ``scheduler_steps``).
+
+    One scheduler call runs ``steps`` decode steps of a frozen batch. Arrivals wait for the chunk to end and are then
+    prefilled in a single step (prefills get no lookahead slots, ``Scheduler._get_num_lookahead_slots``, v0.6.0); a
+    sequence that finishes inside the chunk keeps its slot and is computed to the chunk's end, and the client sees
+    its last tokens then: v0.6.0 returned a chunk's outputs after its last step (per-step streaming came after that
+    release, https://github.com/vllm-project/vllm/pull/8335). Each step still costs a full step: the driver skips
+    the scheduler and input preparation, but broadcasts the step's inputs to the TP workers every step
+    (``MultiStepWorker._get_driver_input_and_broadcast``, ``vllm/worker/multi_step_worker.py``), and V0's profile
+    prices no separate scheduler time.
+
+    >>> MultiStep(10).chunk_steps(room_tokens=1e6, growth_per_step=64)
+    10
+    >>> MultiStep(10).chunk_steps(room_tokens=300, growth_per_step=64)
+    4
+    """
+
+    __slots__ = ("steps",)
+
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+
+    def chunk_steps(self, room_tokens: float, growth_per_step: float) -> int:
+        """Steps of the next chunk: all of them, fewer only where the KV cache cannot hold their growth."""
+        return max(1, min(self.steps, int(room_tokens / growth_per_step))) if room_tokens > 0 else 1
+
+
 class _Run:
     """The event loop of one run (state in plain attributes and lists: this is the hot path)."""
 
@@ -151,6 +179,7 @@ class _Run:
         self.progress = shape.tokens_per_step(alpha) if shape is not None and alpha is not None else 1.0
         # query tokens a decoding request takes of the step's token budget: 1, K + 1, or a tree's verify budget
         self.tokens_per_decode = shape.verify_tokens if shape is not None else 1
+        self.multi_step = MultiStep(engine.profile.scheduler_steps)
 
     def step_time(self, n_dec: int, context: float, chunks: Chunks):
         if self.shape is None:
@@ -346,6 +375,9 @@ class _Run:
                     if upcoming and can_admit:
                         first = self.step_time(dec, context, chunks).total_s
                         m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / first)))
+            frozen = self.multi_step.steps > 1 and dec and chunks.tokens == 0
+            if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
+                m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)
             if m > 1:
                 step = self.step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
             else:
@@ -397,9 +429,12 @@ class _Run:
                 heapq.heappush(heap, (g + outputs[i] - gen, alive[i], i))
             # completions
             while heap and heap[0][0] <= g + 1e-9:
-                _, gen_id, i = heapq.heappop(heap)
+                done_at, gen_id, i = heapq.heappop(heap)
                 if alive[i] != gen_id or not in_decode[i]:
                     continue
+                if frozen:  # a frozen chunk computed it past its last token: those tokens were never emitted
+                    emitted -= g - done_at
+                    trace[-1] = (t, emitted)
                 in_decode[i] = False
                 acc -= prompts[i] + generated0[i] - joined_at[i]
                 n_dec -= 1
