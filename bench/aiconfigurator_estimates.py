@@ -30,6 +30,7 @@ MODEL_PATHS = {
     "meta-llama/Llama-3.1-8B": "meta-llama/Meta-Llama-3.1-8B",
     "meta-llama/Meta-Llama-3-8B": "meta-llama/Meta-Llama-3.1-8B",
     "meta-llama/Llama-3.1-70B": "meta-llama/Meta-Llama-3.1-70B",
+    "meta-llama/Llama-3.3-70B-Instruct": "meta-llama/Meta-Llama-3.1-70B",  # the same geometry
     "meta-llama/Llama-3.1-405B": "meta-llama/Meta-Llama-3.1-405B",
 }
 GEMM = {"bf16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4"}
