@@ -24,11 +24,12 @@ def test_vllm_v060_rows_run_the_scheduler_steps_they_state():
 
 def test_aiconfigurator_is_asked_for_the_concurrency_lengths_and_precision_of_the_row():
     case = next(c for c in CASES if c.row == "VLLM060-L3-70B-4xH100-VLLM-QPS16")
-    cmd = command(case, 36.6)
+    cmd = command(case, 36.6, 4096)
     if isinstance(cmd, str):
         pytest.skip(cmd)  # no measured tables here: the row is not covered
     flags = dict(zip(cmd[3::2], cmd[4::2], strict=False))
     assert flags["--estimate-mode"] == "agg" and flags["--batch-size"] == "37" and flags["--tp-size"] == "4"
+    assert flags["--ctx-tokens"] == "4096"  # the engine's step budget, not aiconfigurator's one prompt a step
     assert flags["--gemm-quant-mode"] == "bfloat16" and flags["--kvcache-quant-mode"] == "bfloat16"
 
 
