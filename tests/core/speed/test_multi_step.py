@@ -10,9 +10,10 @@ import pytest
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.speed.engine_step import EngineStep
+from planner.speed.multi_step import MultiStep
 from planner.speed.profiles import PARAMETERS, speed_profile
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import MultiStep, simulate_one
+from planner.speed.simulate import simulate_one
 
 DEP = Deployment.on_node(
     get_model("Meta-Llama-3-8B"), get_node("1x-h100-sxm-80gb"), engine="vllm-v0", max_model_len=4096
