@@ -46,6 +46,7 @@ from planner.memory.plan import plan_memory
 from planner.memory.types import MemoryPlan
 from planner.speed.drafting import DraftShape, Verification
 from planner.speed.engine_step import Chunks, EngineStep
+from planner.speed.multi_step import MultiStep
 from planner.speed.profiles import SpeedProfile
 from planner.speed.serving_metrics import (
     OCCUPANCY_POINTS,
@@ -151,6 +152,7 @@ class _Run:
         self.progress = shape.tokens_per_step(alpha) if shape is not None and alpha is not None else 1.0
         # query tokens a decoding request takes of the step's token budget: 1, K + 1, or a tree's verify budget
         self.tokens_per_decode = shape.verify_tokens if shape is not None else 1
+        self.multi_step = MultiStep(engine.profile.scheduler_steps)
 
     def step_time(self, n_dec: int, context: float, chunks: Chunks):
         if self.shape is None:
@@ -346,6 +348,9 @@ class _Run:
                     if upcoming and can_admit:
                         first = self.step_time(dec, context, chunks).total_s
                         m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / first)))
+            frozen = self.multi_step.steps > 1 and dec and chunks.tokens == 0
+            if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
+                m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)
             if m > 1:
                 step = self.step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
             else:
@@ -397,9 +402,12 @@ class _Run:
                 heapq.heappush(heap, (g + outputs[i] - gen, alive[i], i))
             # completions
             while heap and heap[0][0] <= g + 1e-9:
-                _, gen_id, i = heapq.heappop(heap)
+                done_at, gen_id, i = heapq.heappop(heap)
                 if alive[i] != gen_id or not in_decode[i]:
                     continue
+                if frozen:  # a frozen chunk computed it past its last token: those tokens were never emitted
+                    emitted -= g - done_at
+                    trace[-1] = (t, emitted)
                 in_decode[i] = False
                 acc -= prompts[i] + generated0[i] - joined_at[i]
                 n_dec -= 1

@@ -151,17 +151,18 @@ class MeasuredPass:
         return None if one is None else one * n_parts * m_parts
 
     def _layer_line(self) -> Grid | None:
-        """Every layer's GEMMs at every measured ``m`` (exactly the trilinear value: it is linear in m)."""
+        """Every layer's GEMMs at every measured ``m`` (exactly the trilinear value: it is linear in m), up to the
+        first ``m`` at which a shape was not measured (the largest ``m`` of a wide GEMM often was not): a pass past
+        that is priced as equal row slices, as for a GEMM past the table's largest ``m``."""
         if self._layer is None:
             grid = self.tables.gemm_grid(self.dtype)
             points = []
             for m in grid.axes[0] if grid is not None else ():
                 times = [self._gemm_ms(m, n, k) for n, k, _ in self.shapes]
                 if any(t is None for t in times):
-                    points = []
                     break
                 points.append((m, sum(t * count for t, (_, _, count) in zip(times, self.shapes, strict=True))))
-            self._layer = Grid.build(points) if points else False
+            self._layer = Grid.build(points) if len(points) > 1 else False
         return self._layer or None
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 (one instance per deployment; tokens repeat every step)
