@@ -202,7 +202,7 @@ class _Run:
         trace: list[tuple[float, float]] = []
         padded_steps = 0
         padding = 0.0
-        graphs = self.engine.graphs
+        graph_run = self.engine.graph_run
         blocked = {"queue": 0.0}
         prog = self.progress
         per_dec = self.tokens_per_decode
@@ -218,9 +218,6 @@ class _Run:
         reserve = lim.reserves_output
         reserved = [0.0] * n  # KV held for the whole request when the engine reserves outputs
         kv_fixed = 0.0
-
-        def kv_used() -> float:
-            return kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)
 
         step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
         iterations = 0
@@ -247,7 +244,9 @@ class _Run:
             # admits no waiting request (vllm/v1/core/sched/scheduler.py: waiting requests are scheduled only
             # "if not preempted_reqs")
             preempted_now = False
-            while n_dec > 1 and kv_used() + n_dec * prog > capacity:
+            while (
+                n_dec > 1 and (kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)) + n_dec * prog > capacity
+            ):
                 preempted_now = True
                 while not in_decode[decoding_order[-1]]:
                     decoding_order.pop()
@@ -268,11 +267,12 @@ class _Run:
             running = n_dec + len(prefilling)
             # room a new prompt must leave: this step's growth and the block manager's watermark
             headroom = (0.0 if reserve else n_dec * prog) + watermark
+            kv_now = kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)  # KV tokens held
             prefill_work = bool(prefilling) or (
                 bool(waiting)
                 and not preempted_now
                 and running < lim.max_num_seqs
-                and kv_used() + need[waiting[0]] + headroom <= capacity
+                and kv_now + need[waiting[0]] + headroom <= capacity
             )
             decode_now = n_dec > 0 and (lim.mixed_prefill or not prefill_work)
             if decode_now:
@@ -296,7 +296,9 @@ class _Run:
                         reason = "max_num_seqs"
                         break
                     extra = outputs[i] - generated0[i] + look if reserve else 0.0
-                    if kv_used() + need[i] + extra + headroom > capacity:
+                    if (kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)) + need[
+                        i
+                    ] + extra + headroom > capacity:
                         reason = "kv_cache"
                         break
                     if budget <= 0 or (
@@ -339,7 +341,7 @@ class _Run:
                     heapq.heappop(heap)
                 if heap:
                     m = max(1, math.ceil((heap[0][0] - g) / prog - 1e-9))
-                room = capacity - kv_used()
+                room = capacity - (kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look))
                 m = max(1, min(m, int(room / (n_dec * prog)))) if room > 0 else 1
                 if m > 1 and (upcoming or (wl.mode == "concurrency" and pending)):
                     can_admit = not waiting and running < lim.max_num_seqs
@@ -351,7 +353,7 @@ class _Run:
             else:
                 step = self.step_time(dec, context, chunks)
             dt = step.total_s * m
-            pad, _ = graphs.run(seqs=dec, query_tokens=per_dec, prefill_tokens=chunks.tokens)
+            pad, _ = graph_run(dec, per_dec, chunks.tokens)
             if pad:
                 padded_steps += m
                 padding += m * pad / (pad + dec * per_dec + chunks.tokens)
@@ -370,7 +372,8 @@ class _Run:
             if dec:
                 g += prog * m
                 emitted += dec * prog * m
-            emitted += sum(1 for i in finishing_prefill if first_token[i] == 0.0)
+            if finishing_prefill:
+                emitted += sum(1 for i in finishing_prefill if first_token[i] == 0.0)
             trace.append((t, emitted))
             # prefills that completed emit their first token and join the decode set
             for i in finishing_prefill:

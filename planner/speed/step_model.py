@@ -51,6 +51,9 @@ ROOFLINE_CHOSEN = "roofline estimate: measured kernels not used"
 #: Operator classes, in the order a breakdown lists them.
 OPERATORS = ("weight_gemm", "attention_kv", "attention_new", "allreduce", "sampling", "overhead")
 
+#: Token counts and chunk mixes a step model keeps priced (a serving run meets a few thousand at most).
+MEMO_ENTRIES = 65_536
+
 
 @dataclass(slots=True)
 class PassTime:
@@ -179,6 +182,8 @@ class StepModel:
         graphs = cuda_graphs and profile.cuda_graphs
         self.measured = measured_pass(cost, gpu.id, engine, cuda_graphs=graphs) if measured_kernels else None
         self._roofline_label = roofline_label(gpu.id, engine) if measured_kernels else ROOFLINE_CHOSEN
+        self._token_memo: dict[tuple[int, int], tuple[float, ...]] = {}
+        self._prefill_memo: dict[tuple[int, int, float, float], tuple[float, float, float, float | None]] = {}
         if self.measured is not None:
             self.fixed_overhead_s = self.layers * profile.measured_layer_overhead_s + profile.step_overhead_s
             if cost.tp > 1:
@@ -226,67 +231,37 @@ class StepModel:
         ``prefill_positions`` Σ c·(p + (c+1)/2) over the prefill chunks (causal attention within a chunk)
         and ``prefill_context_tokens`` Σ p; ``logits_tokens`` (default: every decode token plus one per
         prefill chunk) how many tokens need logits.
+
+        The pass is priced in three parts, each by its own formula: what depends only on the pass's token and
+        logit counts (weight GEMMs, KV writes, all-reduces, sampling: :meth:`token_terms`, kept per count since
+        an engine runs the same counts step after step), the decode sequences' attention over their context
+        (:meth:`decode_terms`) and the prefill chunks' attention (:meth:`prefill_terms`, kept per chunk mix).
         """
         decode_tokens = decode_seqs * decode_query_tokens
         tokens = decode_tokens + prefill_tokens
         if tokens <= 0:
             raise InputError("batch_size", tokens, "at least one sequence with at least one token in a forward pass")
         logits = decode_tokens + prefill_seqs if logits_tokens is None else logits_tokens
-        bw, profile = self.bw, self.profile
-        # weight GEMMs (routed experts only in the share the batch touches)
-        weights = self.streamed_bytes
-        if self.moe is not None and self.expert_bytes:
-            touched = experts_touched_frac(tokens, self.moe.num_experts, self.moe.experts_per_token)
-            weights -= self.expert_bytes * (1 - touched)
-        gemm_flops = self.matmul_flops_per_token * tokens + self.head_flops_per_logit * logits
-        efficiency = tokens / (tokens + profile.gemm_half_tokens)
-        gemm_mem = weights / bw
-        gemm_cmp = gemm_flops / (self.gemm_peak * efficiency)
-        # attention over the cached context of the decode sequences
-        kv_read = self._kv_bytes(decode_seqs, decode_context_tokens) if decode_seqs else 0.0
-        q = decode_query_tokens
-        kv_positions = decode_context_tokens * q + decode_seqs * q * (q + 1) / 2
-        kv_flops = self._attn_flops(kv_positions, decode_seqs, decode_context_tokens) if decode_seqs else 0.0
-        kv_mem = kv_read / bw
-        kv_cmp = kv_flops / self.attn_peak
+        terms = self._token_memo.get((tokens, logits))
+        if terms is None:
+            terms = self.token_terms(tokens, logits)
+        weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling = terms
+        kv_read, kv_flops, kv_mem, kv_cmp, kv_s = self.decode_terms(
+            decode_seqs, decode_query_tokens, decode_context_tokens
+        )
+        prefill_key = (prefill_seqs, prefill_tokens, prefill_positions, prefill_context_tokens)
+        chunk_terms = self._prefill_memo.get(prefill_key)
+        if chunk_terms is None:
+            chunk_terms = self.prefill_terms(*prefill_key)
+        prefix_read, new_flops, new_cmp, measured_new = chunk_terms
         # attention of the prefill chunks (over their cached prefix and themselves) and every KV write
-        prefix_read = self._kv_bytes(prefill_seqs, prefill_context_tokens) if prefill_seqs else 0.0
-        written = self.kv_write_per_token * tokens
-        new_flops = self._attn_flops(prefill_positions, prefill_seqs, prefill_context_tokens) if prefill_seqs else 0.0
-        new_mem = (prefix_read + written) / bw
-        new_cmp = new_flops / self.attn_peak
-        # tensor-parallel all-reduces (2 per layer), the logits gather, pipeline hand-offs
-        comm = 0.0
-        comm_bytes = 0.0
-        if self.tp > 1:
-            message = tokens * self.hidden_bytes_per_token
-            comm = 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
-            gather = logits * self.vocab * self.cost.activation_bytes / 2
-            comm += profile.allreduce_latency_s + self.ring * gather / self.link
-            comm_bytes = self.ring * (2 * self.layers * message + gather)
-        if self.pp > 1:
-            comm += (self.pp - 1) * (profile.allreduce_latency_s + tokens * self.hidden_bytes_per_token / self.link)
-        # sampling (softmax, penalties, top-p; rejection sampling reads the same logits)
-        sample_bytes = logits * self.vocab * profile.sampling_bytes_per_logit
-        sampling = sample_bytes / bw
-        gemm_s, kv_s, new_s = max(gemm_mem, gemm_cmp), max(kv_mem, kv_cmp), max(new_mem, new_cmp)
-        measured = self.measured
-        if measured is not None:  # measured kernels where covered, never faster than the data-sheet peaks
-            peak, hbm = self.peak_flops, self.bandwidth
-            t = measured.gemm_s(tokens, logits)
-            if t is not None:
-                gemm_s = max(t, gemm_flops / peak, weights / hbm)
-            t = measured.decode_attention_s(decode_seqs, decode_context_tokens)
-            if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
-                kv_s = max(t, kv_cmp, kv_read / hbm)
-            t = measured.prefill_attention_s(prefill_seqs, prefill_tokens, prefill_context_tokens)
-            if t is not None:
-                new_s = max(t + written / bw, new_flops / peak, (prefix_read + written) / hbm)
-            t = measured.allreduce_s(tokens) if self.tp > 1 else None
-            if t is not None:
-                message = tokens * self.hidden_bytes_per_token
-                comm += t - 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
-        overhead = self.fixed_overhead_s + profile.seq_overhead_s * (decode_seqs + prefill_seqs)
+        new_mem = (prefix_read + written) / self.bw
+        new_s = max(new_mem, new_cmp)
+        if measured_new is not None:  # measured kernels where covered, never faster than the data-sheet peaks
+            new_s = max(
+                measured_new + written / self.bw, new_flops / self.peak_flops, (prefix_read + written) / self.bandwidth
+            )
+        overhead = self.fixed_overhead_s + self.profile.seq_overhead_s * (decode_seqs + prefill_seqs)
         flops = gemm_flops + kv_flops + new_flops
         moved = weights + kv_read + prefix_read + written + sample_bytes
         return PassTime(
@@ -306,6 +281,89 @@ class StepModel:
             tokens=tokens,
             source=self.source,
         )
+
+    def token_terms(self, tokens: int, logits: int) -> tuple[float, ...]:
+        """What a pass over ``tokens`` new tokens, ``logits`` of them needing logits, costs whatever its attention:
+        (weights read, GEMM FLOPs, GEMM memory s, GEMM compute s, GEMM s, KV bytes written, all-reduce s,
+        link bytes, sampled bytes, sampling s). Kept per (tokens, logits) for the next pass of the same size."""
+        bw, profile = self.bw, self.profile
+        # weight GEMMs (routed experts only in the share the batch touches)
+        weights = self.streamed_bytes
+        if self.moe is not None and self.expert_bytes:
+            touched = experts_touched_frac(tokens, self.moe.num_experts, self.moe.experts_per_token)
+            weights -= self.expert_bytes * (1 - touched)
+        gemm_flops = self.matmul_flops_per_token * tokens + self.head_flops_per_logit * logits
+        efficiency = tokens / (tokens + profile.gemm_half_tokens)
+        gemm_mem = weights / bw
+        gemm_cmp = gemm_flops / (self.gemm_peak * efficiency)
+        gemm_s = max(gemm_mem, gemm_cmp)
+        written = self.kv_write_per_token * tokens
+        # tensor-parallel all-reduces (2 per layer), the logits gather, pipeline hand-offs
+        comm = 0.0
+        comm_bytes = 0.0
+        if self.tp > 1:
+            message = tokens * self.hidden_bytes_per_token
+            comm = 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
+            gather = logits * self.vocab * self.cost.activation_bytes / 2
+            comm += profile.allreduce_latency_s + self.ring * gather / self.link
+            comm_bytes = self.ring * (2 * self.layers * message + gather)
+        if self.pp > 1:
+            comm += (self.pp - 1) * (profile.allreduce_latency_s + tokens * self.hidden_bytes_per_token / self.link)
+        # sampling (softmax, penalties, top-p; rejection sampling reads the same logits)
+        sample_bytes = logits * self.vocab * profile.sampling_bytes_per_logit
+        sampling = sample_bytes / bw
+        measured = self.measured
+        if measured is not None:  # measured kernels where covered, never faster than the data-sheet peaks
+            t = measured.gemm_s(tokens, logits)
+            if t is not None:
+                gemm_s = max(t, gemm_flops / self.peak_flops, weights / self.bandwidth)
+            t = measured.allreduce_s(tokens) if self.tp > 1 else None
+            if t is not None:
+                message = tokens * self.hidden_bytes_per_token
+                comm += t - 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
+        terms = (weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling)
+        if len(self._token_memo) >= MEMO_ENTRIES:
+            self._token_memo.clear()
+        self._token_memo[(tokens, logits)] = terms
+        return terms
+
+    def decode_terms(
+        self, seqs: int, query_tokens: int, context_sum: float
+    ) -> tuple[float, float, float, float, float]:
+        """Attention of ``seqs`` decode sequences of ``query_tokens`` each over ``context_sum`` cached tokens in all:
+        (KV bytes read, FLOPs, memory s, compute s, seconds)."""
+        if not seqs:
+            return 0.0, 0.0, 0.0, 0.0, 0.0
+        kv_read = self._kv_bytes(seqs, context_sum)
+        q = query_tokens
+        kv_positions = context_sum * q + seqs * q * (q + 1) / 2
+        kv_flops = self._attn_flops(kv_positions, seqs, context_sum)
+        kv_mem = kv_read / self.bw
+        kv_cmp = kv_flops / self.attn_peak
+        kv_s = max(kv_mem, kv_cmp)
+        measured = self.measured
+        if measured is not None:
+            t = measured.decode_attention_s(seqs, context_sum)
+            if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
+                kv_s = max(t, kv_cmp, kv_read / self.bandwidth)
+        return kv_read, kv_flops, kv_mem, kv_cmp, kv_s
+
+    def prefill_terms(
+        self, seqs: int, tokens: int, positions: float, context_sum: float
+    ) -> tuple[float, float, float, float | None]:
+        """Attention of ``seqs`` prefill chunks (``tokens`` new tokens in all, Σ c·(p + (c+1)/2) ``positions`` after
+        Σ p ``context_sum`` cached ones), before the pass's KV writes: (prefix KV bytes read, FLOPs, compute s,
+        measured kernel s or None). Kept per chunk mix (prompts of one length split the same way)."""
+        prefix_read = self._kv_bytes(seqs, context_sum) if seqs else 0.0
+        new_flops = self._attn_flops(positions, seqs, context_sum) if seqs else 0.0
+        new_cmp = new_flops / self.attn_peak
+        measured = self.measured
+        t = measured.prefill_attention_s(seqs, tokens, context_sum) if measured is not None else None
+        terms = (prefix_read, new_flops, new_cmp, t)
+        if len(self._prefill_memo) >= MEMO_ENTRIES:
+            self._prefill_memo.clear()
+        self._prefill_memo[(seqs, tokens, positions, context_sum)] = terms
+        return terms
 
     def decode(self, batch: int, query_tokens: int, context_tokens: float, logits_tokens: int | None = None):
         """``batch`` sequences each adding ``query_tokens`` at ``context_tokens`` cached (mean)."""

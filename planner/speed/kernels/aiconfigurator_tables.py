@@ -255,7 +255,7 @@ class KernelTables:
                 grid = _table_grid(newest, ["message_size"], filters)
             self._ar[key] = grid
         grid = self._ar[key]
-        return grid.at((elements,)) if grid is not None else None
+        return grid.at_x(elements) if grid is not None else None
 
     def _custom_allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool) -> float | None:
         key = (gpus, cuda_graphs)
@@ -269,7 +269,7 @@ class KernelTables:
                 grid = _table_grid(path, ["message_size"], {"num_gpus": gpus}, prefer)
             self._ar[key] = grid
         grid = self._ar[key]
-        return grid.at((elements,)) if grid is not None else None
+        return grid.at_x(elements) if grid is not None else None
 
 
 @data_cache

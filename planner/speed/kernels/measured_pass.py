@@ -174,12 +174,12 @@ class MeasuredPass:
             self.fallbacks.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
             return None
         parts = ceil(tokens / line.axes[0][-1])
-        total = line.at((tokens / parts,)) * parts * self.scale
+        total = line.at_x(tokens / parts) * parts * self.scale
         if self.moe is not None:
             dtype, h, inter, topk, experts, tp, moe_layers = self.moe
             grid = self.tables.moe_grid(dtype, h, inter, topk, experts, tp) if dtype else None
             top = grid.axes[0][-1] if grid is not None else 0
-            routed = grid.at((tokens / ceil(tokens / top),)) if grid is not None else None
+            routed = grid.at_x(tokens / ceil(tokens / top)) if grid is not None else None
             if routed is None:
                 self.fallbacks.add("MoE experts (no measured table for this expert shape, precision or TP)")
                 return None
@@ -198,7 +198,7 @@ class MeasuredPass:
             return None if seqs > 0 else 0.0
         context = max(1.0, context_sum / seqs)
         line = self._decode_line(seqs)  # the batch fixed: one lookup along the context per step
-        ms = line.at((context,)) if line is not None else None
+        ms = line.at_x(context) if line is not None else None
         if ms is None:
             self.fallbacks.add("decode attention (a batch or context past the measured grid)")
             return None
