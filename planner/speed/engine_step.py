@@ -138,16 +138,16 @@ class EngineStep:
         """
         chunks = chunks or NO_CHUNKS
         pad, eager = self.graph_run(decode_seqs, decode_query_tokens, chunks.tokens)
-        step = model.forward(
-            decode_seqs=decode_seqs,
-            decode_query_tokens=decode_query_tokens,
-            decode_context_tokens=decode_context_tokens,
-            prefill_tokens=chunks.tokens + pad,
-            prefill_seqs=chunks.seqs,
-            prefill_positions=chunks.positions,
-            prefill_context_tokens=chunks.context_tokens,
-            logits_tokens=logits_tokens,
+        mix = (
+            decode_seqs,
+            decode_query_tokens,
+            chunks.tokens + pad,
+            chunks.seqs,
+            chunks.positions,
+            chunks.context_tokens,
+            logits_tokens,
         )
+        step = model.priced(mix, decode_context_tokens)  # StepModel.forward of that batch
         if eager:
             launches = model.layers * (self.profile.eager_layer_overhead_s - self.profile.layer_overhead_s)
             extra = max(0.0, launches - (step.total_s - step.overhead_s))

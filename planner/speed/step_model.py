@@ -51,7 +51,11 @@ ROOFLINE_CHOSEN = "roofline estimate: measured kernels not used"
 #: Operator classes, in the order a breakdown lists them.
 OPERATORS = ("weight_gemm", "attention_kv", "attention_new", "allreduce", "sampling", "overhead")
 
-#: Token counts and chunk mixes a step model keeps priced (a serving run meets a few thousand at most).
+#: A pass's batch but for the decode context: decode sequences, query tokens each, prefill tokens, prefill chunks,
+#: Σ c·(p + (c+1)/2) and Σ p of the chunks, tokens needing logits (None: the default) (:meth:`StepModel.forward`).
+PassMix = tuple[int, int, int, int, float, float, int | None]
+
+#: Pass mixes, token counts and chunk mixes a step model keeps priced (a serving run meets a few thousand at most).
 MEMO_ENTRIES = 65_536
 
 
@@ -182,6 +186,7 @@ class StepModel:
         graphs = cuda_graphs and profile.cuda_graphs
         self.measured = measured_pass(cost, gpu.id, engine, cuda_graphs=graphs) if measured_kernels else None
         self._roofline_label = roofline_label(gpu.id, engine) if measured_kernels else ROOFLINE_CHOSEN
+        self._mix_memo: dict[PassMix, tuple] = {}
         self._token_memo: dict[tuple[int, int], tuple[float, ...]] = {}
         self._prefill_memo: dict[tuple[int, int, float, float], tuple[float, float, float, float | None]] = {}
         if self.measured is not None:
@@ -237,6 +242,48 @@ class StepModel:
         an engine runs the same counts step after step), the decode sequences' attention over their context
         (:meth:`decode_terms`) and the prefill chunks' attention (:meth:`prefill_terms`, kept per chunk mix).
         """
+        mix = (
+            decode_seqs,
+            decode_query_tokens,
+            prefill_tokens,
+            prefill_seqs,
+            prefill_positions,
+            prefill_context_tokens,
+            logits_tokens,
+        )
+        return self.priced(mix, decode_context_tokens)
+
+    def priced(self, mix: PassMix, decode_context_tokens: float) -> PassTime:
+        """:meth:`forward` of the pass ``mix`` (its arguments but the decode context, in their order) at
+        ``decode_context_tokens``: the terms that do not depend on the context are kept per mix."""
+        fixed = self._mix_memo.get(mix)
+        if fixed is None:
+            fixed = self.mix_terms(mix)
+        (tokens, weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling,
+         prefix_read, new_flops, new_mem, new_cmp, new_s, overhead) = fixed  # fmt: skip
+        kv_read, kv_flops, kv_mem, kv_cmp, kv_s = self.decode_terms(mix[0], mix[1], decode_context_tokens)
+        return PassTime(
+            gemm_s,
+            kv_s,
+            new_s,
+            comm,
+            sampling,
+            overhead,
+            gemm_flops + kv_flops + new_flops,
+            weights + kv_read + prefix_read + written + sample_bytes,
+            comm_bytes,
+            weights,
+            kv_read,
+            gemm_mem + kv_mem + new_mem + sampling,
+            gemm_cmp + kv_cmp + new_cmp,
+            tokens,
+            self.source,
+        )
+
+    def mix_terms(self, mix: PassMix) -> tuple:
+        """Everything of a pass of ``mix`` but its decode attention: the token terms (:meth:`token_terms`), the
+        prefill chunks' attention with the pass's KV writes, and the launch and scheduling overhead."""
+        decode_seqs, decode_query_tokens, prefill_tokens, prefill_seqs, positions, context_sum, logits_tokens = mix
         decode_tokens = decode_seqs * decode_query_tokens
         tokens = decode_tokens + prefill_tokens
         if tokens <= 0:
@@ -245,14 +292,11 @@ class StepModel:
         terms = self._token_memo.get((tokens, logits))
         if terms is None:
             terms = self.token_terms(tokens, logits)
-        weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling = terms
-        kv_read, kv_flops, kv_mem, kv_cmp, kv_s = self.decode_terms(
-            decode_seqs, decode_query_tokens, decode_context_tokens
-        )
-        prefill_key = (prefill_seqs, prefill_tokens, prefill_positions, prefill_context_tokens)
-        chunk_terms = self._prefill_memo.get(prefill_key)
+        written = terms[5]
+        chunk_key = (prefill_seqs, prefill_tokens, positions, context_sum)
+        chunk_terms = self._prefill_memo.get(chunk_key)
         if chunk_terms is None:
-            chunk_terms = self.prefill_terms(*prefill_key)
+            chunk_terms = self.prefill_terms(*chunk_key)
         prefix_read, new_flops, new_cmp, measured_new = chunk_terms
         # attention of the prefill chunks (over their cached prefix and themselves) and every KV write
         new_mem = (prefix_read + written) / self.bw
@@ -262,25 +306,11 @@ class StepModel:
                 measured_new + written / self.bw, new_flops / self.peak_flops, (prefix_read + written) / self.bandwidth
             )
         overhead = self.fixed_overhead_s + self.profile.seq_overhead_s * (decode_seqs + prefill_seqs)
-        flops = gemm_flops + kv_flops + new_flops
-        moved = weights + kv_read + prefix_read + written + sample_bytes
-        return PassTime(
-            weight_gemm_s=gemm_s,
-            attention_kv_s=kv_s,
-            attention_new_s=new_s,
-            allreduce_s=comm,
-            sampling_s=sampling,
-            overhead_s=overhead,
-            flops=flops,
-            bytes_moved=moved,
-            link_bytes=comm_bytes,
-            weight_read_bytes=weights,
-            kv_read_bytes=kv_read,
-            memory_s=gemm_mem + kv_mem + new_mem + sampling,
-            compute_s=gemm_cmp + kv_cmp + new_cmp,
-            tokens=tokens,
-            source=self.source,
-        )
+        fixed = (tokens, *terms, prefix_read, new_flops, new_mem, new_cmp, new_s, overhead)
+        if len(self._mix_memo) >= MEMO_ENTRIES:
+            self._mix_memo.clear()
+        self._mix_memo[mix] = fixed
+        return fixed
 
     def token_terms(self, tokens: int, logits: int) -> tuple[float, ...]:
         """What a pass over ``tokens`` new tokens, ``logits`` of them needing logits, costs whatever its attention:

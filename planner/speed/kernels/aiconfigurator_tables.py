@@ -37,8 +37,10 @@ import hashlib
 import importlib.util
 import json
 import os
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -54,6 +56,10 @@ MAP_FILE = "measured_kernels.json"
 #: Our compute / KV dtypes → the tables' ``gemm_dtype`` / ``kv_cache_dtype`` values.
 GEMM_DTYPES = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4", "int4": "int4_wo"}
 KV_DTYPES = {2: "bfloat16", 1: "fp8"}
+#: Lines and values derived from one GPU's tables that are kept for reuse (a few per model and batch size).
+DERIVED_ENTRIES = 16_384
+
+T = TypeVar("T")
 
 
 def systems_dir() -> Path | None:
@@ -174,6 +180,18 @@ class KernelTables:
         self._gemm: dict[str, Grid | None] = {}
         self._attn: dict[tuple, Grid | None] = {}
         self._ar: dict[tuple[int, bool | str], Grid | None] = {}
+        self._derived: dict[tuple, object] = {}
+
+    def derived(self, key: tuple, build: Callable[[], T]) -> T:
+        """What ``build`` makes from these tables (a model's per-layer GEMM line, an attention line at one batch),
+        made once per ``key`` and shared by every model priced from them in this process."""
+        try:
+            return self._derived[key]  # type: ignore[return-value]
+        except KeyError:
+            if len(self._derived) >= DERIVED_ENTRIES:
+                self._derived.clear()
+            value = self._derived[key] = build()
+            return value
 
     def _dir(self, family: str, engine: str | None = None, version: str | None = None) -> Path:
         return self.root / self.system / family / (engine or self.engine) / (version or self.version)

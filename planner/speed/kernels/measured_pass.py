@@ -30,7 +30,6 @@ True
 
 from __future__ import annotations
 
-import functools
 from math import ceil
 
 from planner.speed.kernels.aiconfigurator_tables import KV_DTYPES, KernelTables, coverage_reason, kernel_tables
@@ -93,6 +92,7 @@ class MeasuredPass:
         self.kv_dtype = KV_DTYPES.get(cost.kv_element_bytes, "")
         self.fallbacks: set[str] = set()
         self._layer: Grid | bool | None = None
+        self._decode_lines: dict[int, Grid | None] = {}
         h, d = arch.hidden_size, arch.head_dim
         q_out = arch.num_attention_heads * d // tp
         kv_out = 2 * arch.num_kv_heads * d // tp if arch.num_kv_heads >= tp else 2 * d
@@ -153,18 +153,21 @@ class MeasuredPass:
     def _layer_line(self) -> Grid | None:
         """Every layer's GEMMs at every measured ``m`` (exactly the trilinear value: it is linear in m)."""
         if self._layer is None:
-            grid = self.tables.gemm_grid(self.dtype)
-            points = []
-            for m in grid.axes[0] if grid is not None else ():
-                times = [self._gemm_ms(m, n, k) for n, k, _ in self.shapes]
-                if any(t is None for t in times):
-                    points = []
-                    break
-                points.append((m, sum(t * count for t, (_, _, count) in zip(times, self.shapes, strict=True))))
-            self._layer = Grid.build(points) if points else False
+            key = ("layer GEMMs", self.dtype, tuple(self.shapes))
+            self._layer = self.tables.derived(key, self._build_layer_line)
         return self._layer or None
 
-    @functools.lru_cache(maxsize=4096)  # noqa: B019 (one instance per deployment; tokens repeat every step)
+    def _build_layer_line(self) -> Grid | bool:
+        grid = self.tables.gemm_grid(self.dtype)
+        points = []
+        for m in grid.axes[0] if grid is not None else ():
+            times = [self._gemm_ms(m, n, k) for n, k, _ in self.shapes]
+            if any(t is None for t in times):
+                points = []
+                break
+            points.append((m, sum(t * count for t, (_, _, count) in zip(times, self.shapes, strict=True))))
+        return Grid.build(points) if points else False
+
     def gemm_s(self, tokens: int, logits: int) -> float | None:
         """Weight GEMMs of a pass over ``tokens`` new tokens, ``logits`` of them through the LM head."""
         if not self.gemm_covered:
@@ -185,7 +188,8 @@ class MeasuredPass:
                 return None
             total += routed * ceil(tokens / top) * moe_layers
         if logits:
-            head = self._gemm_ms(logits, self.lm_head_n, self.hidden)
+            key = ("GEMM", self.dtype, logits, self.lm_head_n, self.hidden)
+            head = self.tables.derived(key, lambda: self._gemm_ms(logits, self.lm_head_n, self.hidden))
             if head is None:
                 self.fallbacks.add("LM head GEMM")
                 return None
@@ -204,8 +208,16 @@ class MeasuredPass:
             return None
         return ms * self.layers * MS
 
-    @functools.lru_cache(maxsize=1024)  # noqa: B019 (one instance per deployment; batch sizes repeat)
     def _decode_line(self, seqs: int) -> Grid | None:
+        """The decode kernel's latency along the context at a batch of ``seqs`` (interpolated between batches)."""
+        try:
+            return self._decode_lines[seqs]
+        except KeyError:
+            key = ("decode line", self.heads, self.kv_heads, self.head_dim, self.kv_dtype, seqs)
+            line = self._decode_lines[seqs] = self.tables.derived(key, lambda: self._build_decode_line(seqs))
+            return line
+
+    def _build_decode_line(self, seqs: int) -> Grid | None:
         grid = self.tables.attention_grid(
             "generation_attention", self.heads, self.kv_heads, self.head_dim, self.kv_dtype
         )
@@ -224,7 +236,6 @@ class MeasuredPass:
             return None
         return ms * (full * full - prefix * prefix) / (full * full) * self.layers * MS
 
-    @functools.lru_cache(maxsize=4096)  # noqa: B019 (one instance per deployment; tokens repeat every step)
     def allreduce_s(self, tokens: int) -> float | None:
         """The two all-reduces per layer of a pass over ``tokens`` tokens."""
         if self.tp <= 1:
