@@ -41,9 +41,10 @@ from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.speed.cuda_graphs import NO_GRAPHS, GraphPlan, graph_plan
 from planner.speed.drafting import DraftShape
+from planner.speed.pass_memos import MEMO_ENTRIES
 from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.roofline import ModelCost, model_cost
-from planner.speed.step_model import MEMO_ENTRIES, PassTime, StepModel
+from planner.speed.step_model import PassTime, StepModel
 
 #: Methods whose draft passes run a speculator head through the EAGLE proposer (vllm/v1/spec_decode/eagle.py).
 HEAD_METHODS: tuple[str, ...] = ("eagle", "eagle3", "mtp")

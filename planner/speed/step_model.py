@@ -41,6 +41,7 @@ from planner.catalog.schemas import GpuSpec
 from planner.errors import InputError
 from planner.model.kv_bytes import layer_kv_bytes_per_token
 from planner.speed.kernels.measured_pass import measured_pass, roofline_label
+from planner.speed.pass_memos import PassMemos, pass_memos
 from planner.speed.profiles import SpeedProfile
 from planner.speed.roofline import ModelCost, attention_flops_per_position, experts_touched_frac, peak_flops
 from planner.units import GB
@@ -54,9 +55,6 @@ OPERATORS = ("weight_gemm", "attention_kv", "attention_new", "allreduce", "sampl
 #: A pass's batch but for the decode context: decode sequences, query tokens each, prefill tokens, prefill chunks,
 #: Σ c·(p + (c+1)/2) and Σ p of the chunks, tokens needing logits (None: the default) (:meth:`StepModel.forward`).
 PassMix = tuple[int, int, int, int, float, float, int | None]
-
-#: Pass mixes, token counts and chunk mixes a step model keeps priced (a serving run meets a few thousand at most).
-MEMO_ENTRIES = 65_536
 
 
 @dataclass(slots=True)
@@ -186,13 +184,14 @@ class StepModel:
         graphs = cuda_graphs and profile.cuda_graphs
         self.measured = measured_pass(cost, gpu.id, engine, cuda_graphs=graphs) if measured_kernels else None
         self._roofline_label = roofline_label(gpu.id, engine) if measured_kernels else ROOFLINE_CHOSEN
-        self._mix_memo: dict[PassMix, tuple] = {}
-        self._token_memo: dict[tuple[int, int], tuple[float, ...]] = {}
-        self._prefill_memo: dict[tuple[int, int, float, float], tuple[float, float, float, float | None]] = {}
         if self.measured is not None:
             self.fixed_overhead_s = self.layers * profile.measured_layer_overhead_s + profile.step_overhead_s
             if cost.tp > 1:
                 self.fixed_overhead_s += profile.tp_step_overhead_s
+        # every step model of this configuration prices a mix the same way: they share what they priced
+        configuration = (cost.model_dump_json(), gpu.model_dump_json(), profile.model_dump_json(), graphs)
+        self._memos = pass_memos((*configuration, measured_kernels, self.measured.tables if self.measured else None))
+        self._mixes = self._memos.mixes
 
     @property
     def source(self) -> str:
@@ -256,9 +255,12 @@ class StepModel:
     def priced(self, mix: PassMix, decode_context_tokens: float) -> PassTime:
         """:meth:`forward` of the pass ``mix`` (its arguments but the decode context, in their order) at
         ``decode_context_tokens``: the terms that do not depend on the context are kept per mix."""
-        fixed = self._mix_memo.get(mix)
-        if fixed is None:
-            fixed = self.mix_terms(mix)
+        entry = self._mixes.get(mix)
+        if entry is None:
+            entry = PassMemos.kept(self._mixes, mix, lambda notes: self.mix_terms(mix, notes))
+        fixed, notes = entry
+        if notes:  # operators of this mix left to the roofline
+            self.measured.fallbacks.update(notes)
         (tokens, weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling,
          prefix_read, new_flops, new_mem, new_cmp, new_s, overhead) = fixed  # fmt: skip
         kv_read, kv_flops, kv_mem, kv_cmp, kv_s = self.decode_terms(mix[0], mix[1], decode_context_tokens)
@@ -280,23 +282,22 @@ class StepModel:
             self.source,
         )
 
-    def mix_terms(self, mix: PassMix) -> tuple:
+    def mix_terms(self, mix: PassMix, notes: set[str]) -> tuple:
         """Everything of a pass of ``mix`` but its decode attention: the token terms (:meth:`token_terms`), the
-        prefill chunks' attention with the pass's KV writes, and the launch and scheduling overhead."""
+        prefill chunks' attention with the pass's KV writes, and the launch and scheduling overhead (operators
+        left to the roofline are added to ``notes``)."""
         decode_seqs, decode_query_tokens, prefill_tokens, prefill_seqs, positions, context_sum, logits_tokens = mix
         decode_tokens = decode_seqs * decode_query_tokens
         tokens = decode_tokens + prefill_tokens
         if tokens <= 0:
             raise InputError("batch_size", tokens, "at least one sequence with at least one token in a forward pass")
         logits = decode_tokens + prefill_seqs if logits_tokens is None else logits_tokens
-        terms = self._token_memo.get((tokens, logits))
-        if terms is None:
-            terms = self.token_terms(tokens, logits)
+        memos = self._memos
+        terms, token_notes = memos.kept(memos.tokens, (tokens, logits), lambda n: self.token_terms(tokens, logits, n))
         written = terms[5]
         chunk_key = (prefill_seqs, prefill_tokens, positions, context_sum)
-        chunk_terms = self._prefill_memo.get(chunk_key)
-        if chunk_terms is None:
-            chunk_terms = self.prefill_terms(*chunk_key)
+        chunk_terms, chunk_notes = memos.kept(memos.chunks, chunk_key, lambda n: self.prefill_terms(*chunk_key, n))
+        notes |= token_notes | chunk_notes
         prefix_read, new_flops, new_cmp, measured_new = chunk_terms
         # attention of the prefill chunks (over their cached prefix and themselves) and every KV write
         new_mem = (prefix_read + written) / self.bw
@@ -306,13 +307,9 @@ class StepModel:
                 measured_new + written / self.bw, new_flops / self.peak_flops, (prefix_read + written) / self.bandwidth
             )
         overhead = self.fixed_overhead_s + self.profile.seq_overhead_s * (decode_seqs + prefill_seqs)
-        fixed = (tokens, *terms, prefix_read, new_flops, new_mem, new_cmp, new_s, overhead)
-        if len(self._mix_memo) >= MEMO_ENTRIES:
-            self._mix_memo.clear()
-        self._mix_memo[mix] = fixed
-        return fixed
+        return (tokens, *terms, prefix_read, new_flops, new_mem, new_cmp, new_s, overhead)
 
-    def token_terms(self, tokens: int, logits: int) -> tuple[float, ...]:
+    def token_terms(self, tokens: int, logits: int, notes: set[str] | None = None) -> tuple[float, ...]:
         """What a pass over ``tokens`` new tokens, ``logits`` of them needing logits, costs whatever its attention:
         (weights read, GEMM FLOPs, GEMM memory s, GEMM compute s, GEMM s, KV bytes written, all-reduce s,
         link bytes, sampled bytes, sampling s). Kept per (tokens, logits) for the next pass of the same size."""
@@ -344,18 +341,14 @@ class StepModel:
         sampling = sample_bytes / bw
         measured = self.measured
         if measured is not None:  # measured kernels where covered, never faster than the data-sheet peaks
-            t = measured.gemm_s(tokens, logits)
+            t = measured.gemm_s(tokens, logits, notes)
             if t is not None:
                 gemm_s = max(t, gemm_flops / self.peak_flops, weights / self.bandwidth)
-            t = measured.allreduce_s(tokens) if self.tp > 1 else None
+            t = measured.allreduce_s(tokens, notes) if self.tp > 1 else None
             if t is not None:
                 message = tokens * self.hidden_bytes_per_token
                 comm += t - 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
-        terms = (weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling)
-        if len(self._token_memo) >= MEMO_ENTRIES:
-            self._token_memo.clear()
-        self._token_memo[(tokens, logits)] = terms
-        return terms
+        return weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling
 
     def decode_terms(
         self, seqs: int, query_tokens: int, context_sum: float
@@ -379,7 +372,7 @@ class StepModel:
         return kv_read, kv_flops, kv_mem, kv_cmp, kv_s
 
     def prefill_terms(
-        self, seqs: int, tokens: int, positions: float, context_sum: float
+        self, seqs: int, tokens: int, positions: float, context_sum: float, notes: set[str] | None = None
     ) -> tuple[float, float, float, float | None]:
         """Attention of ``seqs`` prefill chunks (``tokens`` new tokens in all, Σ c·(p + (c+1)/2) ``positions`` after
         Σ p ``context_sum`` cached ones), before the pass's KV writes: (prefix KV bytes read, FLOPs, compute s,
@@ -388,12 +381,8 @@ class StepModel:
         new_flops = self._attn_flops(positions, seqs, context_sum) if seqs else 0.0
         new_cmp = new_flops / self.attn_peak
         measured = self.measured
-        t = measured.prefill_attention_s(seqs, tokens, context_sum) if measured is not None else None
-        terms = (prefix_read, new_flops, new_cmp, t)
-        if len(self._prefill_memo) >= MEMO_ENTRIES:
-            self._prefill_memo.clear()
-        self._prefill_memo[(seqs, tokens, positions, context_sum)] = terms
-        return terms
+        t = measured.prefill_attention_s(seqs, tokens, context_sum, notes) if measured is not None else None
+        return prefix_read, new_flops, new_cmp, t
 
     def decode(self, batch: int, query_tokens: int, context_tokens: float, logits_tokens: int | None = None):
         """``batch`` sequences each adding ``query_tokens`` at ``context_tokens`` cached (mean)."""

@@ -168,13 +168,15 @@ class MeasuredPass:
             points.append((m, sum(t * count for t, (_, _, count) in zip(times, self.shapes, strict=True))))
         return Grid.build(points) if points else False
 
-    def gemm_s(self, tokens: int, logits: int) -> float | None:
-        """Weight GEMMs of a pass over ``tokens`` new tokens, ``logits`` of them through the LM head."""
+    def gemm_s(self, tokens: int, logits: int, notes: set[str] | None = None) -> float | None:
+        """Weight GEMMs of a pass over ``tokens`` new tokens, ``logits`` of them through the LM head (an operator
+        left to the roofline is named in ``notes``, by default :attr:`fallbacks`; likewise below)."""
+        notes = self.fallbacks if notes is None else notes
         if not self.gemm_covered:
             return None
         line = self._layer_line()
         if line is None:
-            self.fallbacks.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
+            notes.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
             return None
         parts = ceil(tokens / line.axes[0][-1])
         total = line.at_x(tokens / parts) * parts * self.scale
@@ -184,14 +186,14 @@ class MeasuredPass:
             top = grid.axes[0][-1] if grid is not None else 0
             routed = grid.at_x(tokens / ceil(tokens / top)) if grid is not None else None
             if routed is None:
-                self.fallbacks.add("MoE experts (no measured table for this expert shape, precision or TP)")
+                notes.add("MoE experts (no measured table for this expert shape, precision or TP)")
                 return None
             total += routed * ceil(tokens / top) * moe_layers
         if logits:
             key = ("GEMM", self.dtype, logits, self.lm_head_n, self.hidden)
             head = self.tables.derived(key, lambda: self._gemm_ms(logits, self.lm_head_n, self.hidden))
             if head is None:
-                self.fallbacks.add("LM head GEMM")
+                notes.add("LM head GEMM")
                 return None
             total += head
         return total * MS
@@ -223,7 +225,9 @@ class MeasuredPass:
         )
         return grid.fix_first(seqs) if grid is not None else None
 
-    def prefill_attention_s(self, seqs: int, tokens: int, context_sum: float) -> float | None:
+    def prefill_attention_s(
+        self, seqs: int, tokens: int, context_sum: float, notes: set[str] | None = None
+    ) -> float | None:
         """Causal attention of ``seqs`` prefill chunks of ``tokens`` new tokens in all after Σ p cached ones."""
         if not self.attention_covered or seqs <= 0:
             return None if seqs > 0 else 0.0
@@ -232,17 +236,21 @@ class MeasuredPass:
         full = chunk + prefix
         ms = self.tables.context_attention_ms(seqs, full, self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
         if ms is None:
-            self.fallbacks.add("prefill attention (a chunk or batch past the measured grid)")
+            (self.fallbacks if notes is None else notes).add(
+                "prefill attention (a chunk or batch past the measured grid)"
+            )
             return None
         return ms * (full * full - prefix * prefix) / (full * full) * self.layers * MS
 
-    def allreduce_s(self, tokens: int) -> float | None:
+    def allreduce_s(self, tokens: int, notes: set[str] | None = None) -> float | None:
         """The two all-reduces per layer of a pass over ``tokens`` tokens."""
         if self.tp <= 1:
             return 0.0
         ms = self.tables.allreduce_ms(tokens * self.hidden, self.tp, self.cuda_graphs)
         if ms is None:
-            self.fallbacks.add(f"all-reduce (no table for {self.tp} GPUs, or a message past it)")
+            (self.fallbacks if notes is None else notes).add(
+                f"all-reduce (no table for {self.tp} GPUs, or a message past it)"
+            )
             return None
         return 2 * self.layers * ms * MS
 
