@@ -220,6 +220,10 @@ class _Run:
         kv_fixed = 0.0
 
         step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
+        token_budget, max_seqs = lim.max_num_batched_tokens, lim.max_num_seqs
+        chunked, mixed = lim.chunked_prefill, lim.mixed_prefill
+        closed_loop = wl.mode == "concurrency"
+        step_time = self.step_time
         iterations = 0
         while completed < n:
             if steps > step_limit:
@@ -262,8 +266,7 @@ class _Run:
                 waiting.appendleft(i)
                 preemptions += 1
             # schedule: decodes first, then prefill chunks under the token budget
-            budget = lim.max_num_batched_tokens
-            chunked = lim.chunked_prefill
+            budget = token_budget
             running = n_dec + len(prefilling)
             # room a new prompt must leave: this step's growth and the block manager's watermark
             headroom = (0.0 if reserve else n_dec * prog) + watermark
@@ -271,16 +274,16 @@ class _Run:
             prefill_work = bool(prefilling) or (
                 bool(waiting)
                 and not preempted_now
-                and running < lim.max_num_seqs
+                and running < max_seqs
                 and kv_now + need[waiting[0]] + headroom <= capacity
             )
-            decode_now = n_dec > 0 and (lim.mixed_prefill or not prefill_work)
+            decode_now = n_dec > 0 and (mixed or not prefill_work)
             if decode_now:
                 budget -= n_dec * per_dec
             chunks = Chunks()
             finishing_prefill: list[int] = []
             reason = ""
-            if lim.mixed_prefill or not decode_now:
+            if mixed or not decode_now:
                 for i in prefilling:
                     if budget <= 0:
                         break
@@ -292,7 +295,7 @@ class _Run:
                         finishing_prefill.append(i)
                 while waiting and not preempted_now:
                     i = waiting[0]
-                    if running >= lim.max_num_seqs:
+                    if running >= max_seqs:
                         reason = "max_num_seqs"
                         break
                     extra = outputs[i] - generated0[i] + look if reserve else 0.0
@@ -304,7 +307,7 @@ class _Run:
                     if budget <= 0 or (
                         not chunked
                         and need[i] > budget
-                        and (chunks.tokens > 0 or (decode_now and need[i] <= lim.max_num_batched_tokens))
+                        and (chunks.tokens > 0 or (decode_now and need[i] <= token_budget))
                     ):
                         reason = "token_budget"
                         break
@@ -343,15 +346,15 @@ class _Run:
                     m = max(1, math.ceil((heap[0][0] - g) / prog - 1e-9))
                 room = capacity - (kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look))
                 m = max(1, min(m, int(room / (n_dec * prog)))) if room > 0 else 1
-                if m > 1 and (upcoming or (wl.mode == "concurrency" and pending)):
-                    can_admit = not waiting and running < lim.max_num_seqs
+                if m > 1 and (upcoming or (closed_loop and pending)):
+                    can_admit = not waiting and running < max_seqs
                     if upcoming and can_admit:
-                        first = self.step_time(dec, context, chunks).total_s
+                        first = step_time(dec, context, chunks).total_s
                         m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / first)))
             if m > 1:
-                step = self.step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
+                step = step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
             else:
-                step = self.step_time(dec, context, chunks)
+                step = step_time(dec, context, chunks)
             dt = step.total_s * m
             pad, _ = graph_run(dec, per_dec, chunks.tokens)
             if pad:

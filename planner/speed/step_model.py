@@ -183,7 +183,11 @@ class StepModel:
         engine = profile.engine
         graphs = cuda_graphs and profile.cuda_graphs
         self.measured = measured_pass(cost, gpu.id, engine, cuda_graphs=graphs) if measured_kernels else None
-        self._roofline_label = roofline_label(gpu.id, engine) if measured_kernels else ROOFLINE_CHOSEN
+        self._source: tuple[int, str] = (0, "")
+        if self.measured is not None:
+            self._roofline_label = ""  # not shown: the measured tables' label is
+        else:
+            self._roofline_label = roofline_label(gpu.id, engine) if measured_kernels else ROOFLINE_CHOSEN
         if self.measured is not None:
             self.fixed_overhead_s = self.layers * profile.measured_layer_overhead_s + profile.step_overhead_s
             if cost.tp > 1:
@@ -196,11 +200,15 @@ class StepModel:
     @property
     def source(self) -> str:
         """Where this model's step times come from, in words users understand."""
-        if self.measured is None:
+        measured = self.measured
+        if measured is None:
             return self._roofline_label
-        if not self.measured.fallbacks:
-            return self.measured.label
-        return f"{self.measured.label}; roofline for " + ", ".join(sorted(self.measured.fallbacks))
+        fallbacks = measured.fallbacks
+        if not fallbacks:
+            return measured.label
+        if self._source[0] != len(fallbacks):  # operators are only ever added to the fallbacks
+            self._source = (len(fallbacks), f"{measured.label}; roofline for " + ", ".join(sorted(fallbacks)))
+        return self._source[1]
 
     def _kv_bytes(self, seqs: float, context_sum: float) -> float:
         if not self.kv_sliding_per_token:

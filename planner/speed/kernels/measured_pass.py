@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from math import ceil
 
+from planner.facts import data_cache
 from planner.speed.kernels.aiconfigurator_tables import KV_DTYPES, KernelTables, coverage_reason, kernel_tables
 from planner.speed.kernels.grid import Grid
 from planner.speed.roofline import ModelCost
@@ -261,6 +262,7 @@ def measured_pass(cost: ModelCost, gpu_id: str, engine: str, *, cuda_graphs: boo
     return None if tables is None else MeasuredPass(cost, tables, cuda_graphs=cuda_graphs)
 
 
+@data_cache  # looking the package up costs milliseconds; clear_caches() looks again
 def roofline_label(gpu_id: str, engine: str) -> str:
     """The source label of a pass priced by the roofline alone."""
     return f"roofline estimate: {coverage_reason(gpu_id, engine)}"
