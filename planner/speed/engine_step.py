@@ -105,8 +105,9 @@ class EngineStep:
         #: The batch sizes the engine captured; steps pad up to them or run eagerly above them.
         self.graphs: GraphPlan = graph_plan(deployment) if graphs and self.profile.cuda_graphs else NO_GRAPHS
         self._graph_runs: dict[tuple[int, int, int], tuple[int, bool]] = {}
-        #: Per drafting shape: query tokens of each draft pass, of the verify pass, and the proposer's per-step cost.
-        self._drafting: dict[DraftShape, tuple[tuple[int, ...], int, float]] = {}
+        #: Per drafting shape (by identity; the entry holds it): the shape, query tokens of each draft pass, of the
+        #: verify pass, and the proposer's cost per draft pass.
+        self._drafting: dict[int, tuple[DraftShape, tuple[int, ...], int, float]] = {}
 
     def graph_run(self, seqs: int, query_tokens: int, prefill_tokens: int = 0) -> tuple[int, bool]:
         """:meth:`GraphPlan.run` of this engine's captured sizes (kept per step size: a run repeats them)."""
@@ -199,10 +200,12 @@ class EngineStep:
     ) -> EngineStepTime:
         """The draft passes of ``shape`` (default: the method's chain of ``k``) and one verify pass, plus ``chunks``."""
         shape = shape or self.shape(k)
-        drafting = self._drafting.get(shape)
-        if drafting is None:
-            drafting = self._drafting[shape] = self.drafting(shape)
-        pass_tokens, verify_tokens, per_pass = drafting
+        drafting = self._drafting.get(id(shape))  # by identity: hashing a shape costs more than a pass
+        if drafting is None or drafting[0] is not shape:
+            if len(self._drafting) >= MEMO_ENTRIES:
+                self._drafting.clear()
+            drafting = self._drafting[id(shape)] = (shape, *self.drafting(shape))
+        _, pass_tokens, verify_tokens, per_pass = drafting
         passes: list[tuple[str, PassTime]] = []
         if pass_tokens and (decode_seqs or chunks.tokens):
             draft = self.draft_model

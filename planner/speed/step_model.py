@@ -301,10 +301,16 @@ class StepModel:
             raise InputError("batch_size", tokens, "at least one sequence with at least one token in a forward pass")
         logits = decode_tokens + prefill_seqs if logits_tokens is None else logits_tokens
         memos = self._memos
-        terms, token_notes = memos.kept(memos.tokens, (tokens, logits), lambda n: self.token_terms(tokens, logits, n))
+        entry = memos.tokens.get((tokens, logits))
+        if entry is None:
+            entry = memos.kept(memos.tokens, (tokens, logits), lambda n: self.token_terms(tokens, logits, n))
+        terms, token_notes = entry
         written = terms[5]
         chunk_key = (prefill_seqs, prefill_tokens, positions, context_sum)
-        chunk_terms, chunk_notes = memos.kept(memos.chunks, chunk_key, lambda n: self.prefill_terms(*chunk_key, n))
+        entry = memos.chunks.get(chunk_key)
+        if entry is None:
+            entry = memos.kept(memos.chunks, chunk_key, lambda n: self.prefill_terms(*chunk_key, n))
+        chunk_terms, chunk_notes = entry
         notes |= token_notes | chunk_notes
         prefix_read, new_flops, new_cmp, measured_new = chunk_terms
         # attention of the prefill chunks (over their cached prefix and themselves) and every KV write

@@ -57,7 +57,7 @@ MAP_FILE = "measured_kernels.json"
 GEMM_DTYPES = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4", "int4": "int4_wo"}
 KV_DTYPES = {2: "bfloat16", 1: "fp8"}
 #: Lines and values derived from one GPU's tables that are kept for reuse (a few per model and batch size).
-DERIVED_ENTRIES = 16_384
+DERIVED_ENTRIES = 65_536
 
 T = TypeVar("T")
 
@@ -251,12 +251,23 @@ class KernelTables:
         self, batch: float, tokens: float, heads: int, kv_heads: int, head_dim: int, kv_dtype: str
     ) -> float | None:
         """One layer's causal prefill attention over ``batch`` sequences of ``tokens`` tokens each."""
-        grid = self.attention_grid("context_attention", heads, kv_heads, head_dim, kv_dtype)
-        return grid.at((batch, tokens)) if grid is not None else None
+        key = ("context attention", batch, tokens, heads, kv_heads, head_dim, kv_dtype)
+        try:
+            return self._derived[key]  # type: ignore[return-value]
+        except KeyError:
+            grid = self.attention_grid("context_attention", heads, kv_heads, head_dim, kv_dtype)
+            return self.derived(key, lambda: grid.at((batch, tokens)) if grid is not None else None)
 
     def allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool = True) -> float | None:
         """One all-reduce of ``elements`` bf16 values over ``gpus`` GPUs: the faster of the engine's custom
         all-reduce and NCCL's (engines switch to NCCL above the custom kernel's message limit)."""
+        key = ("all-reduce", elements, gpus, cuda_graphs)
+        try:
+            return self._derived[key]  # type: ignore[return-value]
+        except KeyError:
+            return self.derived(key, lambda: self._allreduce_ms(elements, gpus, cuda_graphs))
+
+    def _allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool) -> float | None:
         custom = self._custom_allreduce_ms(elements, gpus, cuda_graphs)
         nccl = self._nccl_allreduce_ms(elements, gpus)
         known = [t for t in (custom, nccl) if t is not None]
