@@ -28,9 +28,9 @@ from planner.facts import register_cache
 T = TypeVar("T")
 
 #: Entries one table of one configuration keeps (a serving run meets a few thousand mixes; beyond, it starts over).
-MEMO_ENTRIES = 32_768
+MEMO_ENTRIES = 16_384
 #: Model configurations kept (a fleet comparison or a search prices a few dozen).
-CONFIGURATIONS = 128
+CONFIGURATIONS = 64
 
 
 class PassMemos:
