@@ -31,6 +31,8 @@ T = TypeVar("T")
 MEMO_ENTRIES = 16_384
 #: Model configurations kept (a fleet comparison or a search prices a few dozen).
 CONFIGURATIONS = 64
+#: An entry whose pricing left nothing to the roofline.
+NO_NOTES: frozenset[str] = frozenset()
 
 
 class PassMemos:
@@ -53,7 +55,7 @@ class PassMemos:
             value = price(notes)
             if len(table) >= MEMO_ENTRIES:
                 table.clear()
-            entry = table[key] = (value, frozenset(notes))
+            entry = table[key] = (value, frozenset(notes) if notes else NO_NOTES)
         return entry
 
 

@@ -311,7 +311,8 @@ class StepModel:
         if entry is None:
             entry = memos.kept(memos.chunks, chunk_key, lambda n: self.prefill_terms(*chunk_key, n))
         chunk_terms, chunk_notes = entry
-        notes |= token_notes | chunk_notes
+        if token_notes or chunk_notes:
+            notes |= token_notes | chunk_notes
         prefix_read, new_flops, new_cmp, measured_new = chunk_terms
         # attention of the prefill chunks (over their cached prefix and themselves) and every KV write
         new_mem = (prefix_read + written) / self.bw
