@@ -4,7 +4,8 @@
   command line imports only the command it runs;
 - the Fleet page's default scenario planned by the core (:func:`planner.decisions.plan_fleet`) in a fresh
   process: cold (nothing simulated yet; catalog and imports already loaded), warm (the same call again) and
-  after one objective change (TPOT 50 -> 40 ms), with the simulated runs it computed and reused.
+  after one objective change (TPOT to 40 ms), with the replica simulations it ran (capacity runs included); then
+  the same for six node types (the default four, 8x B200 and 8x A100 80GB) in another fresh process.
 
 On a shared machine every figure is an upper bound (the CPU time of the fleet plans is printed beside it).
 """
@@ -27,22 +28,25 @@ import json, time
 from planner.catalog import get_model, get_node
 from planner.decisions import plan_fleet
 from planner.scenario import Scenario
-from planner.speed.step_cache import RUNS
+from planner.speed.step_cache import SIMULATIONS
 
 s = Scenario()
 traffic = s.traffic()
 target, draft = get_model(s.target), get_model(s.draft) if s.draft else None
-nodes = [get_node(n) for n in s.fleet_nodes]
+nodes = [get_node(n) for n in s.fleet_nodes + tuple(EXTRA_NODES)]
 out = {}
 tighter = traffic.model_copy(update={"tpot_slo_s": 0.04})
 engine = "vllm" if s.engine == "hf" else s.engine
 for label, t in (("cold", traffic), ("warm", traffic), ("TPOT objective changed", tighter)):
-    hits, misses = RUNS.hits, RUNS.misses
+    runs = SIMULATIONS.count
     wall, cpu = time.perf_counter(), time.process_time()
     plan_fleet(target, nodes, t, draft=draft, method=s.method, engine=engine, kv_dtype=s.kv_dtype)
-    out[label] = [time.perf_counter() - wall, time.process_time() - cpu, RUNS.misses - misses, RUNS.hits - hits]
+    out[label] = [time.perf_counter() - wall, time.process_time() - cpu, SIMULATIONS.count - runs]
 print(json.dumps(out))
 """
+
+#: Node types added to the default four for the six-node plan: both serve Llama-3.1-70B on one node.
+SIX_NODE_EXTRA = ("8x-b200-180gb", "8x-a100-sxm-80gb")
 
 
 def params_process_s(samples: int = 5) -> tuple[list[float], list[float]]:
@@ -62,9 +66,11 @@ def params_process_s(samples: int = 5) -> tuple[list[float], list[float]]:
     return times, cpu
 
 
-def fleet_plan_times() -> dict[str, list[float]]:
+def fleet_plan_times(extra_nodes: tuple[str, ...] = ()) -> dict[str, list[float]]:
+    """Wall s, CPU s and simulations of the default Fleet plan (plus ``extra_nodes``): cold, warm, objective change."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", _FLEET], cwd=REPO, env=env, check=True, capture_output=True, text=True)
+    code = f"EXTRA_NODES = {extra_nodes!r}\n" + _FLEET
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, capture_output=True, text=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -73,9 +79,10 @@ def main() -> int:
     print("Core speed of use, ms")
     print(f"{'params as a process, median of 5':<52} {'wall':>8} {'cpu':>8}")
     print(f"{'':<52} {statistics.median(times) * 1e3:8.0f} {statistics.median(cpu) * 1e3:8.0f}")
-    print(f"{'Fleet default scenario, plan_fleet':<52} {'wall':>8} {'cpu':>8} {'runs':>6} {'reused':>6}")
-    for label, (wall, cpu, runs, reused) in fleet_plan_times().items():
-        print(f"{'  ' + label:<52} {wall * 1e3:8.0f} {cpu * 1e3:8.0f} {runs:6d} {reused:6d}")
+    for title, extra in (("Fleet default scenario", ()), ("Fleet, six node types", SIX_NODE_EXTRA)):
+        print(f"{title + ', plan_fleet':<52} {'wall':>8} {'cpu':>8} {'simulations':>12}")
+        for label, (wall, cpu, runs) in fleet_plan_times(extra).items():
+            print(f"{'  ' + label:<52} {wall * 1e3:8.0f} {cpu * 1e3:8.0f} {runs:12d}")
     return 0
 
 

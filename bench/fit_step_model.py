@@ -2,7 +2,7 @@
 
 ``python -m bench.fit_step_model`` (it measures and prints; copy the values into data/speed_profiles.json
 with the rows it names). Two values, one grid search, minimising the mean |log(predicted / measured)| of
-output tokens/s over the rows marked fitted in bench/serving_rows.py (``FIT_PREFIXES``: TensorRT-LLM's
+output tokens/s over the rows marked fitted in bench/serving_rows.py (``FIT_ROWS``: TensorRT-LLM's
 offline throughput table and vLLM's unlimited-rate ShareGPT runs, each simulated offline):
 
 * ``vendors.nvidia.gemm_half_tokens``: how fast GEMM efficiency rises with the tokens in a pass;

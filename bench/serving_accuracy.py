@@ -67,7 +67,7 @@ def _stats(errors: list[float]) -> str:
 def main() -> int:
     rows = []
     for case, predicted, metrics in _evaluated():
-        aic, note = estimate(case, metrics.mean_batch_size)
+        aic, note = estimate(case, metrics.mean_batch_size, metrics.limits.max_num_batched_tokens)
         source = "measured" if speed_source(case.deployment).startswith("kernel") else "roofline"
         rows.append((case, predicted, pct_error(predicted, case.measured), aic, note, source))
     print("Serving simulator vs published serving measurements (data/calibration/serving-measured.csv),")

@@ -5,10 +5,12 @@ One rule per source (never per row):
 * ``ML41-`` MLPerf Inference v4.1: not expressible. Throughput at these loads depends on the mean input
   length, which the sources read do not state (the output mean, about 290 tokens, is in the logs); the B200
   preview does not state its precision either.
-* ``TRTPO-`` TensorRT-LLM offline throughput at fixed lengths: 3,000 requests at once, FP8 (or FP4) weights and
-  FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV cache too).
+* ``TRTPO-`` TensorRT-LLM offline throughput at fixed lengths: the published request count at once (capped by the
+  simulator's work budget), FP8 (or FP4) weights and FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV
+  cache too); Llama-3.3-70B has Llama-3.1-70B's geometry.
 * ``VLLM060-`` vLLM v0.6.0 blog, ShareGPT (500 prompts): unlimited rate = offline (output tok/s = req/s x 179),
-  Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile, SGLang v0.3.0 the ``sglang-0.3``
+  Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile with the ``--num-scheduler-steps`` the row
+  states (multi-step scheduling), SGLang v0.3.0 the ``sglang-0.3``
   speed profile (its scheduler ran between GPU steps: the overlap scheduler came with v0.4); bf16.
 * ``VLLMSD-`` vLLM spec-decode blog (V0 era, bf16 assumed): Llama-3-70B TP4 + a 0.5B draft (Qwama-0.5B, a
   Qwen2-0.5B with Llama-3's vocabulary: Qwen2.5-0.5B's geometry stands in) at K = 4, ShareGPT, Poisson rate;
@@ -35,8 +37,13 @@ from planner.speed.serving_workload import ServingWorkload
 
 CSV = Path(__file__).resolve().parents[1] / "data" / "calibration" / "serving-measured.csv"
 
-#: Rows the step-model fit uses (bench/fit_step_model.py); every other row is untouched by any fit.
-FIT_PREFIXES = ("TRTPO-", "VLLM060-L3-8B-1xH100-VLLM-QPSINF", "VLLM060-L3-70B-4xH100-VLLM-QPSINF")
+#: Rows the step-model fit uses (bench/fit_step_model.py); every other row is untouched by any fit (the other cells
+#: of the same TensorRT-LLM table were added after the fit and are reported apart).
+FIT_ROWS = (
+    "TRTPO-L31-8B-H100-1k1k", "TRTPO-L31-8B-H200-1k1k", "TRTPO-L31-8B-H100-2k128", "TRTPO-L31-8B-H200-128-2k",
+    "TRTPO-L31-405B-H100-1k1k", "TRTPO-L31-405B-H200-1k1k", "TRTPO-L31-405B-B200-1k1k", "TRTPO-L31-405B-H200-128-2k",
+    "VLLM060-L3-8B-1xH100-VLLM-QPSINF", "VLLM060-L3-70B-4xH100-VLLM-QPSINF",
+)  # fmt: skip
 #: Speculative rows the fit of vLLM V0's per-sequence speculation cost uses.
 FIT_SPEC_PREFIXES = ("VLLMSD-L3-70B-ShareGPT-DRAFT-",)
 
@@ -99,16 +106,19 @@ def _mlperf(row: dict) -> Unexpressible:
 def _trtpo(row: dict) -> list[ServingCase]:
     case = row["case_id"]
     tp = int(row["gpu_count"])
-    model = "Llama-3.1-8B" if "8B" in row["target_model"] else "Llama-3.1-405B"
+    name = row["target_model"]
+    model = {"8B": "Llama-3.1-8B", "70B": "meta-llama/Llama-3.3-70B-Instruct"}.get(name.split("-")[2], "Llama-3.1-405B")
     dtype = "nvfp4" if row["precision"] == "FP4" else "fp8"
-    dep = _dep(model, _gpu(row["gpu_type"]), tp, dtype=dtype, kv_dtype="fp8", engine="trtllm", max_model_len=4096)
     prompt, output = int(row["mean_input_tokens"]), int(row["mean_output_tokens"])
-    # 3,000 requests as published, fewer where that passes the simulator's work budget (128/2k: 2,440)
-    requests = min(3000, int(MAX_SIMULATION_WORK // (output + 1)))
+    max_len = max(4096, -(-(prompt + output) // 1024) * 1024)
+    dep = _dep(model, _gpu(row["gpu_type"]), tp, dtype=dtype, kv_dtype="fp8", engine="trtllm", max_model_len=max_len)
+    # the requests published, fewer where that passes the simulator's work budget (128/2k: 2,440)
+    requests = min(int(row["num_prompts_or_samples"]), int(MAX_SIMULATION_WORK // (output + 1)))
     workload = ServingWorkload.build(offline=True, prompt_tokens=prompt, output_tokens=output, num_prompts=requests)
     label = f"{case}: {model} {dtype.upper()} TP{tp} {prompt}/{output} (trtllm)"
     note = "FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV cache too)"
-    return [ServingCase(case, label, "output_tok_s", float(row["output_tok_s"]), dep, workload, True, notes=[note])]
+    measured = float(row["output_tok_s"])
+    return [ServingCase(case, label, "output_tok_s", measured, dep, workload, case in FIT_ROWS, notes=[note])]
 
 
 def _vllm060(row: dict) -> list[ServingCase] | Unexpressible:
@@ -117,9 +127,12 @@ def _vllm060(row: dict) -> list[ServingCase] | Unexpressible:
     big = "70B" in case
     tp = 4 if big else 1
     dep = _dep("Llama-3.1-70B" if big else "Meta-Llama-3-8B", "h100-sxm-80gb", tp, engine=engine, max_model_len=4096)
-    fitted = case.startswith(FIT_PREFIXES)
+    fitted = case in FIT_ROWS
     release = "sglang-0.3" if engine == "sglang" else engine  # SGLang v0.3.0: scheduler not yet overlapped
     profile = speed_profile(release, "nvidia")
+    multi_step = re.search(r"--num-scheduler-steps (\d+)", row["engine_version"])
+    if multi_step:  # the run's launch flag, as its source states it
+        profile = profile.with_values(scheduler_steps=int(multi_step.group(1)))
     label = f"{case}: Llama-3-{'70B TP4' if big else '8B TP1'} ShareGPT ({release})"
     if "QPSINF" in case:
         measured = float(row["req_s"]) * 179

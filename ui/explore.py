@@ -2,6 +2,8 @@
 per user; cost per million tokens against TPOT), the cheapest configuration that meets every objective, and
 any point made the scenario with one click."""
 
+import plotly.graph_objects as go
+import pyarrow as pa
 import streamlit as st
 
 from planner import PlannerError, Scenario
@@ -62,16 +64,33 @@ def _search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives
     return _search_of(space.model_dump_json(), workload.model_dump_json(), objectives.model_dump_json())
 
 
+class _DrawnFigure(go.Figure):
+    """A chart drawn unchanged on every rerun: its dict (what ``st.plotly_chart`` serialises) is built once, not
+    deep-copied and re-encoded each time."""
+
+    def __init__(self, figure: go.Figure) -> None:
+        super().__init__(figure)
+        self.__dict__["_drawn"] = super().to_dict()
+
+    def to_dict(self) -> dict:
+        return self.__dict__["_drawn"]
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _charts(_result, key: tuple, colour_by: str):
-    return frontier_charts(_result, colour_by)
+    """Both frontier charts of one search and colouring, built once (a warm rerun sends them as they are)."""
+    return tuple(_DrawnFigure(fig) for fig in frontier_charts(_result, colour_by))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _tables(_result, key: tuple):
-    """The frontier table and the configurations that do not fit or would not start (built once per search)."""
+    """The frontier table (as the CSV has it, and as Arrow for display), the first 500 configurations that do not
+    fit or would not start (Arrow) and how many there are: built once per search."""
     unfit = [{"configuration": p.label, "reason": p.reason} for p in _result.points if not (p.fits and p.starts)]
-    return frontier_table(_result), unfit
+    table = frontier_table(_result)
+    shown = pa.Table.from_pandas(table, preserve_index=False)
+    first = pa.Table.from_pylist(unfit[:500]) if unfit else pa.table({"configuration": [], "reason": []})
+    return table, shown, first, len(unfit)
 
 
 def _inputs():
@@ -165,8 +184,8 @@ if result is not None:
             selection_mode="points",
         )  # fmt: skip
     st.subheader("Frontier")
-    table, unfit = _tables(result, key)
-    st.dataframe(table, hide_index=True)
+    table, shown, unfit, unfit_count = _tables(result, key)
+    st.dataframe(shown, hide_index=True)
     if result.steps:
         st.markdown("\n".join(f"- {s.sentence}" for s in result.steps[:8]))
     front = result.frontier
@@ -177,11 +196,11 @@ if result is not None:
         st.button(
             "Make it the scenario", key="explore_apply", on_click=_make_scenario, args=(point, workload), type="primary"
         )
-    with st.expander(f"Configurations that do not fit or would not start ({len(unfit):,})"):
-        st.dataframe(unfit[:500], hide_index=True)
-        if len(unfit) > 500:
+    with st.expander(f"Configurations that do not fit or would not start ({unfit_count:,})"):
+        st.dataframe(unfit, hide_index=True)
+        if unfit_count > 500:
             st.caption(
-                f"The first 500 of {len(unfit):,}; every point and its reason: `python -m planner search --csv`."
+                f"The first 500 of {unfit_count:,}; every point and its reason: `python -m planner search --csv`."
             )
     st.download_button(
         "Frontier as CSV", lambda: table.to_csv(index=False).encode(), file_name="frontier.csv", mime="text/csv",

@@ -1,24 +1,35 @@
-"""Decisions: the draft decision matrix and fleet quotes (replicas, nodes, cost)."""
+"""Decisions: the draft decision matrix and fleet quotes (replicas, nodes, cost).
 
-from planner.decisions.fleet import (
-    HOURS_PER_MONTH,
-    SLO_PRESETS,
-    FleetOption,
-    FleetQuote,
-    ObjectiveMiss,
-    Traffic,
-    best_quote_on_node,
-    compare_nodes,
-    fleet_quote,
-)
-from planner.decisions.fleet_recommendation import (
-    FleetRecommendation,
-    QuotedOption,
-    SpeculationSaving,
-    plan_fleet,
-    recommend_fleet,
-)
-from planner.decisions.selection import DecisionMatrix, MatrixRow, candidate_drafts, decision_matrix, matrix_table
+Names are imported on first use, so a command that needs only the search or only the fleet does not pay for the
+others' imports (the decision matrix brings pandas).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_OWNER: dict[str, str] = {
+    "HOURS_PER_MONTH": "fleet",
+    "SLO_PRESETS": "fleet",
+    "FleetOption": "fleet",
+    "FleetQuote": "fleet",
+    "ObjectiveMiss": "fleet",
+    "Traffic": "fleet",
+    "best_quote_on_node": "fleet",
+    "compare_nodes": "fleet",
+    "fleet_quote": "fleet",
+    "FleetRecommendation": "fleet_recommendation",
+    "QuotedOption": "fleet_recommendation",
+    "SpeculationSaving": "fleet_recommendation",
+    "plan_fleet": "fleet_recommendation",
+    "recommend_fleet": "fleet_recommendation",
+    "DecisionMatrix": "selection",
+    "MatrixRow": "selection",
+    "candidate_drafts": "selection",
+    "decision_matrix": "selection",
+    "matrix_table": "selection",
+}
 
 __all__ = [
     "HOURS_PER_MONTH",
@@ -41,3 +52,15 @@ __all__ = [
     "plan_fleet",
     "recommend_fleet",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _OWNER:
+        raise AttributeError(f"module 'planner.decisions' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"planner.decisions.{_OWNER[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_OWNER})

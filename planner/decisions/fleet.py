@@ -36,14 +36,19 @@ from planner.catalog.lookup import get_price
 from planner.catalog.schemas import ModelSpec
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
-from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.deployment_acceptance import deployment_acceptance
 from planner.speed.estimate import SpeedWorkload
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics
 from planner.speed.speed_source import speed_source
-from planner.speed.step_cache import estimate_speed_cached, replica_capacity_cached, simulate_one_cached
+from planner.speed.step_cache import (
+    ResultCache,
+    estimate_speed_cached,
+    replica_capacity_cached,
+    replica_plan,
+    simulate_one_cached,
+)
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
@@ -58,6 +63,9 @@ QUOTE_REQUESTS = 400
 MAX_REPLICA_FACTOR = 64
 #: A doubled fleet that improves every missed percentile by less than this has reached the latency floor.
 FLOOR_GAIN_FRAC = 0.02
+#: The best quote per (model, node type, traffic, speculator, engine settings): a page that plans node type by node
+#: type and then all of them together, or asks again after a widget change that leaves them alone, reuses it.
+QUOTES = ResultCache(maxsize=256)
 
 
 class Traffic(BaseModel):
@@ -222,27 +230,50 @@ class _Search:
         return all(name in after and after[name] > before[name] * (1 - FLOOR_GAIN_FRAC) for name in before)
 
 
-def _option(dep: Deployment, traffic: Traffic, price: float | None, k: int | None) -> FleetOption:
+class CannotBeat(Exception):  # noqa: N818 (a signal, never shown to a user)
+    """The option (or layout) needs at least the nodes of a cheaper layout already quoted: it cannot be chosen."""
+
+
+def _option(
+    dep: Deployment, traffic: Traffic, price: float | None, k: int | None, beat_nodes: int | None = None
+) -> FleetOption:
+    """The fewest replicas of ``dep`` that meet ``traffic``'s objectives, and their figures.
+
+    With ``beat_nodes`` the search stops (``CannotBeat``) once the option provably needs ``beat_nodes`` nodes or
+    more, or misses: the replicas it settles on are never below ``low`` nor below one more than a count that missed
+    (the doubling and the bisection only move up from a miss), so its cost can no longer be below that bound.
+    """
     speculate = k is not None
     search = _Search(dep, traffic, traffic.alpha if speculate else None, k)
     capacity = search.capacity()
     low = max(1, ceil(traffic.requests_per_s / capacity.steady_requests_per_s))
+
+    def check_bound(replicas_at_least: int) -> None:
+        if beat_nodes is not None and ceil(replicas_at_least / dep.replicas_per_node) >= beat_nodes:
+            raise CannotBeat
+
+    check_bound(low)
     high = low * MAX_REPLICA_FACTOR
     n, meets, floor = low, True, False
     if search.misses(search.at(low)):
+        check_bound(low + 1)
         miss, hit = low, low * 2
         while hit <= high and search.misses(search.at(hit)):
             if search.at_floor(miss, hit):
                 floor = True
                 break
             miss, hit = hit, hit * 2
+            check_bound(miss + 1)
         if floor or hit > high:
+            if beat_nodes is not None:
+                raise CannotBeat  # misses every objective searched: never chosen over an option that meets them
             n, meets = min(hit, high), False
             search.at(n)
         else:
             while hit - miss > 1:  # bisect between the last miss and the first success
                 mid = (miss + hit) // 2
                 miss, hit = (mid, hit) if search.misses(search.at(mid)) else (miss, mid)
+                check_bound(miss + 1)
             n = hit
     run = search.at(n)
     if not meets and floor:
@@ -310,8 +341,12 @@ def check_context(target: ModelSpec, traffic: Traffic) -> None:
         )
 
 
-def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
-    """Nodes and cost to serve ``traffic`` with ``dep`` (its draft, if any, for the speculative option)."""
+def fleet_quote(dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = None) -> FleetQuote:
+    """Nodes and cost to serve ``traffic`` with ``dep`` (its draft, if any, for the speculative option).
+
+    ``beat_nodes``: only a quote whose chosen option meets the objectives on fewer nodes is wanted; one that
+    provably cannot raises ``CannotBeat`` as soon as that is known (the option without speculation is searched in
+    full when the speculative one needs its batch for K)."""
     if dep.replicas_per_node < 1:
         raise InputError("tp", dep.tp, f"tp x pp at most the node's {dep.gpu_count} GPUs")
     max_len = traffic.prompt_tokens + traffic.output_tokens
@@ -329,7 +364,7 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         else "no price in the catalog: enter one"
     )
     try:
-        without = _option(alone, traffic, price, None)
+        without = _option(alone, traffic, price, None, None if dep.is_speculative else beat_nodes)
     except PlannerError as exc:
         raise PlannerError(f"the target does not fit {dep.node_id or dep.gpu.id}: {exc}", field="node") from exc
     with_spec, savings, notes, chosen = None, None, [], False
@@ -343,8 +378,11 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
     if dep.is_speculative:
         try:
             k = _best_k(sized, traffic, without.batch_size)
-            with_spec = _option(sized, traffic, price, k)
+            plain_can_win = beat_nodes is None or (without.meets_slo and without.nodes < beat_nodes)
+            with_spec = _option(sized, traffic, price, k, None if plain_can_win else beat_nodes)
         except PlannerError as exc:
+            if not (beat_nodes is None or (without.meets_slo and without.nodes < beat_nodes)):
+                raise CannotBeat from None  # the option without the draft is then the chosen one, and cannot win
             notes.append(f"with the draft: {exc}")
         else:
             both_meet = with_spec.meets_slo and without.meets_slo
@@ -374,7 +412,7 @@ def fleet_quote(dep: Deployment, traffic: Traffic) -> FleetQuote:
         usd_per_gpu_hour=price,
         price_source=source,
         traffic=traffic,
-        kv_concurrency_limit=plan_memory(alone, with_suggestions=False).max_concurrency,
+        kv_concurrency_limit=replica_plan(alone).max_concurrency,
         without_speculation=without,
         with_speculation=with_spec,
         speculation_chosen=chosen,
@@ -391,20 +429,37 @@ def _cost_key(quote: FleetQuote) -> tuple:
     return (not meets, option.usd_per_hour if option.usd_per_hour is not None else float(option.gpus), option.gpus)
 
 
-def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, **fields) -> FleetQuote:
+def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, exhaustive: bool = False, **fields) -> FleetQuote:
     # ``fields`` may carry ``method`` (n-gram lookup, the target's MTP) for speculation without a draft model
     """The cheapest tensor-parallel layout of ``target`` (+ ``draft``) on ``node`` for ``traffic``.
 
-    Every TP degree the model admits up to the node's GPU count is tried; layouts that do not fit are
-    skipped. Raises a PlannerError naming the node when none fits.
+    Every TP degree the model admits up to the node's GPU count is tried in order; layouts that do not fit are
+    skipped. Raises a PlannerError naming the node when none fits. Once a layout meets the objectives on ``B``
+    nodes, a later layout is only searched while it could need fewer (it never needs fewer than one node, so
+    after a one-node quote none is): the same quote as trying every layout in full (``exhaustive``), for which a
+    later layout had to be strictly cheaper to replace it. The answer is memoised per input.
     """
+    inputs = (target, node, traffic, draft, exhaustive, *sorted(fields.items()))
+    return QUOTES.get_or_compute(
+        tuple(v.model_dump_json() if isinstance(v, BaseModel) else repr(v) for v in inputs),
+        lambda: _best_quote_on_node(target, node, traffic, draft=draft, exhaustive=exhaustive, **fields),
+    )
+
+
+def _best_quote_on_node(target, node, traffic: Traffic, *, draft, exhaustive: bool, **fields) -> FleetQuote:
     quotes, reasons = [], []
     for tp in valid_tp_degrees(target.architecture, node.gpu_count):
+        best = min(quotes, key=_cost_key) if quotes else None
+        beat = best.chosen.nodes if best is not None and best.chosen.meets_slo and not exhaustive else None
+        if beat == 1:
+            break
         try:
             dep = Deployment.on_node(target, node, tp=tp, draft=draft, **fields)
-            quotes.append(fleet_quote(dep, traffic))
+            quotes.append(fleet_quote(dep, traffic, beat_nodes=beat))
         except PlannerError as exc:
             reasons.append(f"TP {tp}: {exc}")
+        except CannotBeat:
+            continue
     if not quotes:
         raise PlannerError(
             f"{target.id} fits no layout of {node.id}: " + (reasons[-1] if reasons else "no TP"), field="node"
@@ -413,7 +468,8 @@ def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, **fields) 
 
 
 def compare_nodes(target, nodes, traffic: Traffic, *, draft=None, **fields) -> tuple[list[FleetQuote], list[str]]:
-    """The best quote on each node type, cheapest first, and the node types that cannot serve the model."""
+    """The best quote on each node type, cheapest first, and the node types that cannot serve the model
+    (``fields`` as :func:`best_quote_on_node` takes them, ``exhaustive`` included)."""
     check_context(target, traffic)
     quotes, unusable = [], []
     for node in nodes:

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-import pandas as pd
 from pydantic import BaseModel
 
 from planner.catalog.lookup import list_models, list_speculators
@@ -312,6 +311,8 @@ def decision_matrix(
 
 def matrix_table(matrix: DecisionMatrix):
     """The matrix as a pandas DataFrame (units in column names), for the page, the CLI --csv and reports."""
+
+    import pandas as pd  # noqa: PLC0415 (only the table needs pandas; ranking does not)
 
     return pd.DataFrame(
         [

@@ -15,6 +15,8 @@ plan keeps the tightest stage.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from math import ceil
 
 from planner.catalog.hardware import device_total_bytes
@@ -32,7 +34,7 @@ from planner.engines.components import (
 )
 from planner.engines.profiles import EngineProfile, Limits, engine_profile, resolve_limits
 from planner.memory.budget_rules import StageInputs, budget_rule
-from planner.memory.kv_groups import CHUNKED, SLIDING, LayerKv, request_bytes
+from planner.memory.kv_groups import CHUNKED, SLIDING, KvLayout, LayerKv, hybrid_layout, request_bytes
 from planner.memory.problems import deployment_problems
 from planner.memory.types import MemoryPlan
 from planner.model.dtypes import element_bytes
@@ -70,13 +72,71 @@ def _speculator_weights_bytes(dep: Deployment, profile: EngineProfile) -> int:
     )
 
 
-def _stage_inputs(
-    dep: Deployment, profile: EngineProfile, limits: Limits, total: int, stage: int, layers: range
-) -> StageInputs:
+@dataclass(frozen=True)
+class _StageFixed:
+    """The parts of one stage's inputs that neither K nor the batch cap changes (weights, activation peak of
+    the target and draft at ``max_num_batched_tokens``, KV bytes per token, the layers cached, the hybrid layout)."""
+
+    target_weights_bytes: int
+    draft_weights_bytes: int
+    draft_layers: int
+    forward_peaks: tuple[int, ...]
+    workspace_bytes: int
+    non_torch_bytes: int
+    target_kv_per_token: int
+    draft_kv_per_token: int
+    sequence_bytes: Callable[[int], int]
+    layers_kv: tuple[LayerKv, ...]
+    layout: Callable[[], KvLayout | None]
+
+
+class SharedBudget:
+    """What the plans of deployments that differ only in K (``num_speculative_tokens``) and the batch cap
+    (``max_num_seqs``) share, computed once: each stage's fixed inputs and the problems of the pair and the
+    context. Pass one to :func:`plan_budget` for each such family (the design-space search does); the plan is
+    the same as without it (a test compares every field).
+
+    >>> from planner.catalog.lookup import get_model, get_node
+    >>> from planner.deployment import Deployment
+    >>> shared = SharedBudget()
+    >>> deps = [Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), max_num_seqs=n)
+    ...         for n in (8, 64)]
+    >>> [plan_budget(d, share=shared) == plan_budget(d) for d in deps]
+    [True, True]
+    """
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple, object] = {}
+
+    def get(self, key: tuple, make: Callable[[], object]) -> object:
+        found = self._memo.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._memo[key] = make()
+        return found
+
+
+_MISSING = object()
+
+
+def _memoised(bytes_of: Callable[[int], int]) -> Callable[[int], int]:
+    """``bytes_of`` remembered per token count (the plans of one family ask it at each K)."""
+    seen: dict[int, int] = {}
+
+    def of(tokens: int) -> int:
+        found = seen.get(tokens)
+        if found is None:
+            found = seen[tokens] = bytes_of(tokens)
+        return found
+
+    return of
+
+
+def _stage_fixed(
+    dep: Deployment, profile: EngineProfile, tokens: int, stage: int, layers: range, slack: int
+) -> _StageFixed:
     target = dep.target.architecture
     fmt = dep.target_format
     elem = element_bytes(fmt.activation_dtype)
-    tokens = limits.max_num_batched_tokens
     target_w = stage_weight_bytes(target, fmt, tp=dep.tp, pp=dep.pp, config=dep.target.config)[stage]
     if profile.rope_cache_in_weights:  # a draft with the same rope reuses it (vLLM's get_rope is process-wide)
         target_w += rope_cache_bytes(target, dep.target.config, elem)
@@ -92,33 +152,76 @@ def _stage_inputs(
         if profile.draft_weights_budgeted:  # V0 profiles the scorer (target) only
             peaks.append(forward_activation_bytes(draft, tokens, draft_tp, elem, profile))
             workspace = max(workspace, moe_workspace_bytes(draft, tokens, draft_tp, elem, dep.draft_format))
+    target_kv, draft_kv = _kv_per_token(dep, layers, stage)
+    layers_kv = _layers_kv(dep, layers, stage)
+    rule = profile.hybrid_kv_groups
+    layout: list = []
+
+    def kv_layout() -> KvLayout | None:
+        if not layout:
+            layout.append(None if rule is None else hybrid_layout(layers_kv, rule.largest_group_below_ratio))
+        return layout[0]
+
+    return _StageFixed(
+        target_weights_bytes=target_w,
+        draft_weights_bytes=draft_w,
+        draft_layers=draft_layers,
+        forward_peaks=tuple(peaks),
+        workspace_bytes=workspace,
+        non_torch_bytes=non_torch_bytes(profile, dep.tp, dep.pp, peer_link="pcie" not in dep.gpu.scale_up_link.lower()),
+        target_kv_per_token=target_kv,
+        draft_kv_per_token=draft_kv,
+        sequence_bytes=_memoised(lambda n: _sequence_bytes(dep, n, layers, stage, slack=slack)),
+        layers_kv=layers_kv,
+        layout=kv_layout,
+    )
+
+
+def _stage_inputs(
+    dep: Deployment,
+    profile: EngineProfile,
+    limits: Limits,
+    total: int,
+    stage: int,
+    layers: range,
+    share: SharedBudget | None = None,
+) -> StageInputs:
+    target = dep.target.architecture
+    elem = element_bytes(dep.target_format.activation_dtype)
+    tokens = limits.max_num_batched_tokens
+    slack = -1 if profile.sliding_window_slack == "window_minus_one" else limits.max_num_batched_tokens - 1
+    fixed = (
+        _stage_fixed(dep, profile, tokens, stage, layers, slack)
+        if share is None
+        else share.get(
+            ("stage", stage, tokens, slack), lambda: _stage_fixed(dep, profile, tokens, stage, layers, slack)
+        )
+    )
+    peaks = list(fixed.forward_peaks)
     if stage == dep.pp - 1:  # V0 samples on the driver rank only: the rank that binds the pool
         seqs = profile.profile_run_seqs(limits, dep.resolved_max_model_len)
         held = tokens * target.hidden_size * elem if profile.sampler_holds_hidden_states else 0
         peaks.append(held + sampler_bytes(profile, target.vocab_size, seqs))
         if dep.is_speculative:
             peaks.append(rejection_warmup_bytes(profile, target.vocab_size, seqs, elem))
-    target_kv, draft_kv = _kv_per_token(dep, layers, stage)
-    slack = -1 if profile.sliding_window_slack == "window_minus_one" else limits.max_num_batched_tokens - 1
     return StageInputs(
         dep=dep,
         profile=profile,
         limits=limits,
         total_bytes=total,
-        target_weights_bytes=target_w,
-        draft_weights_bytes=draft_w,
-        torch_peak_increase_bytes=combine_peaks(profile, peaks) + workspace,
-        non_torch_increase_bytes=non_torch_bytes(
-            profile, dep.tp, dep.pp, peer_link="pcie" not in dep.gpu.scale_up_link.lower()
-        ),
-        cudagraph_bytes=cudagraph_bytes(profile, len(layers) + draft_layers, limits.cudagraph_capture_sizes),
-        target_kv_per_token=target_kv,
-        draft_kv_per_token=draft_kv,
+        target_weights_bytes=fixed.target_weights_bytes,
+        draft_weights_bytes=fixed.draft_weights_bytes,
+        torch_peak_increase_bytes=combine_peaks(profile, peaks) + fixed.workspace_bytes,
+        non_torch_increase_bytes=fixed.non_torch_bytes,
+        cudagraph_bytes=cudagraph_bytes(profile, len(layers) + fixed.draft_layers, limits.cudagraph_capture_sizes),
+        target_kv_per_token=fixed.target_kv_per_token,
+        draft_kv_per_token=fixed.draft_kv_per_token,
         k=dep.num_speculative_tokens if dep.is_speculative else 0,
-        sequence_bytes=lambda tokens: _sequence_bytes(dep, tokens, layers, stage, slack=slack),
-        layers_kv=_layers_kv(dep, layers, stage),
+        sequence_bytes=fixed.sequence_bytes,
+        layers_kv=fixed.layers_kv,
         target_layers=len(layers),
-        draft_layers=draft_layers,
+        draft_layers=fixed.draft_layers,
+        known_layout=fixed.layout,
     )
 
 
@@ -174,14 +277,21 @@ def _sequence_bytes(dep: Deployment, tokens: int, stage_layers: range, stage: in
     return total
 
 
-def plan_budget(dep: Deployment, *, compare_without_draft: bool = True) -> MemoryPlan:
+def plan_budget(
+    dep: Deployment, *, compare_without_draft: bool = True, share: SharedBudget | None = None
+) -> MemoryPlan:
     """The memory plan of ``dep`` on one GPU of each pipeline stage and what it leaves for KV (no fixes).
 
     ``compare_without_draft`` also plans the target alone (``kv_cache_tokens_without_draft``); a caller that plans
-    the target alone itself (the design-space search) skips that second plan.
+    the target alone itself (the design-space search) skips that second plan. ``share``: the parts this plan
+    shares with the plans of the same deployment at other K and batch caps (:class:`SharedBudget`).
     """
 
-    profile = engine_profile(dep.engine, dep.engine_version)
+    profile = (
+        engine_profile(dep.engine, dep.engine_version)
+        if share is None
+        else share.get(("profile",), lambda: engine_profile(dep.engine, dep.engine_version))
+    )
     limits = resolve_limits(dep, profile)
     device = device_total_bytes(dep.gpu)
     total = dep.gpu_memory_bytes or device.bytes
@@ -191,7 +301,7 @@ def plan_budget(dep: Deployment, *, compare_without_draft: bool = True) -> Memor
     rule = budget_rule(profile)
     stages, blocks_per_stage, per_token, draft_pools, inputs = [], [], [], [], []
     for s, layers in enumerate(stages_layers):
-        stage = _stage_inputs(dep, profile, limits, total, s, layers)
+        stage = _stage_inputs(dep, profile, limits, total, s, layers, share)
         result = rule.apply(stage)
         inputs.append(stage)
         per_token.append((stage.target_kv_per_token, stage.draft_kv_per_token))
@@ -251,7 +361,7 @@ def plan_budget(dep: Deployment, *, compare_without_draft: bool = True) -> Memor
         assumptions=_assumptions(dep, profile, limits, device, inputs[binding]),
     )
     plan.admits_max_model_len = admits
-    found = deployment_problems(dep, plan, profile)
+    found = deployment_problems(dep, plan, profile, share)
     plan.problems, plan.fits, plan.start_problems = found.problems, found.fits, found.start
     plan.starts = not found.start
     if dep.is_speculative and compare_without_draft:

@@ -40,8 +40,10 @@ class Findings:
         self.fits = self.fits and fits
 
 
-def deployment_problems(dep: Deployment, plan: MemoryPlan, profile: EngineProfile) -> Findings:
-    """Problems of ``plan``, whether the deployment fits and what stops the engine from starting."""
+def deployment_problems(dep: Deployment, plan: MemoryPlan, profile: EngineProfile, share=None) -> Findings:
+    """Problems of ``plan``, whether the deployment fits and what stops the engine from starting. ``share``
+    (:class:`planner.memory.budget.SharedBudget`) keeps the context's and the pair's problems, which neither K nor
+    the batch cap changes, for the next plan of the family."""
     found = Findings()
     gpu = plan.per_gpu
     weights = gpu.weights_bytes
@@ -75,12 +77,36 @@ def deployment_problems(dep: Deployment, plan: MemoryPlan, profile: EngineProfil
             stops_start=True,
             fits=False,
         )
-    _context_problems(dep, profile, found)
-    if dep.is_speculative:
-        _speculation_problems(dep, profile, plan, found)
+    fixed = (
+        _fixed_problems(dep, profile, plan)
+        if share is None
+        else share.get(("problems",), lambda: _fixed_problems(dep, profile, plan))
+    )
+    for text, stops_start, fits in fixed:
+        found.add(text, stops_start=stops_start, fits=fits)
     if dep.target_format.id == "bf16" and not dep.gpu.supports_bf16:
         found.add(f"{dep.gpu.name} has no bf16 support: use --dtype fp16", stops_start=True, fits=False)
     return found
+
+
+def _fixed_problems(dep: Deployment, profile: EngineProfile, plan: MemoryPlan) -> tuple[tuple[str, bool, bool], ...]:
+    """The context's and the speculation's problems, as (text, stops start, fits): the same at every K and cap."""
+    found = _Recorded()
+    _context_problems(dep, profile, found)
+    if dep.is_speculative:
+        _speculation_problems(dep, profile, plan, found)
+    return tuple(found.calls)
+
+
+@dataclass
+class _Recorded(Findings):
+    """Findings that also keep each ``add`` as made, to be replayed on another plan's findings."""
+
+    calls: list[tuple[str, bool, bool]] = field(default_factory=list)
+
+    def add(self, text: str, *, stops_start: bool = False, fits: bool = True) -> None:
+        self.calls.append((text, stops_start, fits))
+        super().add(text, stops_start=stops_start, fits=fits)
 
 
 def _context_problems(dep: Deployment, profile: EngineProfile, found: Findings) -> None:

@@ -56,6 +56,7 @@ PARAMETERS = (
     "mixed_prefill",
     "chunked_prefill",
     "admission_reserves_output",
+    "scheduler_steps",
 )
 
 
@@ -130,6 +131,8 @@ class SpeedProfile(BaseModel):
     chunked_prefill: bool
     #: Admission holds KV for the whole request (no preemption) rather than for its prompt.
     admission_reserves_output: bool
+    #: Decode steps per scheduler call (vLLM V0 ``--num-scheduler-steps``): the batch is frozen for that many steps.
+    scheduler_steps: int = Field(ge=1)
     #: Running-request cap an engine applies when a draft is used (0: none beyond max_num_seqs).
     sources: dict[str, str]
 

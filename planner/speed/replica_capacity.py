@@ -13,8 +13,12 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from planner.deployment import Deployment
 from planner.memory.plan import plan_memory
+from planner.memory.types import MemoryPlan
+from planner.speed.engine_step import EngineStep
 from planner.speed.profiles import SpeedProfile
 from planner.speed.serving_metrics import ServingMetrics
 from planner.speed.serving_workload import ServingWorkload
@@ -37,6 +41,9 @@ def replica_capacity(
     alpha: float | None = None,
     k: int | None = None,
     profile: SpeedProfile | None = None,
+    simulate: Callable[..., ServingMetrics] = simulate_one,
+    engine: EngineStep | None = None,
+    plan: MemoryPlan | None = None,
 ) -> ServingMetrics:
     """The most ``workload``'s requests one replica sustains: its steady state while requests queue faster than it
     serves them (``steady_requests_per_s``; warm-up and drain left out, so the run length does not move it).
@@ -44,22 +51,25 @@ def replica_capacity(
     Runs of at least ``CAPACITY_ROUNDS`` times the requests the replica holds at once: every request queued at once
     (offline), then Poisson arrivals at ``CAPACITY_OVERLOADS`` times the best steady rate so far; the run with the
     highest steady rate is returned. Offered more, a replica serves no more than a few percent above it
-    (``tests/core/speed/test_scheduler.py``).
+    (``tests/core/speed/test_scheduler.py``). ``simulate`` runs each simulation (the memoised callers count
+    them); ``engine`` and ``plan``, the replica's own when the caller holds them, go to each run as
+    :func:`simulate_one` takes them.
     """
     prompts, outputs = workload.lengths()
     per_request = max(1, round(sum(prompts) / len(prompts) + sum(outputs) / len(outputs)))
     speculative = alpha is not None and dep.is_speculative
-    plan = plan_memory(dep if speculative else dep.without_draft(), with_suggestions=False)
+    plan = plan or plan_memory(dep if speculative else dep.without_draft(), with_suggestions=False)
     slots = min(plan.limits.max_num_seqs, max(1, plan.kv_cache_tokens // per_request)) if plan.fits else 1
     fields = {"request_rate": None, "concurrency": None, "offline": False}
     count = max(workload.num_prompts, CAPACITY_ROUNDS * slots)
-    offline = simulate_one(
+    shared = {"engine": engine, "plan": plan} if engine is not None else {}
+    offline = simulate(
         dep, workload.model_copy(update=fields | {"offline": True, "num_prompts": count}), alpha=alpha, k=k,
-        profile=profile,
+        profile=profile, **shared,
     )  # fmt: skip
     runs = [offline]
     for overload in CAPACITY_OVERLOADS:
         rate = overload * max(run.steady_requests_per_s for run in runs)
         arrivals = workload.model_copy(update=fields | {"request_rate": rate, "num_prompts": count})
-        runs.append(simulate_one(dep, arrivals, alpha=alpha, k=k, profile=profile))
+        runs.append(simulate(dep, arrivals, alpha=alpha, k=k, profile=profile, **shared))
     return max(runs, key=lambda run: run.steady_requests_per_s)

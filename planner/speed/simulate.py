@@ -46,6 +46,7 @@ from planner.memory.plan import plan_memory
 from planner.memory.types import MemoryPlan
 from planner.speed.drafting import DraftShape, Verification
 from planner.speed.engine_step import Chunks, EngineStep
+from planner.speed.multi_step import MultiStep
 from planner.speed.profiles import SpeedProfile
 from planner.speed.serving_metrics import (
     OCCUPANCY_POINTS,
@@ -151,6 +152,7 @@ class _Run:
         self.progress = shape.tokens_per_step(alpha) if shape is not None and alpha is not None else 1.0
         # query tokens a decoding request takes of the step's token budget: 1, K + 1, or a tree's verify budget
         self.tokens_per_decode = shape.verify_tokens if shape is not None else 1
+        self.multi_step = MultiStep(engine.profile.scheduler_steps)
 
     def step_time(self, n_dec: int, context: float, chunks: Chunks):
         if self.shape is None:
@@ -219,11 +221,12 @@ class _Run:
         reserved = [0.0] * n  # KV held for the whole request when the engine reserves outputs
         kv_fixed = 0.0
 
+        def kv_used() -> float:
+            return kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)
+
         step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
         token_budget, max_seqs = lim.max_num_batched_tokens, lim.max_num_seqs
         chunked, mixed = lim.chunked_prefill, lim.mixed_prefill
-        closed_loop = wl.mode == "concurrency"
-        step_time = self.step_time
         iterations = 0
         while completed < n:
             if steps > step_limit:
@@ -248,9 +251,7 @@ class _Run:
             # admits no waiting request (vllm/v1/core/sched/scheduler.py: waiting requests are scheduled only
             # "if not preempted_reqs")
             preempted_now = False
-            while (
-                n_dec > 1 and (kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)) + n_dec * prog > capacity
-            ):
+            while n_dec > 1 and kv_used() + n_dec * prog > capacity:
                 preempted_now = True
                 while not in_decode[decoding_order[-1]]:
                     decoding_order.pop()
@@ -270,12 +271,11 @@ class _Run:
             running = n_dec + len(prefilling)
             # room a new prompt must leave: this step's growth and the block manager's watermark
             headroom = (0.0 if reserve else n_dec * prog) + watermark
-            kv_now = kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)  # KV tokens held
             prefill_work = bool(prefilling) or (
                 bool(waiting)
                 and not preempted_now
                 and running < max_seqs
-                and kv_now + need[waiting[0]] + headroom <= capacity
+                and kv_used() + need[waiting[0]] + headroom <= capacity
             )
             decode_now = n_dec > 0 and (mixed or not prefill_work)
             if decode_now:
@@ -299,9 +299,7 @@ class _Run:
                         reason = "max_num_seqs"
                         break
                     extra = outputs[i] - generated0[i] + look if reserve else 0.0
-                    if (kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)) + need[
-                        i
-                    ] + extra + headroom > capacity:
+                    if kv_used() + need[i] + extra + headroom > capacity:
                         reason = "kv_cache"
                         break
                     if budget <= 0 or (
@@ -344,17 +342,20 @@ class _Run:
                     heapq.heappop(heap)
                 if heap:
                     m = max(1, math.ceil((heap[0][0] - g) / prog - 1e-9))
-                room = capacity - (kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look))
+                room = capacity - kv_used()
                 m = max(1, min(m, int(room / (n_dec * prog)))) if room > 0 else 1
-                if m > 1 and (upcoming or (closed_loop and pending)):
+                if m > 1 and (upcoming or (wl.mode == "concurrency" and pending)):
                     can_admit = not waiting and running < max_seqs
                     if upcoming and can_admit:
-                        first = step_time(dec, context, chunks).total_s
+                        first = self.step_time(dec, context, chunks).total_s
                         m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / first)))
+            frozen = self.multi_step.steps > 1 and dec and chunks.tokens == 0
+            if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
+                m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)
             if m > 1:
-                step = step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
+                step = self.step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
             else:
-                step = step_time(dec, context, chunks)
+                step = self.step_time(dec, context, chunks)
             dt = step.total_s * m
             pad, _ = graph_run(dec, per_dec, chunks.tokens)
             if pad:
@@ -375,8 +376,7 @@ class _Run:
             if dec:
                 g += prog * m
                 emitted += dec * prog * m
-            if finishing_prefill:
-                emitted += sum(1 for i in finishing_prefill if first_token[i] == 0.0)
+            emitted += sum(1 for i in finishing_prefill if first_token[i] == 0.0)
             trace.append((t, emitted))
             # prefills that completed emit their first token and join the decode set
             for i in finishing_prefill:
@@ -403,9 +403,12 @@ class _Run:
                 heapq.heappush(heap, (g + outputs[i] - gen, alive[i], i))
             # completions
             while heap and heap[0][0] <= g + 1e-9:
-                _, gen_id, i = heapq.heappop(heap)
+                done_at, gen_id, i = heapq.heappop(heap)
                 if alive[i] != gen_id or not in_decode[i]:
                     continue
+                if frozen:  # a frozen chunk computed it past its last token: those tokens were never emitted
+                    emitted -= g - done_at
+                    trace[-1] = (t, emitted)
                 in_decode[i] = False
                 acc -= prompts[i] + generated0[i] - joined_at[i]
                 n_dec -= 1

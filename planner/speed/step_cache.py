@@ -9,6 +9,8 @@ architectures included), so
 - the fleet search's repeated runs (the same replica at the same rate) are simulated once;
 - a widget change that leaves a replica's load alone (an objective, the percentile, the price, one node
   type added or removed) reuses every run it shares with the previous answer, across calls and sessions;
+- a replica is keyed without its node (``gpu_count``, ``node_id``): the same layout of the same GPU on two node
+  types (4x and 8x L40S, 1x and 8x H100) is simulated once; an error stays keyed by its node, whose name it carries;
 - a configuration that cannot run raises the same error again without being recomputed;
 - :func:`planner.facts.clear_caches` forgets them with every other data cache (the speed profiles and
   catalog they were computed from).
@@ -39,6 +41,9 @@ from pydantic import BaseModel
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.facts import register_cache
+from planner.memory.plan import plan_memory
+from planner.memory.types import MemoryPlan
+from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import SpeedEstimate, estimate_speed
 from planner.speed.profiles import SpeedProfile
 from planner.speed.replica_capacity import replica_capacity
@@ -67,11 +72,14 @@ class ResultCache:
         self.hits = self.misses = 0
         register_cache(self)
 
-    def get_or_compute(self, key: tuple, compute: Callable[[], R]) -> R:
+    def get_or_compute(self, key: tuple, compute: Callable[[], R], error_key: tuple | None = None) -> R:
+        """The entry of ``key`` (or the error kept under ``error_key``), else ``compute()`` kept under ``key`` (an
+        error under ``error_key`` when given: an error that names its input is kept apart from a shared result)."""
         with self.lock:
-            entry = self.entries.get(key)
-            if entry is not None:
-                self.entries.move_to_end(key)
+            found = key if key in self.entries else error_key if error_key in self.entries else None
+            entry = self.entries[found] if found is not None else None
+            if found is not None:
+                self.entries.move_to_end(found)
                 self.hits += 1
             else:
                 self.misses += 1
@@ -80,6 +88,7 @@ class ResultCache:
                 entry = compute()
             except PlannerError as exc:
                 entry = exc
+                key = error_key if error_key is not None else key
             with self.lock:
                 self.entries[key] = entry
                 self.entries.move_to_end(key)
@@ -108,13 +117,104 @@ def _key(*values: Any) -> tuple:
     return tuple(v.model_dump_json() if isinstance(v, BaseModel) else v for v in values)
 
 
+#: Fields of a deployment that name its node but leave one replica's simulation unchanged (the replica runs on
+#: ``tp x pp`` GPUs of the deployment's GPU type whichever node holds it).
+NODE_ONLY_FIELDS = frozenset({"gpu_count", "node_id"})
+
+
+def replica_key(dep: Deployment) -> str:
+    """The deployment as one replica sees it: every field but the node's (``NODE_ONLY_FIELDS``).
+
+    >>> from planner.catalog.lookup import get_model, get_node
+    >>> model = get_model("Llama-3.1-70B")
+    >>> four, eight = (Deployment.on_node(model, get_node(n), tp=4) for n in ("4x-l40s-48gb", "8x-l40s-48gb"))
+    >>> replica_key(four) == replica_key(eight), four == eight
+    (True, False)
+    """
+    return dep.model_dump_json(exclude=set(NODE_ONLY_FIELDS))
+
+
+class SimulationCounter:
+    """How many replica simulations (:func:`planner.speed.simulate.simulate_one`) the caches have run."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, dep: Deployment, workload: ServingWorkload, **options: Any) -> ServingMetrics:
+        with self.lock:
+            self.count += 1
+        return simulate_one(dep, workload, **options)
+
+
+#: Every simulation the caches below run, the capacity runs included (a count that tests and benchmarks read).
+SIMULATIONS = SimulationCounter()
 RUNS = ResultCache()
 CAPACITIES = ResultCache()
 ESTIMATES = ResultCache()
 
 
+class ReplicaParts:
+    """A replica's :class:`EngineStep` (its static step costs) and memory plan, built once per (replica, speculative,
+    profile) and handed to every simulation of it: the runs are the same as when each builds its own
+    (:func:`planner.speed.simulate.simulate_one` takes them for exactly this)."""
+
+    def __init__(self, maxsize: int = 256) -> None:
+        self.maxsize = maxsize
+        self.entries: OrderedDict[tuple, tuple[EngineStep, MemoryPlan]] = OrderedDict()
+        self.lock = threading.Lock()
+        register_cache(self)
+
+    def get(self, dep: Deployment, speculative: bool, profile: SpeedProfile | None) -> tuple[EngineStep, MemoryPlan]:
+        key = (replica_key(dep), speculative, *_key(profile))
+        with self.lock:
+            parts = self.entries.get(key)
+            if parts is not None:
+                self.entries.move_to_end(key)
+                return parts
+        served = dep if speculative else dep.without_draft()
+        parts = (EngineStep(served, profile), plan_memory(served, with_suggestions=False))
+        with self.lock:
+            self.entries[key] = parts
+            while len(self.entries) > self.maxsize:
+                self.entries.popitem(last=False)
+        return parts
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+
+
+#: Each replica's engine step and memory plan, shared by its runs.
+PARTS = ReplicaParts()
+
+
+def replica_plan(dep: Deployment, speculative: bool = False) -> MemoryPlan:
+    """The memory plan one replica of ``dep`` runs with (with its draft when ``speculative``), built once."""
+    return PARTS.get(dep, speculative, None)[1]
+
+
+def _with_parts(run: Callable[..., ServingMetrics]) -> Callable[..., ServingMetrics]:
+    """``run`` given the replica's shared engine step and memory plan (``run`` builds its own when they fail)."""
+
+    def shared(dep: Deployment, workload: ServingWorkload, **options: Any) -> ServingMetrics:
+        speculative = options.get("alpha") is not None and dep.is_speculative
+        try:
+            engine, plan = PARTS.get(dep, speculative, options.get("profile"))
+        except PlannerError:
+            return run(dep, workload, **options)  # the run raises the same error, in its own words
+        return run(dep, workload, engine=engine, plan=plan, **options)
+
+    return shared
+
+
+def _capacity(dep: Deployment, workload: ServingWorkload, **options: Any) -> ServingMetrics:
+    return replica_capacity(dep, workload, simulate=SIMULATIONS, **options)
+
+
 def _run_cache(cache: ResultCache, run: Callable[..., ServingMetrics], what: str):
-    """``run(dep, workload, alpha=, k=, profile=)`` computed once per (deployment, workload, α, K, profile)."""
+    """``run(dep, workload, alpha=, k=, profile=)`` computed once per (replica, workload, α, K, profile); an error
+    once per (deployment, workload, α, K, profile)."""
 
     def cached(
         dep: Deployment,
@@ -125,17 +225,21 @@ def _run_cache(cache: ResultCache, run: Callable[..., ServingMetrics], what: str
         profile: SpeedProfile | None = None,
     ) -> ServingMetrics:
         return cache.get_or_compute(
-            _key(dep, workload, alpha, k, profile), lambda: run(dep, workload, alpha=alpha, k=k, profile=profile)
+            (replica_key(dep), *_key(workload, alpha, k, profile)),
+            lambda: run(dep, workload, alpha=alpha, k=k, profile=profile),
+            error_key=_key(dep, workload, alpha, k, profile),
         )
 
-    cached.__doc__ = f":func:`{what}`, computed once per (deployment, workload, α, K, profile)."
+    cached.__doc__ = f":func:`{what}`, computed once per (replica, workload, α, K, profile)."
     return cached
 
 
 #: One replica's simulated run (:func:`planner.speed.simulate.simulate_one`), memoised.
-simulate_one_cached = _run_cache(RUNS, simulate_one, "planner.speed.simulate.simulate_one")
+simulate_one_cached = _run_cache(RUNS, _with_parts(SIMULATIONS), "planner.speed.simulate.simulate_one")
 #: A replica's saturated steady state (:func:`planner.speed.replica_capacity.replica_capacity`), memoised.
-replica_capacity_cached = _run_cache(CAPACITIES, replica_capacity, "planner.speed.replica_capacity.replica_capacity")
+replica_capacity_cached = _run_cache(
+    CAPACITIES, _with_parts(_capacity), "planner.speed.replica_capacity.replica_capacity"
+)
 
 
 def estimate_speed_cached(

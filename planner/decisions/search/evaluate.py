@@ -1,6 +1,8 @@
 """Each point's memory plan, its static screen (the step model) and its simulation (the serving simulator).
 
-The memory plan is :func:`planner.memory.plan_memory` of the point's deployment. The screen times the
+The memory plan is :func:`planner.memory.plan_budget` of the point's deployment (what ``plan_memory`` gives
+without fixes), its K- and batch-cap-free parts worked out once per layout and speculator
+(:class:`planner.memory.budget.SharedBudget`). The screen times the
 replica at its operating batch ``B = min(requests in flight, the plan's KV concurrency)`` with
 :class:`planner.speed.EngineStep` (one decode step ``T``; the marginal cost ``T_p`` of a prompt's prefill
 chunk riding in that step) and τ(α, K) tokens per step (Leviathan et al. 2023)::
@@ -34,6 +36,7 @@ from planner.decisions.search.space import Objectives, SearchSpace, SearchWorklo
 from planner.decisions.search.speculators import Speculator, speculators
 from planner.deployment import Deployment
 from planner.errors import PlannerError
+from planner.memory.budget import SharedBudget, plan_budget
 from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.cuda_graphs import NO_GRAPHS, graph_plan
@@ -61,6 +64,7 @@ class Evaluator:
         check_request_fits(self.target, workload)
         self._configs: list[tuple[NodeType, Speculator]] = []
         self._plans: dict[tuple, object] = {}
+        self._shares: dict[tuple, SharedBudget] = {}
         self._engines: dict[tuple, EngineStep] = {}
         self._point_engines: dict[tuple, EngineStep] = {}
         self._deployments: dict[int, Deployment] = {}
@@ -171,7 +175,8 @@ class Evaluator:
             key = (*self._group(point), point.k, point.max_num_seqs)
             plan = self._plans.get(key)
             if plan is None:
-                plan = self._plans[key] = plan_memory(dep, with_suggestions=False, compare_without_draft=False)
+                share = self._shares.setdefault(self._group(point), SharedBudget())
+                plan = self._plans[key] = plan_budget(dep, compare_without_draft=False, share=share)
         except PlannerError as exc:
             point.reason = str(exc)
             return

@@ -16,6 +16,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 
+import numpy as np
 from pydantic import BaseModel
 
 from planner.decisions.search.points import SearchPoint
@@ -57,6 +58,18 @@ class Dominance:
         # equal y: dominated only by a point with strictly larger x
         j = bisect_left(self.xs, x + abs(x) * 1e-12 + 1e-300)
         return j < len(self.xs) and self.best_y[j] >= y
+
+    def dominated_many(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """:meth:`dominated` of every ``(x[i], y[i])`` at once (the same comparisons, elementwise)."""
+        n = len(self.xs)
+        if n == 0:
+            return np.zeros(len(x), dtype=bool)
+        xs, best = np.asarray(self.xs, dtype=float), np.asarray(self.best_y, dtype=float)
+        i = np.searchsorted(xs, x, side="left")
+        j = np.searchsorted(xs, x + np.abs(x) * 1e-12 + 1e-300, side="left")
+        above = best[np.minimum(i, n - 1)] > y
+        level = (j < n) & (best[np.minimum(j, n - 1)] >= y)
+        return (i < n) & (above | level)
 
 
 def throughput_xy(p: SearchPoint) -> tuple[float, float]:

@@ -1,14 +1,16 @@
 """The search: plan every point, screen those that fit with the step model, simulate those near the frontier.
 
-1. Memory: each point's :func:`planner.memory.plan_memory`. A layout and speculator that does not fit (or
-   would not start) at its smallest K and batch cap is marked for every larger K and cap without planning
-   them again (both only add memory: lookahead slots, CUDA-graph batches, the sampler's peak).
+1. Memory: each point's plan (:func:`planner.memory.plan_budget`, worked out once per layout and speculator
+   and finished per K and batch cap, :class:`planner.memory.budget.SharedBudget`). A layout and speculator
+   that does not fit (or would not start) at its smallest K and batch cap is marked for every larger K and cap
+   without planning them again (both only add memory: lookahead slots, CUDA-graph batches, the sampler's peak).
 2. Screen: every point that fits gets static figures (:meth:`Evaluator.screen`).
 3. Simulate: the points on the static frontiers first; then, repeatedly, of the unsimulated points whose
    screen, corrected by the most favourable error the screen has shown against the simulator so far, could
    still meet the objectives and reach either simulated frontier, those on the frontiers of their screened
    figures (the most promising first, so the simulated frontiers tighten before the rest are weighed again).
-   The screen's error is learned per family (method, KV-limited or not, GPU, layout) and widened by
+   The screen's error is learned per family (method, KV-limited or not, GPU, layout, then the running batch
+   within it: the narrowest family with a simulated point) and widened by
    ``SCREEN_MARGIN`` on the frontier axes, so a point whose error is a little beyond any yet seen still counts. The loop
    stops when no such point is left, so the frontiers are the ones simulating every point would give
    (a test checks this on a small space).
@@ -27,6 +29,9 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from math import log2
+
+import numpy as np
 
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import (
@@ -153,14 +158,18 @@ class _Ratios:
             self.cost = min(self.cost, p.usd_per_million_output_tokens / s_cost)
 
 
-def _family(p: SearchPoint) -> tuple:
-    """Points the screen errs alike on: the speculation method, whether the KV cache limits the batch, the GPU
-    and the layout."""
-    return (p.method, (p.batch_size or 0) < (p.concurrency_per_replica or 0), p.gpu, p.tp, p.pp)
+def _family(p: SearchPoint) -> tuple[tuple, ...]:
+    """The families of points the screen errs alike on, narrowest first: those of one layout (the speculation
+    method, whether the KV cache limits the batch, the GPU, TP and PP) at about the same running batch (its
+    nearest power of two: the screen's error against the simulator varies with the batch, ``make bench-search``
+    prints it), then every batch of the layout."""
+    layout = (p.method, (p.batch_size or 0) < (p.concurrency_per_replica or 0), p.gpu, p.tp, p.pp)
+    return ((*layout, 2 ** round(log2(max(1.0, p.batch_size or 1.0)))), layout)
 
 
 class _Bounds:
-    """Screen errors per family of points (those of every simulated point where a family has none yet)."""
+    """Screen errors per family of points: those of a point's narrowest family that has any, else those of every
+    simulated point."""
 
     def __init__(self) -> None:
         self.overall = _Ratios()
@@ -172,11 +181,15 @@ class _Bounds:
             if p.index not in self.seen:
                 self.seen.add(p.index)
                 self.overall.add(screened[p.index], p)
-                self.by_family[families[p.index]].add(screened[p.index], p)
+                for family in families[p.index]:
+                    self.by_family[family].add(screened[p.index], p)
 
-    def of(self, family: tuple) -> _Ratios:
-        found = self.by_family.get(family)
-        return found if found is not None and found.samples else self.overall
+    def of(self, families: tuple[tuple, ...]) -> _Ratios:
+        for family in families:
+            found = self.by_family.get(family)
+            if found is not None and found.samples:
+                return found
+        return self.overall
 
 
 def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives) -> SearchResult:
@@ -200,21 +213,21 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
     ok = [p for p in fitting if p.meets_objectives] or fitting
     seeds = {p.index for plane in PLANES for p in frontier_points(ok, plane)}
     bounds = _Bounds()
+    weigh = _Screened(fitting, screened, families)
     todo = [p for p in fitting if p.index in seeds]
+    simulated: list[SearchPoint] = []
     while todo:
         for p in _most_promising(todo, screened):
             ev.simulate(p)
-        simulated = [p for p in fitting if p.stage == "simulated"]
+            weigh.done(p)
+            if p.stage == "simulated":
+                simulated.append(p)
+        simulated.sort(key=lambda p: p.index)
         bounds.update(screened, families, simulated)
         feasible = _feasible(simulated)
         fronts = {plane: Dominance([xy(p) for p in frontier_points(feasible, plane)]) for plane, xy in
                   (("throughput", throughput_xy), ("cost", cost_xy))}  # fmt: skip
-        todo = [
-            p
-            for p in fitting
-            if p.stage == "screened"
-            and _may_reach(p, screened[p.index], bounds.of(families[p.index]), fronts, objectives)
-        ]
+        todo = weigh.may_reach(bounds, fronts, objectives)
     simulated_at = time.perf_counter()
     feasible = _feasible(points)
     frontiers = {plane: frontier_points(feasible, plane) for plane in PLANES}
@@ -257,14 +270,42 @@ def _most_promising(todo: list[SearchPoint], screened: dict[int, tuple]) -> list
     return [todo[i] for i in sorted(chosen)]
 
 
-def _may_reach(p: SearchPoint, s: tuple, b: _Ratios, fronts: dict[str, Dominance], objectives: Objectives) -> bool:
-    """Whether the screened point, at its most favourable plausible figures, could meet the objectives and reach
-    either frontier."""
-    s_user, s_gpu, s_ttft, s_tpot, s_cost = s
-    m = SCREEN_MARGIN
-    ttft, tpot = s_ttft * b.ttft, s_tpot * b.tpot
-    if objectives.misses(ttft, tpot):
-        return False
-    if not fronts["throughput"].dominated((s_user or 0.0) * b.user * m, (s_gpu or 0.0) * b.gpu * m):
-        return True
-    return s_cost is not None and not fronts["cost"].dominated(-tpot / m, -s_cost * b.cost)
+class _Screened:
+    """The screened figures of the points that fit, as arrays, to weigh every unsimulated point at once."""
+
+    def __init__(self, fitting: list[SearchPoint], screened: dict[int, tuple], families: dict[int, tuple]) -> None:
+        self.points = fitting
+        self.position = {p.index: j for j, p in enumerate(fitting)}
+        rows = [screened[p.index] for p in fitting]
+        self.user = np.array([r[0] or 0.0 for r in rows], dtype=float)
+        self.gpu = np.array([r[1] or 0.0 for r in rows], dtype=float)
+        self.ttft = np.array([r[2] for r in rows], dtype=float)
+        self.tpot = np.array([r[3] for r in rows], dtype=float)
+        self.priced = np.array([r[4] is not None for r in rows], dtype=bool)
+        self.cost = np.array([0.0 if r[4] is None else r[4] for r in rows], dtype=float)
+        keys = list(dict.fromkeys(families[p.index] for p in fitting))
+        self.families = keys
+        number = {key: i for i, key in enumerate(keys)}
+        self.family = np.array([number[families[p.index]] for p in fitting], dtype=np.intp)
+        self.open = np.array([p.stage == "screened" for p in fitting], dtype=bool)
+
+    def done(self, p: SearchPoint) -> None:
+        """``p`` was simulated (or stopped): it is no longer weighed."""
+        self.open[self.position[p.index]] = False
+
+    def may_reach(self, bounds: _Bounds, fronts: dict[str, Dominance], objectives: Objectives) -> list[SearchPoint]:
+        """The unsimulated points that, at their most favourable plausible figures (the screen corrected by the
+        most favourable error seen in their family, widened by ``SCREEN_MARGIN``), could meet the objectives and
+        reach either frontier."""
+        ratios = [bounds.of(key) for key in self.families]
+        per = np.array([(b.user, b.gpu, b.ttft, b.tpot, b.cost) for b in ratios], dtype=float)[self.family]
+        m = SCREEN_MARGIN
+        ttft, tpot = self.ttft * per[:, 2], self.tpot * per[:, 3]
+        meets = np.ones(len(ttft), dtype=bool)
+        if objectives.ttft_slo_s is not None:
+            meets &= ~(ttft > objectives.ttft_slo_s)
+        if objectives.tpot_slo_s is not None:
+            meets &= ~(tpot > objectives.tpot_slo_s)
+        reach = ~fronts["throughput"].dominated_many(self.user * per[:, 0] * m, self.gpu * per[:, 1] * m)
+        reach |= self.priced & ~fronts["cost"].dominated_many(-tpot / m, -self.cost * per[:, 4])
+        return [self.points[j] for j in np.flatnonzero(self.open & meets & reach)]

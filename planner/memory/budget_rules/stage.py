@@ -35,6 +35,8 @@ class StageInputs:
     #: Attention layers of the target on this stage and of the draft beside it (SGLang scales its cell by them).
     target_layers: int = 0
     draft_layers: int = 0
+    #: The hybrid layout already worked out for these layers (plans sharing a stage's fixed inputs ask once).
+    known_layout: Callable[[], KvLayout | None] | None = None
 
     @property
     def draft_weights_in_region(self) -> bool:
@@ -49,6 +51,8 @@ class StageInputs:
     def kv_layout(self) -> KvLayout | None:
         """The engine's hybrid KV groups, when it groups them and the layers mix attention kinds (computed once:
         the budget rule and the plan each ask)."""
+        if self.known_layout is not None:
+            return self.known_layout()
         rule = self.profile.hybrid_kv_groups
         return None if rule is None else hybrid_layout(self.layers_kv, rule.largest_group_below_ratio)
 

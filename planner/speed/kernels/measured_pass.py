@@ -152,7 +152,9 @@ class MeasuredPass:
         return None if one is None else one * n_parts * m_parts
 
     def _layer_line(self) -> Grid | None:
-        """Every layer's GEMMs at every measured ``m`` (exactly the trilinear value: it is linear in m)."""
+        """Every layer's GEMMs at every measured ``m`` (exactly the trilinear value: it is linear in m), up to the
+        first ``m`` at which a shape was not measured (the largest ``m`` of a wide GEMM often was not): a pass past
+        that is priced as equal row slices, as for a GEMM past the table's largest ``m``."""
         if self._layer is None:
             key = ("layer GEMMs", self.dtype, tuple(self.shapes))
             self._layer = self.tables.derived(key, self._build_layer_line)
@@ -164,10 +166,9 @@ class MeasuredPass:
         for m in grid.axes[0] if grid is not None else ():
             times = [self._gemm_ms(m, n, k) for n, k, _ in self.shapes]
             if any(t is None for t in times):
-                points = []
                 break
             points.append((m, sum(t * count for t, (_, _, count) in zip(times, self.shapes, strict=True))))
-        return Grid.build(points) if points else False
+        return Grid.build(points) if len(points) > 1 else False
 
     def gemm_s(self, tokens: int, logits: int, notes: set[str] | None = None) -> float | None:
         """Weight GEMMs of a pass over ``tokens`` new tokens, ``logits`` of them through the LM head (an operator

@@ -224,3 +224,22 @@ def test_moe_experts_match_a_measured_row():
 def test_a_moe_model_prices_its_experts_from_the_moe_table():
     dep = Deployment.on_node(get_model("Mixtral-8x7B-v0.1"), get_node("8x-h100-sxm-80gb"), tp=2)
     assert speed_source(dep) == tables_module.kernel_tables("h100-sxm-80gb", "vllm").label
+
+
+@needs_tables
+@pytest.mark.parametrize(("gpu", "dtype"), [("h200-sxm-141gb", "fp8"), ("b200-180gb", "nvfp4")])
+def test_one_unmeasured_large_pass_leaves_the_smaller_passes_measured(gpu, dtype):
+    """Llama-3.3-70B at TP 1: the fused gate+up GEMM (n = 57,344) has no cell at m = 32,768 in TensorRT-LLM's tables;
+    every smaller pass is still priced from the tables, and a larger one as row slices of the measured range."""
+    dep = Deployment.build(
+        target=get_model("meta-llama/Llama-3.3-70B-Instruct"), gpu=get_gpu(gpu), gpu_count=1, tp=1, dtype=dtype,
+        kv_dtype="fp8", engine="trtllm", max_model_len=4096,
+    )  # fmt: skip
+    assert "weight GEMMs" not in speed_source(dep)
+    engine = EngineStep(dep)
+    small = engine.plain(decode_seqs=256, decode_context_tokens=256 * 1500).passes[0][1]
+    assert small.weight_gemm_s > 0
+    measured = engine.target.measured
+    assert measured is not None
+    gemm_16k, gemm_32k = measured.gemm_s(16384, 1), measured.gemm_s(32768, 1)
+    assert gemm_16k is not None and gemm_32k == pytest.approx(2 * gemm_16k, rel=0.01)

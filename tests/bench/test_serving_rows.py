@@ -1,0 +1,48 @@
+"""The serving bench rows: stated launch flags reach the simulator; aiconfigurator is called as its CLI documents."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+from bench.aiconfigurator_estimates import _parse, _program, command
+from bench.serving_rows import load_cases
+
+CASES, _ = load_cases()
+
+
+def test_vllm_v060_rows_run_the_scheduler_steps_they_state():
+    vllm = [c for c in CASES if c.row.startswith("VLLM060") and "-VLLM-" in c.row]
+    others = [c for c in CASES if c.row.startswith("VLLM060") and "-VLLM-" not in c.row]
+    assert vllm and others
+    assert all(c.profile is not None and c.profile.scheduler_steps == 10 for c in vllm)
+    assert all(c.profile is None or c.profile.scheduler_steps == 1 for c in others)
+    assert all(c.profile is None or c.profile.scheduler_steps == 1 for c in CASES if not c.row.startswith("VLLM060"))
+
+
+def test_aiconfigurator_is_asked_for_the_concurrency_lengths_and_precision_of_the_row():
+    case = next(c for c in CASES if c.row == "VLLM060-L3-70B-4xH100-VLLM-QPS16")
+    cmd = command(case, 36.6, 4096)
+    if isinstance(cmd, str):
+        pytest.skip(cmd)  # no measured tables here: the row is not covered
+    flags = dict(zip(cmd[3::2], cmd[4::2], strict=False))
+    assert flags["--estimate-mode"] == "agg" and flags["--batch-size"] == "37" and flags["--tp-size"] == "4"
+    assert flags["--ctx-tokens"] == "4096"  # the engine's step budget, not aiconfigurator's one prompt a step
+    assert flags["--gemm-quant-mode"] == "bfloat16" and flags["--kvcache-quant-mode"] == "bfloat16"
+
+
+def test_aiconfigurator_output_is_read_per_tp_group_and_in_seconds():
+    text = "TTFT:   49.267 ms\n  TPOT:   11.338 ms\n  tokens/s:   11,301.25\n  tokens/s/gpu:   2,825.31"
+    assert _parse(text, "output_tok_s") == pytest.approx(11301.25)
+    assert _parse(text, "tpot_s") == pytest.approx(0.011338)
+    assert _parse(text, "ttft_s") == pytest.approx(0.049267)
+
+
+def test_the_cli_runs_under_this_interpreter_when_installed():
+    program = _program()
+    if importlib.util.find_spec("aiconfigurator") is None:
+        assert program is None or program[0].endswith("aiconfigurator")
+    else:
+        assert program == [sys.executable, "-m", "aiconfigurator.main"]
