@@ -19,6 +19,7 @@ source label never depends on what other runs priced before it.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TypeVar
@@ -64,19 +65,22 @@ class _Configurations:
 
     def __init__(self) -> None:
         self._memos: OrderedDict[Hashable, PassMemos] = OrderedDict()
+        self._lock = threading.Lock()  # pages plan in background threads
 
     def get(self, key: Hashable) -> PassMemos:
-        memos = self._memos.get(key)
-        if memos is None:
-            memos = self._memos[key] = PassMemos()
-            if len(self._memos) > CONFIGURATIONS:
-                self._memos.popitem(last=False)
-        else:
-            self._memos.move_to_end(key)
-        return memos
+        with self._lock:
+            memos = self._memos.get(key)
+            if memos is None:
+                memos = self._memos[key] = PassMemos()
+                if len(self._memos) > CONFIGURATIONS:
+                    self._memos.popitem(last=False)
+            else:
+                self._memos.move_to_end(key)
+            return memos
 
     def cache_clear(self) -> None:
-        self._memos.clear()
+        with self._lock:
+            self._memos.clear()
 
 
 _CONFIGURATIONS = _Configurations()
