@@ -35,12 +35,13 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.speed.cuda_graphs import NO_GRAPHS, GraphPlan, graph_plan
 from planner.speed.drafting import DraftShape
+from planner.speed.pass_memos import MEMO_ENTRIES
 from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.roofline import ModelCost, model_cost
 from planner.speed.step_model import PassTime, StepModel
@@ -103,6 +104,22 @@ class EngineStep:
             self.draft = StepModel(draft_cost, self.gpu, self.profile, cuda_graphs=graphs)
         #: The batch sizes the engine captured; steps pad up to them or run eagerly above them.
         self.graphs: GraphPlan = graph_plan(deployment) if graphs and self.profile.cuda_graphs else NO_GRAPHS
+        self._graph_runs: dict[tuple[int, int, int], tuple[int, bool]] = {}
+        #: Per drafting shape (by identity; the entry holds it): the shape, query tokens of each draft pass, of the
+        #: verify pass, and the proposer's cost per draft pass.
+        self._drafting: dict[int, tuple[DraftShape, tuple[int, ...], int, float]] = {}
+
+    def graph_run(self, seqs: int, query_tokens: int, prefill_tokens: int = 0) -> tuple[int, bool]:
+        """:meth:`GraphPlan.run` of this engine's captured sizes (kept per step size: a run repeats them)."""
+        key = (seqs, query_tokens, prefill_tokens)
+        run = self._graph_runs.get(key)
+        if run is None:
+            if len(self._graph_runs) >= MEMO_ENTRIES:
+                self._graph_runs.clear()
+            run = self._graph_runs[key] = self.graphs.run(
+                seqs=seqs, query_tokens=query_tokens, prefill_tokens=prefill_tokens
+            )
+        return run
 
     def run_pass(
         self,
@@ -122,21 +139,21 @@ class EngineStep:
         does not hide lengthens the pass.
         """
         chunks = chunks or NO_CHUNKS
-        pad, eager = self.graphs.run(seqs=decode_seqs, query_tokens=decode_query_tokens, prefill_tokens=chunks.tokens)
-        step = model.forward(
-            decode_seqs=decode_seqs,
-            decode_query_tokens=decode_query_tokens,
-            decode_context_tokens=decode_context_tokens,
-            prefill_tokens=chunks.tokens + pad,
-            prefill_seqs=chunks.seqs,
-            prefill_positions=chunks.positions,
-            prefill_context_tokens=chunks.context_tokens,
-            logits_tokens=logits_tokens,
+        pad, eager = self.graph_run(decode_seqs, decode_query_tokens, chunks.tokens)
+        mix = (
+            decode_seqs,
+            decode_query_tokens,
+            chunks.tokens + pad,
+            chunks.seqs,
+            chunks.positions,
+            chunks.context_tokens,
+            logits_tokens,
         )
+        step = model.priced(mix, decode_context_tokens)  # StepModel.forward of that batch
         if eager:
             launches = model.layers * (self.profile.eager_layer_overhead_s - self.profile.layer_overhead_s)
             extra = max(0.0, launches - (step.total_s - step.overhead_s))
-            step = replace(step, overhead_s=step.overhead_s + extra)
+            step.overhead_s = step.overhead_s + extra  # a pass priced for this call alone
         return step
 
     @property
@@ -183,9 +200,13 @@ class EngineStep:
     ) -> EngineStepTime:
         """The draft passes of ``shape`` (default: the method's chain of ``k``) and one verify pass, plus ``chunks``."""
         shape = shape or self.shape(k)
-        profile = self.profile
+        drafting = self._drafting.get(id(shape))  # by identity: hashing a shape costs more than a pass
+        if drafting is None or drafting[0] is not shape:
+            if len(self._drafting) >= MEMO_ENTRIES:
+                self._drafting.clear()
+            drafting = self._drafting[id(shape)] = (shape, *self.drafting(shape))
+        _, pass_tokens, verify_tokens, per_pass = drafting
         passes: list[tuple[str, PassTime]] = []
-        pass_tokens = shape.draft_pass_tokens(first_pass_tokens=self.first_pass_tokens(shape))
         if pass_tokens and (decode_seqs or chunks.tokens):
             draft = self.draft_model
             first_tokens = pass_tokens[0]
@@ -213,21 +234,26 @@ class EngineStep:
         verify = self.run_pass(
             self.target,
             decode_seqs=decode_seqs,
-            decode_query_tokens=shape.verify_tokens,
+            decode_query_tokens=verify_tokens,
             decode_context_tokens=decode_context_tokens,
             chunks=chunks,
         )
         passes.append(("target verify", verify))
-        total = sum(p.total_s for _, p in passes)
+        total = sum([p.total_s for _, p in passes])
         if decode_seqs:
+            profile = self.profile
             total += profile.spec_step_overhead_s + profile.spec_seq_overhead_s * decode_seqs
-            per_pass = profile.draft_step_overhead_s
-            if shape.method in HEAD_METHODS:  # a head's proposer costs more than its one-layer roofline
-                per_pass += profile.head_pass_overhead_s
             total += len(pass_tokens) * per_pass
-        flops = sum(p.flops for _, p in passes)
-        moved = sum(p.bytes_moved for _, p in passes)
+        flops = sum([p.flops for _, p in passes])
+        moved = sum([p.bytes_moved for _, p in passes])
         return EngineStepTime(self.with_host(total), flops, moved, tuple(passes))
+
+    def drafting(self, shape: DraftShape) -> tuple[tuple[int, ...], int, float]:
+        """(query tokens per sequence of each draft pass, of the verify pass, the proposer's cost per draft pass)."""
+        per_pass = self.profile.draft_step_overhead_s
+        if shape.method in HEAD_METHODS:  # a head's proposer costs more than its one-layer roofline
+            per_pass += self.profile.head_pass_overhead_s
+        return shape.draft_pass_tokens(first_pass_tokens=self.first_pass_tokens(shape)), shape.verify_tokens, per_pass
 
     def prefill(self, prompt_tokens: int, *, speculative: bool = False) -> float:
         """Seconds to prefill one prompt alone (TTFT at no load): target, plus the draft's own prefill."""

@@ -204,7 +204,7 @@ class _Run:
         trace: list[tuple[float, float]] = []
         padded_steps = 0
         padding = 0.0
-        graphs = self.engine.graphs
+        graph_run = self.engine.graph_run
         blocked = {"queue": 0.0}
         prog = self.progress
         per_dec = self.tokens_per_decode
@@ -225,6 +225,8 @@ class _Run:
             return kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)
 
         step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
+        token_budget, max_seqs = lim.max_num_batched_tokens, lim.max_num_seqs
+        chunked, mixed = lim.chunked_prefill, lim.mixed_prefill
         iterations = 0
         while completed < n:
             if steps > step_limit:
@@ -265,24 +267,23 @@ class _Run:
                 waiting.appendleft(i)
                 preemptions += 1
             # schedule: decodes first, then prefill chunks under the token budget
-            budget = lim.max_num_batched_tokens
-            chunked = lim.chunked_prefill
+            budget = token_budget
             running = n_dec + len(prefilling)
             # room a new prompt must leave: this step's growth and the block manager's watermark
             headroom = (0.0 if reserve else n_dec * prog) + watermark
             prefill_work = bool(prefilling) or (
                 bool(waiting)
                 and not preempted_now
-                and running < lim.max_num_seqs
+                and running < max_seqs
                 and kv_used() + need[waiting[0]] + headroom <= capacity
             )
-            decode_now = n_dec > 0 and (lim.mixed_prefill or not prefill_work)
+            decode_now = n_dec > 0 and (mixed or not prefill_work)
             if decode_now:
                 budget -= n_dec * per_dec
             chunks = Chunks()
             finishing_prefill: list[int] = []
             reason = ""
-            if lim.mixed_prefill or not decode_now:
+            if mixed or not decode_now:
                 for i in prefilling:
                     if budget <= 0:
                         break
@@ -294,7 +295,7 @@ class _Run:
                         finishing_prefill.append(i)
                 while waiting and not preempted_now:
                     i = waiting[0]
-                    if running >= lim.max_num_seqs:
+                    if running >= max_seqs:
                         reason = "max_num_seqs"
                         break
                     extra = outputs[i] - generated0[i] + look if reserve else 0.0
@@ -304,7 +305,7 @@ class _Run:
                     if budget <= 0 or (
                         not chunked
                         and need[i] > budget
-                        and (chunks.tokens > 0 or (decode_now and need[i] <= lim.max_num_batched_tokens))
+                        and (chunks.tokens > 0 or (decode_now and need[i] <= token_budget))
                     ):
                         reason = "token_budget"
                         break
@@ -344,7 +345,7 @@ class _Run:
                 room = capacity - kv_used()
                 m = max(1, min(m, int(room / (n_dec * prog)))) if room > 0 else 1
                 if m > 1 and (upcoming or (wl.mode == "concurrency" and pending)):
-                    can_admit = not waiting and running < lim.max_num_seqs
+                    can_admit = not waiting and running < max_seqs
                     if upcoming and can_admit:
                         first = self.step_time(dec, context, chunks).total_s
                         m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / first)))
@@ -356,7 +357,7 @@ class _Run:
             else:
                 step = self.step_time(dec, context, chunks)
             dt = step.total_s * m
-            pad, _ = graphs.run(seqs=dec, query_tokens=per_dec, prefill_tokens=chunks.tokens)
+            pad, _ = graph_run(dec, per_dec, chunks.tokens)
             if pad:
                 padded_steps += m
                 padding += m * pad / (pad + dec * per_dec + chunks.tokens)

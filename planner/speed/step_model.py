@@ -41,6 +41,7 @@ from planner.catalog.schemas import GpuSpec
 from planner.errors import InputError
 from planner.model.kv_bytes import layer_kv_bytes_per_token
 from planner.speed.kernels.measured_pass import measured_pass, roofline_label
+from planner.speed.pass_memos import PassMemos, pass_memos
 from planner.speed.profiles import SpeedProfile
 from planner.speed.roofline import ModelCost, attention_flops_per_position, experts_touched_frac, peak_flops
 from planner.units import GB
@@ -50,6 +51,10 @@ ROOFLINE_CHOSEN = "roofline estimate: measured kernels not used"
 
 #: Operator classes, in the order a breakdown lists them.
 OPERATORS = ("weight_gemm", "attention_kv", "attention_new", "allreduce", "sampling", "overhead")
+
+#: A pass's batch but for the decode context: decode sequences, query tokens each, prefill tokens, prefill chunks,
+#: Σ c·(p + (c+1)/2) and Σ p of the chunks, tokens needing logits (None: the default) (:meth:`StepModel.forward`).
+PassMix = tuple[int, int, int, int, float, float, int | None]
 
 
 @dataclass(slots=True)
@@ -178,20 +183,32 @@ class StepModel:
         engine = profile.engine
         graphs = cuda_graphs and profile.cuda_graphs
         self.measured = measured_pass(cost, gpu.id, engine, cuda_graphs=graphs) if measured_kernels else None
-        self._roofline_label = roofline_label(gpu.id, engine) if measured_kernels else ROOFLINE_CHOSEN
+        self._source: tuple[int, str] = (0, "")
+        if self.measured is not None:
+            self._roofline_label = ""  # not shown: the measured tables' label is
+        else:
+            self._roofline_label = roofline_label(gpu.id, engine) if measured_kernels else ROOFLINE_CHOSEN
         if self.measured is not None:
             self.fixed_overhead_s = self.layers * profile.measured_layer_overhead_s + profile.step_overhead_s
             if cost.tp > 1:
                 self.fixed_overhead_s += profile.tp_step_overhead_s
+        # every step model of this configuration prices a mix the same way: they share what they priced
+        configuration = (cost.model_dump_json(), gpu.model_dump_json(), profile.model_dump_json(), graphs)
+        self._memos = pass_memos((*configuration, measured_kernels, self.measured.tables if self.measured else None))
+        self._mixes = self._memos.mixes
 
     @property
     def source(self) -> str:
         """Where this model's step times come from, in words users understand."""
-        if self.measured is None:
+        measured = self.measured
+        if measured is None:
             return self._roofline_label
-        if not self.measured.fallbacks:
-            return self.measured.label
-        return f"{self.measured.label}; roofline for " + ", ".join(sorted(self.measured.fallbacks))
+        fallbacks = measured.fallbacks
+        if not fallbacks:
+            return measured.label
+        if self._source[0] != len(fallbacks):  # operators are only ever added to the fallbacks
+            self._source = (len(fallbacks), f"{measured.label}; roofline for " + ", ".join(sorted(fallbacks)))
+        return self._source[1]
 
     def _kv_bytes(self, seqs: float, context_sum: float) -> float:
         if not self.kv_sliding_per_token:
@@ -226,12 +243,91 @@ class StepModel:
         ``prefill_positions`` Σ c·(p + (c+1)/2) over the prefill chunks (causal attention within a chunk)
         and ``prefill_context_tokens`` Σ p; ``logits_tokens`` (default: every decode token plus one per
         prefill chunk) how many tokens need logits.
+
+        The pass is priced in three parts, each by its own formula: what depends only on the pass's token and
+        logit counts (weight GEMMs, KV writes, all-reduces, sampling: :meth:`token_terms`, kept per count since
+        an engine runs the same counts step after step), the decode sequences' attention over their context
+        (:meth:`decode_terms`) and the prefill chunks' attention (:meth:`prefill_terms`, kept per chunk mix).
         """
+        mix = (
+            decode_seqs,
+            decode_query_tokens,
+            prefill_tokens,
+            prefill_seqs,
+            prefill_positions,
+            prefill_context_tokens,
+            logits_tokens,
+        )
+        return self.priced(mix, decode_context_tokens)
+
+    def priced(self, mix: PassMix, decode_context_tokens: float) -> PassTime:
+        """:meth:`forward` of the pass ``mix`` (its arguments but the decode context, in their order) at
+        ``decode_context_tokens``: the terms that do not depend on the context are kept per mix."""
+        entry = self._mixes.get(mix)
+        if entry is None:
+            entry = PassMemos.kept(self._mixes, mix, lambda notes: self.mix_terms(mix, notes))
+        fixed, notes = entry
+        if notes:  # operators of this mix left to the roofline
+            self.measured.fallbacks.update(notes)
+        (tokens, weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling,
+         prefix_read, new_flops, new_mem, new_cmp, new_s, overhead) = fixed  # fmt: skip
+        kv_read, kv_flops, kv_mem, kv_cmp, kv_s = self.decode_terms(mix[0], mix[1], decode_context_tokens)
+        return PassTime(
+            gemm_s,
+            kv_s,
+            new_s,
+            comm,
+            sampling,
+            overhead,
+            gemm_flops + kv_flops + new_flops,
+            weights + kv_read + prefix_read + written + sample_bytes,
+            comm_bytes,
+            weights,
+            kv_read,
+            gemm_mem + kv_mem + new_mem + sampling,
+            gemm_cmp + kv_cmp + new_cmp,
+            tokens,
+            self.source,
+        )
+
+    def mix_terms(self, mix: PassMix, notes: set[str]) -> tuple:
+        """Everything of a pass of ``mix`` but its decode attention: the token terms (:meth:`token_terms`), the
+        prefill chunks' attention with the pass's KV writes, and the launch and scheduling overhead (operators
+        left to the roofline are added to ``notes``)."""
+        decode_seqs, decode_query_tokens, prefill_tokens, prefill_seqs, positions, context_sum, logits_tokens = mix
         decode_tokens = decode_seqs * decode_query_tokens
         tokens = decode_tokens + prefill_tokens
         if tokens <= 0:
             raise InputError("batch_size", tokens, "at least one sequence with at least one token in a forward pass")
         logits = decode_tokens + prefill_seqs if logits_tokens is None else logits_tokens
+        memos = self._memos
+        entry = memos.tokens.get((tokens, logits))
+        if entry is None:
+            entry = memos.kept(memos.tokens, (tokens, logits), lambda n: self.token_terms(tokens, logits, n))
+        terms, token_notes = entry
+        written = terms[5]
+        chunk_key = (prefill_seqs, prefill_tokens, positions, context_sum)
+        entry = memos.chunks.get(chunk_key)
+        if entry is None:
+            entry = memos.kept(memos.chunks, chunk_key, lambda n: self.prefill_terms(*chunk_key, n))
+        chunk_terms, chunk_notes = entry
+        if token_notes or chunk_notes:
+            notes |= token_notes | chunk_notes
+        prefix_read, new_flops, new_cmp, measured_new = chunk_terms
+        # attention of the prefill chunks (over their cached prefix and themselves) and every KV write
+        new_mem = (prefix_read + written) / self.bw
+        new_s = max(new_mem, new_cmp)
+        if measured_new is not None:  # measured kernels where covered, never faster than the data-sheet peaks
+            new_s = max(
+                measured_new + written / self.bw, new_flops / self.peak_flops, (prefix_read + written) / self.bandwidth
+            )
+        overhead = self.fixed_overhead_s + self.profile.seq_overhead_s * (decode_seqs + prefill_seqs)
+        return (tokens, *terms, prefix_read, new_flops, new_mem, new_cmp, new_s, overhead)
+
+    def token_terms(self, tokens: int, logits: int, notes: set[str] | None = None) -> tuple[float, ...]:
+        """What a pass over ``tokens`` new tokens, ``logits`` of them needing logits, costs whatever its attention:
+        (weights read, GEMM FLOPs, GEMM memory s, GEMM compute s, GEMM s, KV bytes written, all-reduce s,
+        link bytes, sampled bytes, sampling s). Kept per (tokens, logits) for the next pass of the same size."""
         bw, profile = self.bw, self.profile
         # weight GEMMs (routed experts only in the share the batch touches)
         weights = self.streamed_bytes
@@ -242,19 +338,8 @@ class StepModel:
         efficiency = tokens / (tokens + profile.gemm_half_tokens)
         gemm_mem = weights / bw
         gemm_cmp = gemm_flops / (self.gemm_peak * efficiency)
-        # attention over the cached context of the decode sequences
-        kv_read = self._kv_bytes(decode_seqs, decode_context_tokens) if decode_seqs else 0.0
-        q = decode_query_tokens
-        kv_positions = decode_context_tokens * q + decode_seqs * q * (q + 1) / 2
-        kv_flops = self._attn_flops(kv_positions, decode_seqs, decode_context_tokens) if decode_seqs else 0.0
-        kv_mem = kv_read / bw
-        kv_cmp = kv_flops / self.attn_peak
-        # attention of the prefill chunks (over their cached prefix and themselves) and every KV write
-        prefix_read = self._kv_bytes(prefill_seqs, prefill_context_tokens) if prefill_seqs else 0.0
+        gemm_s = max(gemm_mem, gemm_cmp)
         written = self.kv_write_per_token * tokens
-        new_flops = self._attn_flops(prefill_positions, prefill_seqs, prefill_context_tokens) if prefill_seqs else 0.0
-        new_mem = (prefix_read + written) / bw
-        new_cmp = new_flops / self.attn_peak
         # tensor-parallel all-reduces (2 per layer), the logits gather, pipeline hand-offs
         comm = 0.0
         comm_bytes = 0.0
@@ -269,43 +354,50 @@ class StepModel:
         # sampling (softmax, penalties, top-p; rejection sampling reads the same logits)
         sample_bytes = logits * self.vocab * profile.sampling_bytes_per_logit
         sampling = sample_bytes / bw
-        gemm_s, kv_s, new_s = max(gemm_mem, gemm_cmp), max(kv_mem, kv_cmp), max(new_mem, new_cmp)
         measured = self.measured
         if measured is not None:  # measured kernels where covered, never faster than the data-sheet peaks
-            peak, hbm = self.peak_flops, self.bandwidth
-            t = measured.gemm_s(tokens, logits)
+            t = measured.gemm_s(tokens, logits, notes)
             if t is not None:
-                gemm_s = max(t, gemm_flops / peak, weights / hbm)
-            t = measured.decode_attention_s(decode_seqs, decode_context_tokens)
-            if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
-                kv_s = max(t, kv_cmp, kv_read / hbm)
-            t = measured.prefill_attention_s(prefill_seqs, prefill_tokens, prefill_context_tokens)
-            if t is not None:
-                new_s = max(t + written / bw, new_flops / peak, (prefix_read + written) / hbm)
-            t = measured.allreduce_s(tokens) if self.tp > 1 else None
+                gemm_s = max(t, gemm_flops / self.peak_flops, weights / self.bandwidth)
+            t = measured.allreduce_s(tokens, notes) if self.tp > 1 else None
             if t is not None:
                 message = tokens * self.hidden_bytes_per_token
                 comm += t - 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
-        overhead = self.fixed_overhead_s + profile.seq_overhead_s * (decode_seqs + prefill_seqs)
-        flops = gemm_flops + kv_flops + new_flops
-        moved = weights + kv_read + prefix_read + written + sample_bytes
-        return PassTime(
-            weight_gemm_s=gemm_s,
-            attention_kv_s=kv_s,
-            attention_new_s=new_s,
-            allreduce_s=comm,
-            sampling_s=sampling,
-            overhead_s=overhead,
-            flops=flops,
-            bytes_moved=moved,
-            link_bytes=comm_bytes,
-            weight_read_bytes=weights,
-            kv_read_bytes=kv_read,
-            memory_s=gemm_mem + kv_mem + new_mem + sampling,
-            compute_s=gemm_cmp + kv_cmp + new_cmp,
-            tokens=tokens,
-            source=self.source,
-        )
+        return weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling
+
+    def decode_terms(
+        self, seqs: int, query_tokens: int, context_sum: float
+    ) -> tuple[float, float, float, float, float]:
+        """Attention of ``seqs`` decode sequences of ``query_tokens`` each over ``context_sum`` cached tokens in all:
+        (KV bytes read, FLOPs, memory s, compute s, seconds)."""
+        if not seqs:
+            return 0.0, 0.0, 0.0, 0.0, 0.0
+        kv_read = self._kv_bytes(seqs, context_sum)
+        q = query_tokens
+        kv_positions = context_sum * q + seqs * q * (q + 1) / 2
+        kv_flops = self._attn_flops(kv_positions, seqs, context_sum)
+        kv_mem = kv_read / self.bw
+        kv_cmp = kv_flops / self.attn_peak
+        kv_s = max(kv_mem, kv_cmp)
+        measured = self.measured
+        if measured is not None:
+            t = measured.decode_attention_s(seqs, context_sum)
+            if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
+                kv_s = max(t, kv_cmp, kv_read / self.bandwidth)
+        return kv_read, kv_flops, kv_mem, kv_cmp, kv_s
+
+    def prefill_terms(
+        self, seqs: int, tokens: int, positions: float, context_sum: float, notes: set[str] | None = None
+    ) -> tuple[float, float, float, float | None]:
+        """Attention of ``seqs`` prefill chunks (``tokens`` new tokens in all, Σ c·(p + (c+1)/2) ``positions`` after
+        Σ p ``context_sum`` cached ones), before the pass's KV writes: (prefix KV bytes read, FLOPs, compute s,
+        measured kernel s or None). Kept per chunk mix (prompts of one length split the same way)."""
+        prefix_read = self._kv_bytes(seqs, context_sum) if seqs else 0.0
+        new_flops = self._attn_flops(positions, seqs, context_sum) if seqs else 0.0
+        new_cmp = new_flops / self.attn_peak
+        measured = self.measured
+        t = measured.prefill_attention_s(seqs, tokens, context_sum, notes) if measured is not None else None
+        return prefix_read, new_flops, new_cmp, t
 
     def decode(self, batch: int, query_tokens: int, context_tokens: float, logits_tokens: int | None = None):
         """``batch`` sequences each adding ``query_tokens`` at ``context_tokens`` cached (mean)."""

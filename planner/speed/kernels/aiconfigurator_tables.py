@@ -37,8 +37,10 @@ import hashlib
 import importlib.util
 import json
 import os
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -54,6 +56,10 @@ MAP_FILE = "measured_kernels.json"
 #: Our compute / KV dtypes → the tables' ``gemm_dtype`` / ``kv_cache_dtype`` values.
 GEMM_DTYPES = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4", "int4": "int4_wo"}
 KV_DTYPES = {2: "bfloat16", 1: "fp8"}
+#: Lines and values derived from one GPU's tables that are kept for reuse (a few per model and batch size).
+DERIVED_ENTRIES = 65_536
+
+T = TypeVar("T")
 
 
 def systems_dir() -> Path | None:
@@ -174,6 +180,18 @@ class KernelTables:
         self._gemm: dict[str, Grid | None] = {}
         self._attn: dict[tuple, Grid | None] = {}
         self._ar: dict[tuple[int, bool | str], Grid | None] = {}
+        self._derived: dict[tuple, object] = {}
+
+    def derived(self, key: tuple, build: Callable[[], T]) -> T:
+        """What ``build`` makes from these tables (a model's per-layer GEMM line, an attention line at one batch),
+        made once per ``key`` and shared by every model priced from them in this process."""
+        try:
+            return self._derived[key]  # type: ignore[return-value]
+        except KeyError:
+            if len(self._derived) >= DERIVED_ENTRIES:
+                self._derived.clear()
+            value = self._derived[key] = build()
+            return value
 
     def _dir(self, family: str, engine: str | None = None, version: str | None = None) -> Path:
         return self.root / self.system / family / (engine or self.engine) / (version or self.version)
@@ -233,12 +251,23 @@ class KernelTables:
         self, batch: float, tokens: float, heads: int, kv_heads: int, head_dim: int, kv_dtype: str
     ) -> float | None:
         """One layer's causal prefill attention over ``batch`` sequences of ``tokens`` tokens each."""
-        grid = self.attention_grid("context_attention", heads, kv_heads, head_dim, kv_dtype)
-        return grid.at((batch, tokens)) if grid is not None else None
+        key = ("context attention", batch, tokens, heads, kv_heads, head_dim, kv_dtype)
+        try:
+            return self._derived[key]  # type: ignore[return-value]
+        except KeyError:
+            grid = self.attention_grid("context_attention", heads, kv_heads, head_dim, kv_dtype)
+            return self.derived(key, lambda: grid.at((batch, tokens)) if grid is not None else None)
 
     def allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool = True) -> float | None:
         """One all-reduce of ``elements`` bf16 values over ``gpus`` GPUs: the faster of the engine's custom
         all-reduce and NCCL's (engines switch to NCCL above the custom kernel's message limit)."""
+        key = ("all-reduce", elements, gpus, cuda_graphs)
+        try:
+            return self._derived[key]  # type: ignore[return-value]
+        except KeyError:
+            return self.derived(key, lambda: self._allreduce_ms(elements, gpus, cuda_graphs))
+
+    def _allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool) -> float | None:
         custom = self._custom_allreduce_ms(elements, gpus, cuda_graphs)
         nccl = self._nccl_allreduce_ms(elements, gpus)
         known = [t for t in (custom, nccl) if t is not None]
@@ -255,7 +284,7 @@ class KernelTables:
                 grid = _table_grid(newest, ["message_size"], filters)
             self._ar[key] = grid
         grid = self._ar[key]
-        return grid.at((elements,)) if grid is not None else None
+        return grid.at_x(elements) if grid is not None else None
 
     def _custom_allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool) -> float | None:
         key = (gpus, cuda_graphs)
@@ -269,7 +298,7 @@ class KernelTables:
                 grid = _table_grid(path, ["message_size"], {"num_gpus": gpus}, prefer)
             self._ar[key] = grid
         grid = self._ar[key]
-        return grid.at((elements,)) if grid is not None else None
+        return grid.at_x(elements) if grid is not None else None
 
 
 @data_cache

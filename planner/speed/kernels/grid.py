@@ -99,6 +99,8 @@ class Grid:
 
     def at(self, point: Sequence[float]) -> float | None:
         """The interpolated latency at ``point``, or None outside the grid or next to an unmeasured corner."""
+        if len(self.axes) == 1:
+            return self.at_x(point[0])
         corners: list[tuple[int, float]] = [(0, 1.0)]
         for axis, stride, x in zip(self.axes, self._strides, point, strict=True):
             if x < axis[0] or x > axis[-1]:
@@ -118,3 +120,25 @@ class Grid:
                 return None
             total += w * value
         return total
+
+    def at_x(self, x: float) -> float | None:
+        """:meth:`at` of a one-axis grid (a kernel's latency along tokens, context or message size) at ``x``: the
+        same interpolation, without the corner bookkeeping (a step prices several of these).
+
+        >>> Grid.build([(1, 2.0), (3, 6.0)]).at_x(2.5), Grid.build([(1, 2.0), (3, 6.0)]).at_x(4)
+        (5.0, None)
+        """
+        axis = self.axes[0]
+        if x < axis[0] or x > axis[-1]:
+            return None
+        hi = bisect_left(axis, x)
+        flat = self._flat
+        if axis[hi] == x:
+            value = flat[hi]
+            return None if isnan(value) else 0.0 + value
+        lo = hi - 1
+        low, high = flat[lo], flat[hi]
+        if isnan(low) or isnan(high):  # a neighbour that was not measured
+            return None
+        t = (x - axis[lo]) / (axis[hi] - axis[lo])
+        return 0.0 + (1 - t) * low + t * high

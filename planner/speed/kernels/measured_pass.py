@@ -30,9 +30,9 @@ True
 
 from __future__ import annotations
 
-import functools
 from math import ceil
 
+from planner.facts import data_cache
 from planner.speed.kernels.aiconfigurator_tables import KV_DTYPES, KernelTables, coverage_reason, kernel_tables
 from planner.speed.kernels.grid import Grid
 from planner.speed.roofline import ModelCost
@@ -93,6 +93,7 @@ class MeasuredPass:
         self.kv_dtype = KV_DTYPES.get(cost.kv_element_bytes, "")
         self.fallbacks: set[str] = set()
         self._layer: Grid | bool | None = None
+        self._decode_lines: dict[int, Grid | None] = {}
         h, d = arch.hidden_size, arch.head_dim
         q_out = arch.num_attention_heads * d // tp
         kv_out = 2 * arch.num_kv_heads * d // tp if arch.num_kv_heads >= tp else 2 * d
@@ -155,40 +156,46 @@ class MeasuredPass:
         first ``m`` at which a shape was not measured (the largest ``m`` of a wide GEMM often was not): a pass past
         that is priced as equal row slices, as for a GEMM past the table's largest ``m``."""
         if self._layer is None:
-            grid = self.tables.gemm_grid(self.dtype)
-            points = []
-            for m in grid.axes[0] if grid is not None else ():
-                times = [self._gemm_ms(m, n, k) for n, k, _ in self.shapes]
-                if any(t is None for t in times):
-                    break
-                points.append((m, sum(t * count for t, (_, _, count) in zip(times, self.shapes, strict=True))))
-            self._layer = Grid.build(points) if len(points) > 1 else False
+            key = ("layer GEMMs", self.dtype, tuple(self.shapes))
+            self._layer = self.tables.derived(key, self._build_layer_line)
         return self._layer or None
 
-    @functools.lru_cache(maxsize=4096)  # noqa: B019 (one instance per deployment; tokens repeat every step)
-    def gemm_s(self, tokens: int, logits: int) -> float | None:
-        """Weight GEMMs of a pass over ``tokens`` new tokens, ``logits`` of them through the LM head."""
+    def _build_layer_line(self) -> Grid | bool:
+        grid = self.tables.gemm_grid(self.dtype)
+        points = []
+        for m in grid.axes[0] if grid is not None else ():
+            times = [self._gemm_ms(m, n, k) for n, k, _ in self.shapes]
+            if any(t is None for t in times):
+                break
+            points.append((m, sum(t * count for t, (_, _, count) in zip(times, self.shapes, strict=True))))
+        return Grid.build(points) if len(points) > 1 else False
+
+    def gemm_s(self, tokens: int, logits: int, notes: set[str] | None = None) -> float | None:
+        """Weight GEMMs of a pass over ``tokens`` new tokens, ``logits`` of them through the LM head (an operator
+        left to the roofline is named in ``notes``, by default :attr:`fallbacks`; likewise below)."""
+        notes = self.fallbacks if notes is None else notes
         if not self.gemm_covered:
             return None
         line = self._layer_line()
         if line is None:
-            self.fallbacks.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
+            notes.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
             return None
         parts = ceil(tokens / line.axes[0][-1])
-        total = line.at((tokens / parts,)) * parts * self.scale
+        total = line.at_x(tokens / parts) * parts * self.scale
         if self.moe is not None:
             dtype, h, inter, topk, experts, tp, moe_layers = self.moe
             grid = self.tables.moe_grid(dtype, h, inter, topk, experts, tp) if dtype else None
             top = grid.axes[0][-1] if grid is not None else 0
-            routed = grid.at((tokens / ceil(tokens / top),)) if grid is not None else None
+            routed = grid.at_x(tokens / ceil(tokens / top)) if grid is not None else None
             if routed is None:
-                self.fallbacks.add("MoE experts (no measured table for this expert shape, precision or TP)")
+                notes.add("MoE experts (no measured table for this expert shape, precision or TP)")
                 return None
             total += routed * ceil(tokens / top) * moe_layers
         if logits:
-            head = self._gemm_ms(logits, self.lm_head_n, self.hidden)
+            key = ("GEMM", self.dtype, logits, self.lm_head_n, self.hidden)
+            head = self.tables.derived(key, lambda: self._gemm_ms(logits, self.lm_head_n, self.hidden))
             if head is None:
-                self.fallbacks.add("LM head GEMM")
+                notes.add("LM head GEMM")
                 return None
             total += head
         return total * MS
@@ -199,20 +206,30 @@ class MeasuredPass:
             return None if seqs > 0 else 0.0
         context = max(1.0, context_sum / seqs)
         line = self._decode_line(seqs)  # the batch fixed: one lookup along the context per step
-        ms = line.at((context,)) if line is not None else None
+        ms = line.at_x(context) if line is not None else None
         if ms is None:
             self.fallbacks.add("decode attention (a batch or context past the measured grid)")
             return None
         return ms * self.layers * MS
 
-    @functools.lru_cache(maxsize=1024)  # noqa: B019 (one instance per deployment; batch sizes repeat)
     def _decode_line(self, seqs: int) -> Grid | None:
+        """The decode kernel's latency along the context at a batch of ``seqs`` (interpolated between batches)."""
+        try:
+            return self._decode_lines[seqs]
+        except KeyError:
+            key = ("decode line", self.heads, self.kv_heads, self.head_dim, self.kv_dtype, seqs)
+            line = self._decode_lines[seqs] = self.tables.derived(key, lambda: self._build_decode_line(seqs))
+            return line
+
+    def _build_decode_line(self, seqs: int) -> Grid | None:
         grid = self.tables.attention_grid(
             "generation_attention", self.heads, self.kv_heads, self.head_dim, self.kv_dtype
         )
         return grid.fix_first(seqs) if grid is not None else None
 
-    def prefill_attention_s(self, seqs: int, tokens: int, context_sum: float) -> float | None:
+    def prefill_attention_s(
+        self, seqs: int, tokens: int, context_sum: float, notes: set[str] | None = None
+    ) -> float | None:
         """Causal attention of ``seqs`` prefill chunks of ``tokens`` new tokens in all after Σ p cached ones."""
         if not self.attention_covered or seqs <= 0:
             return None if seqs > 0 else 0.0
@@ -221,18 +238,21 @@ class MeasuredPass:
         full = chunk + prefix
         ms = self.tables.context_attention_ms(seqs, full, self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
         if ms is None:
-            self.fallbacks.add("prefill attention (a chunk or batch past the measured grid)")
+            (self.fallbacks if notes is None else notes).add(
+                "prefill attention (a chunk or batch past the measured grid)"
+            )
             return None
         return ms * (full * full - prefix * prefix) / (full * full) * self.layers * MS
 
-    @functools.lru_cache(maxsize=4096)  # noqa: B019 (one instance per deployment; tokens repeat every step)
-    def allreduce_s(self, tokens: int) -> float | None:
+    def allreduce_s(self, tokens: int, notes: set[str] | None = None) -> float | None:
         """The two all-reduces per layer of a pass over ``tokens`` tokens."""
         if self.tp <= 1:
             return 0.0
         ms = self.tables.allreduce_ms(tokens * self.hidden, self.tp, self.cuda_graphs)
         if ms is None:
-            self.fallbacks.add(f"all-reduce (no table for {self.tp} GPUs, or a message past it)")
+            (self.fallbacks if notes is None else notes).add(
+                f"all-reduce (no table for {self.tp} GPUs, or a message past it)"
+            )
             return None
         return 2 * self.layers * ms * MS
 
@@ -243,6 +263,7 @@ def measured_pass(cost: ModelCost, gpu_id: str, engine: str, *, cuda_graphs: boo
     return None if tables is None else MeasuredPass(cost, tables, cuda_graphs=cuda_graphs)
 
 
+@data_cache  # looking the package up costs milliseconds; clear_caches() looks again
 def roofline_label(gpu_id: str, engine: str) -> str:
     """The source label of a pass priced by the roofline alone."""
     return f"roofline estimate: {coverage_reason(gpu_id, engine)}"

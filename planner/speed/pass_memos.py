@@ -1,0 +1,92 @@
+"""Priced parts of forward passes, kept per model configuration and shared by every step model of it.
+
+A serving run prices a few hundred thousand passes, but only a few thousand different batch mixes: the same
+decode batch sizes, token counts and prefill chunk mixes come back step after step, and again in the next run of
+the same deployment (a capacity search runs one replica at many request rates). What a pass costs apart from its
+decode context depends only on the mix and on the model's configuration: its per-GPU costs, GPU, speed profile,
+CUDA graphs and kernel tables. So each priced part is kept under that configuration and reused exactly.
+
+Each entry also holds the operators its pricing left to the roofline (a kernel table that did not cover the
+shape), so a step model that reuses an entry records the same fallbacks as one that priced it afresh: a model's
+source label never depends on what other runs priced before it.
+
+>>> memos = PassMemos()
+>>> memos.kept(memos.tokens, (8, 8), lambda notes: (1.0, 2.0))
+((1.0, 2.0), frozenset())
+>>> memos.kept(memos.tokens, (8, 8), lambda notes: (9.9, 9.9))  # already priced: the kept entry
+((1.0, 2.0), frozenset())
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+from planner.facts import register_cache
+
+T = TypeVar("T")
+
+#: Entries one table of one configuration keeps (a serving run meets a few thousand mixes; beyond, it starts over).
+MEMO_ENTRIES = 16_384
+#: Model configurations kept (a fleet comparison or a search prices a few dozen).
+CONFIGURATIONS = 64
+#: An entry whose pricing left nothing to the roofline.
+NO_NOTES: frozenset[str] = frozenset()
+
+
+class PassMemos:
+    """The priced pass mixes, token counts and prefill chunk mixes of one model configuration."""
+
+    __slots__ = ("chunks", "mixes", "tokens")
+
+    def __init__(self) -> None:
+        self.mixes: dict[Hashable, tuple] = {}
+        self.tokens: dict[Hashable, tuple] = {}
+        self.chunks: dict[Hashable, tuple] = {}
+
+    @staticmethod
+    def kept(table: dict[Hashable, tuple], key: Hashable, price: Callable[[set[str]], T]) -> tuple[T, frozenset[str]]:
+        """(value, fallbacks) of ``key`` in ``table``, pricing it with ``price(notes)`` the first time (``price`` adds
+        to ``notes`` each operator it leaves to the roofline)."""
+        entry = table.get(key)
+        if entry is None:
+            notes: set[str] = set()
+            value = price(notes)
+            if len(table) >= MEMO_ENTRIES:
+                table.clear()
+            entry = table[key] = (value, frozenset(notes) if notes else NO_NOTES)
+        return entry
+
+
+class _Configurations:
+    """:class:`PassMemos` per configuration key, the least recently used dropped past :data:`CONFIGURATIONS`."""
+
+    def __init__(self) -> None:
+        self._memos: OrderedDict[Hashable, PassMemos] = OrderedDict()
+        self._lock = threading.Lock()  # pages plan in background threads
+
+    def get(self, key: Hashable) -> PassMemos:
+        with self._lock:
+            memos = self._memos.get(key)
+            if memos is None:
+                memos = self._memos[key] = PassMemos()
+                if len(self._memos) > CONFIGURATIONS:
+                    self._memos.popitem(last=False)
+            else:
+                self._memos.move_to_end(key)
+            return memos
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._memos.clear()
+
+
+_CONFIGURATIONS = _Configurations()
+register_cache(_CONFIGURATIONS)  # data reloaded (another data folder, new kernel tables): price afresh
+
+
+def pass_memos(configuration: Hashable) -> PassMemos:
+    """The memos of the model configuration ``configuration`` (a key naming everything its pricing reads)."""
+    return _CONFIGURATIONS.get(configuration)
