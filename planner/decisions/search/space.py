@@ -21,6 +21,7 @@ from planner.catalog.lookup import get_kv_dtype, get_node, get_weight_format, li
 from planner.catalog.schemas import ModelSpec, NodeType
 from planner.deployment import ENGINES
 from planner.errors import InputError, PlannerError, first_pydantic_error
+from planner.input_types import bounds_of
 from planner.speed.serving_workload import ServingWorkload, datasets
 
 #: Speculation methods a search can try; ``none`` is serving the target alone.
@@ -44,11 +45,12 @@ class SearchWorkload(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    requests_per_s: float | None = Field(default=None, gt=0, le=1e9, allow_inf_nan=False)
+    # rates and lengths take the bounds every other entry point uses (the Fleet page, its link, the quote)
+    requests_per_s: float | None = Field(default=None, allow_inf_nan=False, **bounds_of("fleet_requests_per_s"))
     concurrency: int | None = Field(default=None, ge=1, le=10_000_000)
     dataset: Literal["fixed", "sharegpt"] = "fixed"
-    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
-    output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    prompt_tokens: int | None = Field(default=None, **bounds_of("fleet_prompt_tokens"))
+    output_tokens: int | None = Field(default=None, **bounds_of("fleet_output_tokens"))
 
     @model_validator(mode="after")
     def _check(self) -> SearchWorkload:

@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, pareto, search
 from planner.decisions.search.frontier import Dominance, cheapest, frontier_points
 from planner.errors import InputError, PlannerError
+from planner.input_types import INPUT_BOUNDS
 from planner.speed import simulate
 
 SMALL = {
@@ -175,3 +177,13 @@ def test_dominance_of_many_points_at_once_equals_one_at_a_time(frontier, queries
     xs = np.array([x / 2 for x, _ in queries], dtype=float)
     ys = np.array([y / 2 for _, y in queries], dtype=float)
     assert list(dom.dominated_many(xs, ys)) == [dom.dominated(x, y) for x, y in zip(xs, ys, strict=True)]
+
+
+def test_the_search_takes_the_same_rate_and_length_bounds_as_the_fleet_page_and_its_link():
+    rate_low, rate_high = INPUT_BOUNDS["fleet_requests_per_s"]
+    _, tokens_high = INPUT_BOUNDS["fleet_prompt_tokens"]
+    for rate in (rate_low, rate_high):
+        SearchWorkload(requests_per_s=rate, prompt_tokens=tokens_high, output_tokens=tokens_high)
+    for rate, tokens in ((rate_low / 2, 1), (rate_high * 2, 1), (1.0, tokens_high + 1)):
+        with pytest.raises(ValidationError):
+            SearchWorkload(requests_per_s=rate, prompt_tokens=tokens, output_tokens=1)
