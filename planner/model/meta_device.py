@@ -94,7 +94,9 @@ def transformers_config(cfg: dict[str, Any]):
     try:
         from transformers import AutoConfig
     except ImportError as exc:  # pragma: no cover - transformers is a runtime requirement
-        raise ConfigError("transformers is not installed, so only the built-in families can be counted") from exc
+        missing = isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "transformers"
+        why = "is not installed" if missing else f"could not be imported ({str(exc)[:100]})"
+        raise ConfigError(f"transformers {why}, so only the built-in families can be counted") from exc
     validate_config_fields(cfg)
     model_type = cfg.get("model_type")
     kwargs = {k: v for k, v in data_only(cfg).items() if k != "model_type"}

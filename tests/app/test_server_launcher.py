@@ -29,3 +29,13 @@ def test_the_catalog_facts_of_every_model_are_computed_before_the_first_visit():
     facts = model_facts(first)
     facts.weight_bytes_by_format.clear()  # a caller's copy: the remembered facts stay whole
     assert model_facts(first).weight_bytes_by_format
+
+
+def test_the_served_app_does_not_watch_its_own_folder():
+    """A file watcher over the repository reconciles every write below it (test databases, caches, a virtual
+    environment): CPU taken from the visitors, and seconds per page on a loaded machine."""
+    import tomllib  # noqa: PLC0415
+
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["server"]["runOnSave"] is False

@@ -16,10 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_LIFETIME_S = 900  # the server exits by itself even if the test run is killed
+
+# Playwright's assertions wait 5 s by default; a loaded machine redraws a page more slowly than
+# that, so every assertion waits as long as a page action does.
+expect.set_options(timeout=60_000)
 
 
 def free_port() -> int:
@@ -44,14 +48,16 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 120) -> No
 
 def start_server(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.Popen(
-        ["timeout", str(SERVER_LIFETIME_S), *command],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    log = tempfile.NamedTemporaryFile(prefix="planner-e2e-server-", suffix=".log", delete=False)  # noqa: SIM115
+    with log:  # the server's own output, for a failing journey's post-mortem (the Popen keeps its own handle)
+        return subprocess.Popen(
+            ["timeout", str(SERVER_LIFETIME_S), *command],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def streamlit_command(port: int, secrets_file: Path | None = None) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 SEARCH_TIMEOUT_MS = 240_000
 
@@ -36,7 +37,7 @@ def test_a_frontier_point_becomes_the_scenario_on_sizing_and_in_the_link(browser
     objective.fill("40")
     objective.press("Enter")
     _settled(page)
-    page.get_by_text("Cheapest configuration that meets every objective").wait_for(timeout=SEARCH_TIMEOUT_MS)
+    expect(page.get_by_text("Cheapest configuration that meets every objective")).to_be_visible(timeout=SEARCH_TIMEOUT_MS)
     assert page.locator("[data-testid=stException]").count() == 0
     # the frontier trace is the last one of the first chart; its markers are SVG paths
     chart = page.locator("[data-testid=stPlotlyChart]").first
