@@ -100,7 +100,8 @@ def random_model(
     source: str | Path | dict[str, Any], *, device: str, dtype: str, seed: int, field_name: str
 ) -> LoadedModel:
     """Build a model from a config with seeded random weights, created directly on ``device``."""
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers.models.auto.configuration_auto import AutoConfig
+    from transformers.models.auto.modeling_auto import AutoModelForCausalLM
 
     config = load_config(source)
     raw = dict(config)
@@ -138,7 +139,7 @@ def random_model(
 
 def folder_model(path: str | Path, *, device: str, dtype: str, field_name: str) -> LoadedModel:
     """Load a local Hugging Face folder (safetensors only, no remote code, nothing fetched)."""
-    from transformers import AutoModelForCausalLM
+    from transformers.models.auto.modeling_auto import AutoModelForCausalLM
 
     folder = Path(path)
     if not folder.is_dir():
@@ -217,7 +218,7 @@ def token_codec(model: LoadedModel, vocab_size: int) -> TokenCodec:
     """The folder's own tokenizer (local files only), else UTF-8 bytes."""
     if model.source == "folder":
         try:
-            from transformers import AutoTokenizer
+            from transformers.models.auto.tokenization_auto import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(model.path, local_files_only=True, trust_remote_code=False)
         except Exception as exc:  # no tokenizer files in the folder: fall back, and say so

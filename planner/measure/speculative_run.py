@@ -75,7 +75,7 @@ class PromptResult(BaseModel):
 
 
 def _new_cache(model: LoadedModel) -> Any:
-    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicCache
 
     return DynamicCache(config=model.model.config)
 

@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import re
+import threading
 from dataclasses import astuple
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
@@ -92,7 +93,7 @@ class MetaCount(BaseModel):
 def transformers_config(cfg: dict[str, Any]):
     """Build transformers' own config object for ``cfg`` (raises ConfigError on unknown types)."""
     try:
-        from transformers import AutoConfig
+        from transformers.models.auto.configuration_auto import AutoConfig
     except ImportError as exc:  # pragma: no cover - transformers is a runtime requirement
         missing = isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "transformers"
         why = "is not installed" if missing else f"could not be imported ({str(exc)[:100]})"
@@ -183,17 +184,23 @@ def _shipped_causal_lm_class(config):
     return model_class
 
 
+#: One build at a time: the logger level and ``sys.stdout`` that :func:`_quiet` swaps are the process's own, so two
+#: threads interleaving their swaps would leave the server printing into a discarded buffer.
+_QUIET_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def _quiet():
-    """Silence transformers' logger and stray prints while a config or model is built."""
-    logger = logging.getLogger("transformers")
-    previous = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            yield
-    finally:
-        logger.setLevel(previous)
+    """Silence transformers' logger and stray prints while a config or model is built (one thread at a time)."""
+    with _QUIET_LOCK:
+        logger = logging.getLogger("transformers")
+        previous = logger.level
+        logger.setLevel(logging.ERROR)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                yield
+        finally:
+            logger.setLevel(previous)
 
 
 def build_on_meta_device(cfg: dict[str, Any]):

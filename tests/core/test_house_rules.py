@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import doctest
 import importlib
 import pkgutil
@@ -29,6 +30,19 @@ def test_core_imports_without_torch_transformers_or_streamlit(repo):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_nothing_takes_names_from_transformers_lazy_top_level_package(repo):
+    """``from transformers import AutoConfig`` resolves the name through transformers' lazy module, which is not
+    thread-safe: two threads importing it at once (a page's search beside a background plan) can get "cannot
+    import name". The defining submodule (``transformers.models.auto.configuration_auto``) is a plain import."""
+    offenders = []
+    for folder in ("planner", "ui", "bench", "tools"):
+        for path in (repo / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module == "transformers":
+                    offenders.append(f"{path.relative_to(repo)}:{node.lineno}")
+    assert not offenders, offenders
 
 
 def test_no_core_module_imports_streamlit(repo):

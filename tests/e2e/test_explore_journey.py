@@ -37,7 +37,8 @@ def test_a_frontier_point_becomes_the_scenario_on_sizing_and_in_the_link(browser
     objective.fill("40")
     objective.press("Enter")
     _settled(page)
-    expect(page.get_by_text("Cheapest configuration that meets every objective")).to_be_visible(timeout=SEARCH_TIMEOUT_MS)
+    headline = page.get_by_text("Cheapest configuration that meets every objective")
+    expect(headline).to_be_visible(timeout=SEARCH_TIMEOUT_MS)
     assert page.locator("[data-testid=stException]").count() == 0
     # the frontier trace is the last one of the first chart; its markers are SVG paths
     chart = page.locator("[data-testid=stPlotlyChart]").first
