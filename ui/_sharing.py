@@ -77,22 +77,33 @@ def by_label(items: list, actor: Actor) -> dict[str, object]:
     return {item.label_for(actor): item for item in items}
 
 
-def share_button(where, kind: str, item: Owned, actor: Actor, attempt: Callable, key: str) -> None:
-    """ "Share with the team" / "Make private" for the owner; disabled with the reason for anyone else."""
+def share_button(
+    where, kind: str, item: Owned, actor: Actor, attempt: Callable, key: str,
+    at_click: Callable[[], Owned] | None = None,
+) -> None:  # fmt: skip
+    """ "Share with the team" / "Make private" for the owner; disabled with the reason for anyone else.
+
+    ``at_click`` gives the item picked when the button is pressed (a new choice can arrive with the click): the
+    button's meaning (share, or make private) is the one drawn, applied to that item."""
     new = "private" if item.visibility == "team" else "team"
     reason = owner_only(item, actor)
+
+    def share() -> None:
+        target = at_click() if at_click is not None else item
+        attempt(
+            lambda: set_visibility(
+                kind, target.name, new, actor=actor, expected_version=target.version
+            ),  # the version shown: a change since is refused
+            f"the {KIND_WORDS[kind]}",
+            f"“{plain_text(target.name)}” is now visible to {'the team' if new == 'team' else 'you only'}.",
+        )
+
     where.button(
         "Share with the team" if new == "team" else "Make private",
         key=key,
         disabled=reason is not None,
         help=reason or ("everyone signed in sees it" if new == "team" else "only you see it"),
-        on_click=lambda: attempt(
-            lambda: set_visibility(
-                kind, item.name, new, actor=actor, expected_version=item.version
-            ),  # the version shown: a change since is refused
-            f"the {KIND_WORDS[kind]}",
-            f"“{plain_text(item.name)}” is now visible to {'the team' if new == 'team' else 'you only'}.",
-        ),
+        on_click=share,
     )
 
 

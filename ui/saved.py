@@ -43,6 +43,8 @@ FLASH_KEY = "saved_flash"
 CONFIRM_KEY = "saved_confirm_delete"
 MODEL_CONFIRM_KEY = "saved_confirm_delete_model"
 QUOTE_CONFIRM_KEY = "saved_confirm_delete_quote"
+#: Session key (after a picker's own) of the items its labels stand for, as last drawn.
+ITEMS_SUFFIX = "__items"
 DAMAGED_CONFIRM_KEY = "saved_confirm_delete_damaged"
 GOTO_FLEET_KEY = "saved_goto_fleet"
 #: The scenario last opened here: (name in lower case, owner id, version), so a replace of it is checked.
@@ -133,10 +135,6 @@ def _duplicate(item) -> None:
         _flash("success", f"Duplicated “{plain_text(item.name)}” as “{plain_text(copy[0].name)}”.")
 
 
-def _ask_delete(label: str) -> None:
-    st.session_state[CONFIRM_KEY] = label
-
-
 def _delete(item) -> None:
     st.session_state.pop(CONFIRM_KEY, None)
     if _attempt(
@@ -148,10 +146,6 @@ def _delete(item) -> None:
 
 def _cancel_delete(key: str = CONFIRM_KEY) -> None:
     st.session_state.pop(key, None)
-
-
-def _ask(key: str, name: str) -> None:
-    st.session_state[key] = name
 
 
 def _delete_model(item) -> None:
@@ -200,11 +194,30 @@ def _delete_damaged(rows, labels: list[str], label: str) -> None:
         _flash("success", f"Deleted the unreadable {row.label} “{row.key}”.")
 
 
-def _pick(where, label: str, names: list[str], key: str) -> str:
-    """A selectbox over ``names`` whose kept choice falls back to the first when its item is gone (deleted)."""
+def _pick(where, label: str, items: dict, key: str) -> str:
+    """A selectbox over the labels of ``items`` whose kept choice falls back to the first when its item is gone
+    (deleted). The labels' items are kept for :func:`_picked`."""
+    names = list(items)
     if st.session_state.get(key) not in names:
         st.session_state[key] = names[0]
+    st.session_state[key + ITEMS_SUFFIX] = items
     return where.selectbox(label, names, key=key)
+
+
+def _picked(key: str):
+    """The item the picker ``key`` holds at the click. A busy browser can send a new choice and a button's click in
+    one run; a callback bound to the item drawn last would act on the previous choice."""
+    return st.session_state[key + ITEMS_SUFFIX][st.session_state[key]]
+
+
+def _on_picked(key: str, action) -> None:
+    """Button callback: ``action`` on the item picked at the click."""
+    action(_picked(key))
+
+
+def _ask_picked(confirm_key: str, key: str) -> None:
+    """ "Delete…": ask about the item picked at the click."""
+    st.session_state[confirm_key] = st.session_state[key]
 
 
 def _confirm(key: str, items: dict, what: str, action, undo: str = "You can restore it for 30 days.") -> None:
@@ -270,18 +283,24 @@ else:
     )
     scenarios_by_label = by_label(saved, actor)
     names = list(scenarios_by_label)
-    pick = _pick(st, "Saved scenario", names, "saved_pick")
+    pick = _pick(st, "Saved scenario", scenarios_by_label, "saved_pick")
     chosen = scenarios_by_label[pick]
     if chosen.notes:
         st.caption(plain_text(chosen.notes))
     not_owner = owner_only(chosen, actor)
     cols = st.columns(4)
-    cols[0].button("Open", key="saved_open", on_click=_open, args=(chosen,), help="load it into every page")
-    cols[1].button("Duplicate", key="saved_duplicate", on_click=_duplicate, args=(chosen,), help="a copy of your own")
-    share_button(cols[2], "scenario", chosen, actor, _attempt, "saved_share")
-    cols[3].button(
-        "Delete…", key="saved_delete", on_click=_ask_delete, args=(pick,), disabled=bool(not_owner), help=not_owner
+    cols[0].button(
+        "Open", key="saved_open", on_click=_on_picked, args=("saved_pick", _open), help="load it into every page"
     )
+    cols[1].button(
+        "Duplicate", key="saved_duplicate", on_click=_on_picked, args=("saved_pick", _duplicate),
+        help="a copy of your own",
+    )  # fmt: skip
+    share_button(cols[2], "scenario", chosen, actor, _attempt, "saved_share", at_click=lambda: _picked("saved_pick"))
+    cols[3].button(
+        "Delete…", key="saved_delete", on_click=_ask_picked, args=(CONFIRM_KEY, "saved_pick"),
+        disabled=bool(not_owner), help=not_owner,
+    )  # fmt: skip
     if not_owner:
         st.caption(plain_text(not_owner))
     confirm = st.session_state.get(CONFIRM_KEY)
@@ -363,15 +382,17 @@ else:
     )
     models_by_label = by_label(models.models, actor)
     left, middle, right = st.columns([3, 1, 1])
-    model_pick = _pick(left, "Imported model", list(models_by_label), "saved_model_pick")
+    model_pick = _pick(left, "Imported model", models_by_label, "saved_model_pick")
     model = models_by_label[model_pick]
     model_not_owner = owner_only(model, actor)
-    share_button(middle, "model", model, actor, _attempt, "saved_model_share")
+    share_button(
+        middle, "model", model, actor, _attempt, "saved_model_share", at_click=lambda: _picked("saved_model_pick")
+    )
     right.button(
         "Delete…",
         key="saved_model_delete",
-        on_click=_ask,
-        args=(MODEL_CONFIRM_KEY, model_pick),
+        on_click=_ask_picked,
+        args=(MODEL_CONFIRM_KEY, "saved_model_pick"),
         disabled=bool(model_not_owner),
         help=model_not_owner,
     )
@@ -403,7 +424,7 @@ else:
         key="saved_quotes_table",
     )
     quotes_by_label = by_label(quotes.quotes, actor)
-    quote_pick = _pick(st, "Saved quote", list(quotes_by_label), "saved_quote_pick")
+    quote_pick = _pick(st, "Saved quote", quotes_by_label, "saved_quote_pick")
     quote = quotes_by_label[quote_pick]
     quote_not_owner = owner_only(quote, actor)
     details = [("Customer", quote.customer), ("Prepared by", quote.prepared_by)]
@@ -415,16 +436,18 @@ else:
     left.button(
         "Open in Fleet & Quote",
         key="saved_quote_open",
-        on_click=_open_quote,
-        args=(quote,),
+        on_click=_on_picked,
+        args=("saved_quote_pick", _open_quote),
         help="its scenario, customer and notes",
     )
-    share_button(middle, "quote", quote, actor, _attempt, "saved_quote_share")
+    share_button(
+        middle, "quote", quote, actor, _attempt, "saved_quote_share", at_click=lambda: _picked("saved_quote_pick")
+    )
     right.button(
         "Delete…",
         key="saved_quote_delete",
-        on_click=_ask,
-        args=(QUOTE_CONFIRM_KEY, quote_pick),
+        on_click=_ask_picked,
+        args=(QUOTE_CONFIRM_KEY, "saved_quote_pick"),
         disabled=bool(quote_not_owner),
         help=quote_not_owner,
     )
@@ -456,7 +479,7 @@ else:
         key="saved_damaged_table",
     )
     labels = [f"{r.label}: {r.key}" for r in damaged]
-    picked = _pick(st, "Unreadable row", labels, "saved_damaged_pick")
+    picked = _pick(st, "Unreadable row", {label: label for label in labels}, "saved_damaged_pick")
     row = damaged[labels.index(picked)]
     left, right = st.columns(2)
     left.download_button(
@@ -466,7 +489,9 @@ else:
         mime="application/json",
         key="saved_damaged_download",
     )
-    right.button("Delete…", key="saved_damaged_delete", on_click=_ask, args=(DAMAGED_CONFIRM_KEY, picked))
+    right.button(
+        "Delete…", key="saved_damaged_delete", on_click=_ask_picked, args=(DAMAGED_CONFIRM_KEY, "saved_damaged_pick")
+    )
     _confirm(
         DAMAGED_CONFIRM_KEY,
         {label: label for label in labels},

@@ -148,3 +148,15 @@ def test_the_catalog_import_saves_with_the_chosen_visibility(store, acting_as):
     at.button(key="catalog_use_import").click().run()
     assert not at.exception
     assert [(m.name, m.visibility) for m in list_custom_models(actor=BOB).models] == [("acme/tiny-falcon", "team")]
+
+
+def test_share_sent_with_a_new_choice_shares_the_item_chosen(store, acting_as):
+    save_scenario("Plan A", Scenario(), actor=ADA, visibility="private")
+    save_scenario("Plan B", Scenario(tp=2), actor=ADA, visibility="private")
+    acting_as(ADA)
+    at = page("saved.py").run()
+    at.selectbox(key="saved_pick").set_value("Plan B")
+    at.button(key="saved_share").click().run()
+    assert not at.exception and any("“Plan B” is now visible to the team" in s.value for s in at.success)
+    shared = {s.name: s.visibility for s in list_scenarios(actor=ADA).scenarios}
+    assert shared == {"Plan A": "private", "Plan B": "team"}

@@ -121,3 +121,23 @@ def test_a_damaged_store_file_is_a_message_with_a_way_out(store):
     at.text_input(key="saved_name").input("x").run()
     at.button(key="saved_save").click().run()
     assert not at.exception and any("move it aside" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("button", ["saved_open", "saved_duplicate", "saved_delete"])
+def test_a_new_choice_sent_with_the_click_is_the_one_acted_on(store, button):
+    """A busy browser can send a new choice in the list and a button's click in one run: the button acts on the
+    item chosen, not on the one the page last drew."""
+    save_scenario("first", Scenario())
+    save_scenario("second", H200)
+    at = page("saved.py").run()
+    assert at.selectbox(key="saved_pick").value == "first"
+    at.selectbox(key="saved_pick").set_value("second")
+    at.button(key=button).click().run()
+    assert not at.exception
+    if button == "saved_open":
+        assert any("Opened “second”" in s.value for s in at.success)
+        assert at.selectbox(key="scenario_node").value == "8x-h200-sxm-141gb"
+    elif button == "saved_duplicate":
+        assert names() == ["first", "second", "second (copy)"]
+    else:
+        assert any("Delete “second”?" in w.value for w in at.warning) and rows(store) == 2
