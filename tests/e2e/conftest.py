@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -46,8 +47,24 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 120) -> No
     raise RuntimeError("server did not become healthy")
 
 
+#: Test servers' output files older than this are removed when a new server starts.
+SERVER_LOG_KEEP_S = 24 * 3600
+
+
+def _prune_server_logs() -> None:
+    cutoff = time.time() - SERVER_LOG_KEEP_S
+    for old in Path(tempfile.gettempdir()).glob("planner-e2e-server-*.log"):
+        with contextlib.suppress(OSError):
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+
+
 def start_server(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start ``command`` in its own process group (stopped by :func:`stop_server`, or by itself after
+    ``SERVER_LIFETIME_S``); its output goes to a ``planner-e2e-server-*.log`` file in the temporary folder, kept a
+    day."""
     env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    _prune_server_logs()
     log = tempfile.NamedTemporaryFile(prefix="planner-e2e-server-", suffix=".log", delete=False)  # noqa: SIM115
     with log:  # the server's own output, for a failing journey's post-mortem (the Popen keeps its own handle)
         return subprocess.Popen(
