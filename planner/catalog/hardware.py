@@ -13,13 +13,14 @@ GB times the median reported/marketed ratio of HBM parts (see data/gpus.json ``e
 
 from __future__ import annotations
 
+from functools import lru_cache
 from statistics import median
 
 from pydantic import BaseModel
 
 from planner.catalog.lookup import list_gpus
 from planner.catalog.schemas import GpuSpec
-from planner.facts import data_cache
+from planner.facts import data_cache, register_cache
 from planner.units import GIB, MIB
 
 
@@ -50,26 +51,38 @@ def _hbm_reported_frac() -> float:
 
 
 def device_total_bytes(gpu: GpuSpec) -> DeviceTotal:
-    if gpu.reported_memory_gib is not None:
+    """The memory CUDA reports for ``gpu``: reported where measured, else estimated (kept per GPU's memory facts:
+    every memory plan and CUDA-graph rule asks)."""
+    return _device_total(
+        gpu.reported_memory_gib, gpu.reported_memory_source, gpu.nvidia_smi_total_mib, gpu.marketed_memory_gb
+    )
+
+
+@lru_cache(maxsize=256)
+def _device_total(reported_memory_gib, reported_memory_source, nvidia_smi_total_mib, marketed_memory_gb) -> DeviceTotal:
+    if reported_memory_gib is not None:
         return DeviceTotal(
-            bytes=round(gpu.reported_memory_gib * GIB),
+            bytes=round(reported_memory_gib * GIB),
             estimated=False,
-            how=f"reported: {gpu.reported_memory_source}",
+            how=f"reported: {reported_memory_source}",
         )
-    if gpu.nvidia_smi_total_mib is not None:
+    if nvidia_smi_total_mib is not None:
         gap = _smi_gap_gib()
         return DeviceTotal(
-            bytes=round(gpu.nvidia_smi_total_mib * MIB - gap * GIB),
+            bytes=round(nvidia_smi_total_mib * MIB - gap * GIB),
             estimated=True,
-            how=f"estimated: nvidia-smi total {gpu.nvidia_smi_total_mib:,} MiB minus the median "
+            how=f"estimated: nvidia-smi total {nvidia_smi_total_mib:,} MiB minus the median "
             f"nvidia-smi-to-CUDA gap of {gap:.2f} GiB",
         )
     frac = _hbm_reported_frac()
     return DeviceTotal(
-        bytes=round(gpu.marketed_memory_gb * frac * GIB),
+        bytes=round(marketed_memory_gb * frac * GIB),
         estimated=True,
-        how=f"estimated: marketed {gpu.marketed_memory_gb:g} GB x median reported/marketed ratio {frac:.4f}",
+        how=f"estimated: marketed {marketed_memory_gb:g} GB x median reported/marketed ratio {frac:.4f}",
     )
+
+
+register_cache(_device_total)
 
 
 def nearest_gpu_by_total(total_bytes: int) -> GpuSpec:

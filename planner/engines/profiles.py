@@ -18,6 +18,7 @@ engines and to the variants here. The memory components each profile's fields se
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -26,7 +27,7 @@ from planner.catalog.hardware import device_total_bytes
 from planner.deployment import Deployment
 from planner.engines.sglang_fractions import FractionByTp, ReserveByGpuTier
 from planner.errors import CatalogError, InputError, first_pydantic_error
-from planner.facts import data_cache, read_data_file
+from planner.facts import data_cache, read_data_file, register_cache
 from planner.units import GIB, MIB
 
 BudgetRule = Literal[
@@ -513,14 +514,18 @@ def engine_spec(engine: str) -> EngineSpec:
     raise InputError("engine", engine, f"one of {', '.join(s.id for s in list_engines())}")
 
 
-def engine_profiles(engine: str) -> list[EngineProfile]:
-    """Every profiled release range of ``engine``, oldest first."""
+@data_cache
+def engine_profiles(engine: str) -> tuple[EngineProfile, ...]:
+    """Every profiled release range of ``engine``, oldest first (kept: a design-space search asks thousands of
+    times)."""
     found = [p for p in list_engine_profiles() if p.engine == engine_spec(engine).id]
-    return sorted(found, key=lambda p: parse_version(p.min_version))
+    return tuple(sorted(found, key=lambda p: parse_version(p.min_version)))
 
 
+@lru_cache(maxsize=256)
 def engine_profile(engine: str, version: str | None = None) -> EngineProfile:
-    """The profile of ``engine`` covering ``version`` (default: the newest profiled release)."""
+    """The profile of ``engine`` covering ``version`` (default: the newest profiled release; the last 256 asked
+    are kept, forgotten with the data caches)."""
     candidates = engine_profiles(engine)
     if version is None:
         return candidates[-1]
@@ -530,6 +535,9 @@ def engine_profile(engine: str, version: str | None = None) -> EngineProfile:
             return profile
     ranges = ", ".join(f"[{p.min_version}, {p.max_version})" for p in candidates)
     raise InputError("engine_version", version, f"a {engine} release in {ranges}")
+
+
+register_cache(engine_profile)
 
 
 def capture_size_count(max_capture_size: int) -> int:
