@@ -479,7 +479,8 @@ else:
         key="saved_damaged_table",
     )
     labels = [f"{r.label}: {r.key}" for r in damaged]
-    picked = _pick(st, "Unreadable row", {label: label for label in labels}, "saved_damaged_pick")
+    by_itself = {label: label for label in labels}
+    picked = _pick(st, "Unreadable row", by_itself, "saved_damaged_pick")
     row = damaged[labels.index(picked)]
     left, right = st.columns(2)
     left.download_button(
@@ -494,7 +495,7 @@ else:
     )
     _confirm(
         DAMAGED_CONFIRM_KEY,
-        {label: label for label in labels},
+        by_itself,
         "the unreadable row",
         lambda label: _delete_damaged(damaged, labels, label),
         undo="This cannot be undone.",

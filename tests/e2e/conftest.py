@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -13,7 +12,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -54,7 +53,7 @@ SERVER_LOG_KEEP_S = 24 * 3600
 def _prune_server_logs() -> None:
     cutoff = time.time() - SERVER_LOG_KEEP_S
     for old in Path(tempfile.gettempdir()).glob("planner-e2e-server-*.log"):
-        with contextlib.suppress(OSError):
+        with suppress(OSError):
             if old.stat().st_mtime < cutoff:
                 old.unlink()
 
