@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 SEARCH_TIMEOUT_MS = 240_000
@@ -20,6 +21,21 @@ def _go(page, title: str) -> None:
     page.locator("[data-testid=stSidebarNav]").get_by_text(title, exact=True).click()
     page.get_by_role("heading", name=title, exact=True).wait_for()
     _settled(page)
+
+
+def _click_until_chosen(page, marker, tries: int = 6) -> None:
+    """Click the frontier marker until the page says the scenario changed. A click that lands while the chart is
+    still being wired up is lost (no selection event), and a second click on the selected point clears the
+    selection, so the click is repeated until the message shows."""
+    chosen = page.get_by_text("The scenario is now")
+    for _ in range(tries):
+        marker.click(force=True)
+        try:
+            chosen.wait_for(timeout=SEARCH_TIMEOUT_MS // tries)
+            return
+        except PlaywrightTimeoutError:
+            _settled(page)
+    chosen.wait_for(timeout=SEARCH_TIMEOUT_MS)
 
 
 def _metric(page, label: str) -> str:
@@ -44,8 +60,7 @@ def test_a_frontier_point_becomes_the_scenario_on_sizing_and_in_the_link(browser
     chart = page.locator("[data-testid=stPlotlyChart]").first
     marker = chart.locator(".scatterlayer .trace").last.locator(".points path").first
     marker.wait_for()
-    marker.click(force=True)
-    page.get_by_text("The scenario is now").wait_for(timeout=SEARCH_TIMEOUT_MS)
+    _click_until_chosen(page, marker)
     message = page.get_by_text("The scenario is now").inner_text()
     tokens = re.search(r"\(([\d,]+) KV cache tokens per replica\)", message).group(1)
     tp = re.search(r" TP (\d+) ", message).group(1)
