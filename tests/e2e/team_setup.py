@@ -21,9 +21,8 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import free_port, start_server, stop_server
+from tests.e2e.steps import WAIT_MS, settled
 
-#: Generous: the machine may be running other suites; every wait is on something visible, never a sleep.
-WAIT_MS = 120_000
 #: The people the provider knows: subject → the claims it hands the app (name and e-mail).
 PEOPLE = {
     "ada": {"name": "Ada Lovelace", "email": "ada@example.com"},
@@ -80,10 +79,6 @@ def secrets_file(provider_url: str, app_port: int) -> Path:
     return path
 
 
-def settled(page) -> None:
-    page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=WAIT_MS)
-
-
 def sign_in(page, app_url: str, provider_url: str, who: str, path: str = "/saved") -> None:
     """Open ``path`` signed out (the sign-in screen and nothing else), sign in as ``who`` at the provider, and
     come back signed in with the sidebar naming them."""
@@ -96,13 +91,4 @@ def sign_in(page, app_url: str, provider_url: str, who: str, path: str = "/saved
     page.get_by_role("button", name=who, exact=True).click()  # the provider's one-click "predefined user"
     page.wait_for_url(f"{app_url}/**", timeout=WAIT_MS)
     expect(page.get_by_text(f"Signed in as {PEOPLE[who]['name']}")).to_be_visible(timeout=WAIT_MS)
-    settled(page)
-
-
-def choose(page, label: str, option: str) -> None:
-    """Pick ``option`` in the sidebar's ``label`` selectbox by typing it."""
-    box = page.locator("[data-testid=stSidebar]").get_by_label(label)
-    box.click()
-    page.keyboard.type(option)
-    page.get_by_role("option", name=option).first.click()
     settled(page)

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from planner.scenario import Scenario
 from tests.core.reports.pdf_pages import page_texts
 from tests.e2e.conftest import REPO
+from tests.e2e.steps import choose_in, settled
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 #: Generous: the machine may be running other suites; every wait is on something visible, never a sleep.
@@ -33,7 +34,7 @@ def _shot(page, name: str) -> None:
 
 
 def _settled(page) -> None:
-    page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=WAIT_MS)
+    settled(page, WAIT_MS)
 
 
 def _plan_shown(page) -> None:
@@ -71,10 +72,7 @@ def test_a_saved_quote_reopens_and_exports_again_as_pdf_with_its_customer(page, 
     page.goto(f"{app_url}/saved")  # a new session: the quote comes back from the store
     expect(page.get_by_role("heading", name="Saved quotes")).to_be_visible(timeout=WAIT_MS)
     _settled(page)
-    page.get_by_label("Saved quote", exact=True).click()
-    page.keyboard.type(name)  # the list filters as one types (a long list shows only some of its options)
-    page.get_by_role("option", name=name, exact=True).click()
-    _settled(page)
+    choose_in(page, page.get_by_label("Saved quote", exact=True), name, WAIT_MS)
     expect(page.locator("[data-testid=stMain]").get_by_text(CUSTOMER).first).to_be_visible(timeout=WAIT_MS)
     _shot(page, "2_found_on_saved")
     page.get_by_role("button", name="Open in Fleet & Quote", exact=True).click()

@@ -15,7 +15,8 @@ from playwright.sync_api import expect
 from planner.validation import list_scenarios
 from planner.validation.actor import Actor
 from tests.e2e.conftest import REPO, free_port, running_app
-from tests.e2e.team_setup import WAIT_MS, identity_provider, secrets_file, settled, sign_in
+from tests.e2e.steps import WAIT_MS, settled
+from tests.e2e.team_setup import identity_provider, secrets_file, sign_in
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 PRIVATE, SHARED = "Ada private scenario", "Ada team scenario"

@@ -8,15 +8,13 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from planner.validation import list_scenarios
 from tests.e2e.conftest import running_app
-from tests.e2e.team_setup import WAIT_MS, choose, settled
+from tests.e2e.steps import WAIT_MS, choose, choose_in, settled
 
 ROUNDS = 3  # saves per server, each clicked on both servers at once
-OPEN_TRIES = 4  # openings of a list that a redraw closed
 
 
 def _name_it(page, name: str) -> None:
@@ -38,26 +36,8 @@ def _button(page, label: str):
 
 
 def _pick(page, name: str) -> None:
-    """Choose ``name`` in the Saved page's "Saved scenario" list (it is there, or this fails).
-
-    The name is typed into the list, as a person finds an item in a long one (the list draws only the options in
-    view); a run that redraws the page while the list is open closes it, so it is opened again, at most
-    ``OPEN_TRIES`` times, and never past ``WAIT_MS`` in all.
-    """
-    box = page.locator("[data-testid=stMain]").get_by_label("Saved scenario", exact=True)
-    option = page.get_by_role("option", name=name, exact=True)
-    for _ in range(OPEN_TRIES):
-        settled(page)
-        box.click()
-        page.keyboard.type(name)
-        try:
-            option.wait_for(state="visible", timeout=WAIT_MS // OPEN_TRIES)
-            break
-        except PlaywrightTimeoutError:
-            page.keyboard.press("Escape")
-    option.click()
-    settled(page)
-    expect(box).to_have_value(name)
+    """Choose ``name`` in the Saved page's "Saved scenario" list (it is there, or this fails)."""
+    choose_in(page, page.locator("[data-testid=stMain]").get_by_label("Saved scenario", exact=True), name)
 
 
 def _sidebar_value(page, label: str) -> str:
