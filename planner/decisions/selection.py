@@ -90,15 +90,20 @@ class DecisionMatrix(BaseModel):
     assumptions: list[str]
 
 
-def candidate_drafts(target: ModelSpec, extra: Iterable[ModelSpec] = ()) -> list[ModelSpec]:
+def candidate_drafts(
+    target: ModelSpec, extra: Iterable[ModelSpec] = (), keep: Callable[[ModelSpec], bool] | None = None
+) -> list[ModelSpec]:
     """Catalog and imported models with fewer parameters than the target (the target itself excluded), then the
-    catalog's speculator heads trained for this target."""
+    catalog's speculator heads trained for this target; with ``keep``, only the models it keeps, asked before
+    their sizes are counted."""
     target_params = param_count(target).total_params
     seen, out = set(), []
     for spec in [*list_models(), *extra]:
         if spec.id in seen or spec.id == target.id:
             continue
         seen.add(spec.id)
+        if keep is not None and not keep(spec):
+            continue
         if param_count(spec).total_params < target_params:
             out.append(spec)
     out += [h for h in list_speculators() if target.id in h.speculator.targets and h.id not in seen]

@@ -35,7 +35,7 @@ from planner.pairs.tokenizers import TokenizerVocab, VocabComparison
 
 Verdict = Literal["compatible", "compatible_with_warnings", "incompatible"]
 
-__all__ = ["CHECK_NAMES", "Check", "PairVerdict", "Status", "Verdict", "check_pair", "verdict_of"]
+__all__ = ["CHECK_NAMES", "Check", "PairVerdict", "Status", "Verdict", "check_pair", "rejects", "verdict_of"]
 
 
 class PairVerdict(BaseModel):
@@ -53,6 +53,14 @@ class PairVerdict(BaseModel):
 
     def check(self, name: str) -> Check:
         return next(c for c in self.checks if c.name == name)
+
+
+def rejects(target: ModelSpec, draft: ModelSpec, *, engine: str = "vllm") -> bool:
+    """True when some check fails ``draft`` for ``target`` on ``engine`` (:func:`check_pair`'s ``incompatible``),
+    found by running the checks in order up to the first failure: a pair whose tokenizers differ is rejected before
+    its sizes are counted (counting a family no formula covers builds it on the meta device)."""
+    ctx = PairContext.build(target, draft, engine=engine)
+    return any(found is not None and found.status == "fail" for found in (check(ctx) for check in CHECKS))
 
 
 def verdict_of(checks: list[Check]) -> Verdict:

@@ -15,6 +15,7 @@ vocabulary with other special tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel
@@ -84,9 +85,13 @@ class PairContext:
     parity: Parity
     target_tokenizer: TokenizerSpec | None
     draft_tokenizer: TokenizerSpec | None
-    #: Target total parameters over draft total parameters (exact counts).
-    parameter_ratio: float
     relation: Relation
+
+    @cached_property
+    def parameter_ratio(self) -> float:
+        """Target total parameters over draft total parameters (exact counts), counted when a check first asks:
+        a pair another check already rejects never has its sizes counted."""
+        return parameter_ratio(self.target, self.draft)
 
     @classmethod
     def build(
@@ -125,6 +130,5 @@ class PairContext:
             parity=parity,
             target_tokenizer=tt,
             draft_tokenizer=dt,
-            parameter_ratio=parameter_ratio(target, draft),
             relation=lineage_relation(target, draft),
         )

@@ -23,7 +23,7 @@ from planner.catalog.speculators import mtp_layer_count
 from planner.decisions.selection import candidate_drafts
 from planner.deployment import Deployment
 from planner.engines.releases import method_support
-from planner.pairs.compatibility import check_pair
+from planner.pairs.compatibility import check_pair, rejects
 from planner.speed.deployment_acceptance import deployment_acceptance
 
 
@@ -70,7 +70,10 @@ def speculators(target: ModelSpec, engine: str, methods: tuple[str, ...]) -> lis
     out: list[Speculator] = [NO_SPECULATION] if "none" in methods else []
     models = []
     if "draft_model" in methods:
-        models += [d for d in candidate_drafts(target) if d.speculator is None]
+        # a model the engine would reject (another tokenizer, say) is left out before its size is counted
+        models += candidate_drafts(
+            target, keep=lambda d: d.speculator is None and not rejects(target, d, engine=engine)
+        )
     heads = [h for h in list_speculators() if target.id in h.speculator.targets and h.speculator.kind in methods]
     for draft in [*models, *heads]:
         if check_pair(target, draft, engine=engine).verdict == "incompatible":

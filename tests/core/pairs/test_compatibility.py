@@ -10,7 +10,8 @@ from planner.catalog.config_import import model_from_config
 from planner.catalog.lookup import get_model, list_models
 from planner.errors import InputError, PlannerError
 from planner.model.geometry import FORMULA_FAMILIES
-from planner.pairs.compatibility import CHECK_NAMES, check_pair
+from planner.pairs import size_ratio
+from planner.pairs.compatibility import CHECK_NAMES, check_pair, rejects
 from planner.pairs.tokenizers import TokenizerVocab
 
 
@@ -268,3 +269,30 @@ def test_swapping_roles_inverts_the_ratio(a, b):
     forward, backward = check_pair(a, b), check_pair(b, a)
     assert forward.parameter_ratio * backward.parameter_ratio == pytest.approx(1.0, rel=1e-12)
     assert forward.check("tokenizer").status == backward.check("tokenizer").status
+
+
+# ----- the early answer: does a check reject the pair? ------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["Llama-3.1-70B", "Qwen2.5-72B", "Llama-3.1-8B"])
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm", "hf"])
+def test_rejects_is_the_incompatible_verdict_for_every_catalog_draft(target, engine):
+    t = get_model(target)
+    for draft in list_models():
+        if draft.id == t.id:
+            continue
+        assert rejects(t, draft, engine=engine) == (check_pair(t, draft, engine=engine).verdict == "incompatible"), (
+            draft.id
+        )
+
+
+def test_a_draft_with_another_tokenizer_is_rejected_before_its_size_is_counted(monkeypatch):
+    counted = []
+
+    def counting(spec):
+        counted.append(spec.id)
+        raise AssertionError("sizes counted")
+
+    monkeypatch.setattr(size_ratio, "param_count", counting)
+    assert rejects(get_model("Llama-3.1-70B"), get_model("Qwen2.5-0.5B"))
+    assert counted == []
