@@ -15,6 +15,10 @@ One rule per source (never per row):
 * ``VLLMSD-`` vLLM spec-decode blog (V0 era, bf16 assumed): Llama-3-70B TP4 + a 0.5B draft (Qwama-0.5B, a
   Qwen2-0.5B with Llama-3's vocabulary: Qwen2.5-0.5B's geometry stands in) at K = 4, ShareGPT, Poisson rate;
   speedup = plain / speculative mean end-to-end latency; α is the pair prior. n-gram rows have no draft model.
+* ``NIM18-`` NVIDIA NIM for LLMs 1.8.0 benchmark tables: Llama-3.3-70B-Instruct FP8 on 2x H100 at TP2, a closed
+  loop at each published concurrency with fixed lengths; TensorRT-LLM (NIM's FP8 profiles), FP8 KV cache as for the
+  ``TRTPO-`` rows. The tables average the benchmark's measurement after its warm-up, so the steady-window figures are
+  compared (the first round, every client at once, left out): TTFT, ITL as TPOT, output tokens per second.
 * ``SDB-`` SpecDecode-Bench: vLLM V1, Llama-3-70B TP4 + Llama-3.2-1B, K = 3, ShareGPT, closed loop at the batch
   size; speedup = output tok/s ratio; α is the pair prior.
 
@@ -65,6 +69,8 @@ class ServingCase:
     notes: list[str] = field(default_factory=list)
     #: The speed profile of the engine release the row ran, where it is not the engine's current one.
     profile: SpeedProfile | None = None
+    #: Compare the steady window's figures (the source leaves its warm-up out) rather than the whole run's.
+    steady: bool = False
 
 
 @dataclass
@@ -200,7 +206,34 @@ def _sdb(row: dict) -> list[ServingCase]:
     ]
 
 
-RULES = {"ML41-": _mlperf, "TRTPO-": _trtpo, "VLLM060-": _vllm060, "VLLMSD-": _vllmsd, "SDB-": _sdb}
+#: Closed-loop requests per client in a ``NIM18-`` run: enough rounds for a steady window past the first one.
+NIM_ROUNDS = 8
+
+
+def _nim(row: dict) -> list[ServingCase]:
+    case = row["case_id"]
+    prompt, output = int(row["mean_input_tokens"]), int(row["mean_output_tokens"])
+    concurrency = int(row["load_value"].split("=")[1])
+    max_len = max(4096, -(-(prompt + output) // 1024) * 1024)
+    dep = _dep(
+        "meta-llama/Llama-3.3-70B-Instruct", "h100-sxm-80gb", 2, dtype="fp8", kv_dtype="fp8", engine="trtllm",
+        max_model_len=max_len,
+    )  # fmt: skip
+    workload = ServingWorkload.build(
+        concurrency=concurrency, prompt_tokens=prompt, output_tokens=output,
+        num_prompts=max(100, NIM_ROUNDS * concurrency),
+    )  # fmt: skip
+    label = f"{case}: Llama-3.3-70B FP8 TP2 {prompt}/{output}, concurrency {concurrency} (trtllm)"
+    note = "steady window (the benchmark's warm-up left out); FP8 KV cache"
+    figures = (("ttft_s", "ttft_mean_ms", 1e-3), ("tpot_s", "itl_mean_ms", 1e-3), ("output_tok_s", "output_tok_s", 1.0))
+    return [
+        ServingCase(case, label, kind, float(row[column]) * scale, dep, workload, False, notes=[note], steady=True)
+        for kind, column, scale in figures
+        if row[column]
+    ]
+
+
+RULES = {"ML41-": _mlperf, "TRTPO-": _trtpo, "VLLM060-": _vllm060, "VLLMSD-": _vllmsd, "SDB-": _sdb, "NIM18-": _nim}
 
 
 def load_cases() -> tuple[list[ServingCase], list[Unexpressible]]:

@@ -93,6 +93,8 @@ def _metrics(m: ServingMetrics) -> dict:
         "mean_padding_frac": m.mean_padding_frac,
         "ttft_s": m.ttft_s.model_dump(),
         "tpot_s": m.tpot_s.model_dump(),
+        "steady_ttft_s": m.steady_ttft_s.model_dump() if m.steady_ttft_s else None,
+        "steady_tpot_s": m.steady_tpot_s.model_dump() if m.steady_tpot_s else None,
         "e2e_latency_s": m.e2e_latency_s.model_dump(),
         "queueing_delay_s": m.queueing_delay_s.model_dump(),
         "mean_batch_size": m.mean_batch_size,

@@ -94,8 +94,8 @@ def candidate_drafts(
     target: ModelSpec, extra: Iterable[ModelSpec] = (), keep: Callable[[ModelSpec], bool] | None = None
 ) -> list[ModelSpec]:
     """Catalog and imported models with fewer parameters than the target (the target itself excluded), then the
-    catalog's speculator heads trained for this target; with ``keep``, only the models it keeps, asked before
-    their sizes are counted."""
+    catalog's speculator heads trained for this target; with ``keep``, only the models and heads it keeps (a model
+    is asked before its size is counted)."""
     target_params = param_count(target).total_params
     seen, out = set(), []
     for spec in [*list_models(), *extra]:
@@ -106,8 +106,8 @@ def candidate_drafts(
             continue
         if param_count(spec).total_params < target_params:
             out.append(spec)
-    out += [h for h in list_speculators() if target.id in h.speculator.targets and h.id not in seen]
-    return out
+    heads = [h for h in list_speculators() if target.id in h.speculator.targets and h.id not in seen]
+    return out + [h for h in heads if keep is None or keep(h)]
 
 
 @dataclass(frozen=True)

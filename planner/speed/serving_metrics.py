@@ -105,6 +105,10 @@ class ServingMetrics(BaseModel):
     steady: bool
     ttft_s: Percentiles
     tpot_s: Percentiles
+    #: TTFT and TPOT of the requests that arrived in the steady window (warm-up and drain left out, as a benchmark
+    #: that reports stable measurement windows counts them); the whole run's when it never reached one.
+    steady_ttft_s: Percentiles | None = None
+    steady_tpot_s: Percentiles | None = None
     e2e_latency_s: Percentiles
     queueing_delay_s: Percentiles
     mean_batch_size: float

@@ -437,6 +437,13 @@ class _Run:
         ttft = [first_token[i] - arrival[i] for i in range(n)]
         e2e = [finish[i] - arrival[i] for i in range(n)]
         tpot = [(finish[i] - first_token[i]) / (self.outputs[i] - 1) for i in range(n) if self.outputs[i] > 1]
+        # the requests that arrived in the steady window: a closed loop's first round (every client at once) and
+        # the drain are left out
+        inside = [i for i in range(n) if window[0] <= arrival[i] <= window[1]] if steady else []
+        if not inside:
+            inside = list(range(n))
+        steady_ttft = [ttft[i] for i in inside]
+        steady_tpot = [(finish[i] - first_token[i]) / (self.outputs[i] - 1) for i in inside if self.outputs[i] > 1]
         queue = [max(0.0, admitted[i] - arrival[i]) for i in range(n)]
         out_tokens = sum(self.outputs)
         total_tokens = out_tokens + sum(self.prompts)
@@ -461,6 +468,8 @@ class _Run:
             steady=steady,
             ttft_s=Percentiles.of(ttft),
             tpot_s=Percentiles.of(tpot),
+            steady_ttft_s=Percentiles.of(steady_ttft),
+            steady_tpot_s=Percentiles.of(steady_tpot),
             e2e_latency_s=Percentiles.of(e2e),
             queueing_delay_s=Percentiles.of(queue),
             mean_batch_size=weighted / busy if busy else 0.0,

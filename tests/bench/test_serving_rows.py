@@ -46,3 +46,15 @@ def test_the_cli_runs_under_this_interpreter_when_installed():
         assert program is None or program[0].endswith("aiconfigurator")
     else:
         assert program == [sys.executable, "-m", "aiconfigurator.main"]
+
+
+def test_nim_rows_are_closed_loops_compared_in_their_steady_window():
+    nim = [c for c in CASES if c.row.startswith("NIM18-")]
+    assert {c.kind for c in nim} == {"ttft_s", "tpot_s", "output_tok_s"}
+    assert all(c.steady and not c.fitted for c in nim)
+    case = next(c for c in nim if c.row == "NIM18-L33-70B-2xH100-FP8-5k500-C50" and c.kind == "ttft_s")
+    assert case.measured == pytest.approx(0.83451)
+    assert case.workload.mode == "concurrency" and case.workload.concurrency == 50
+    assert case.workload.prompt_tokens == 5000 and case.workload.output_tokens == 500
+    dep = case.deployment
+    assert (dep.tp, dep.gpu_count, dep.engine, dep.dtype, dep.kv_dtype) == (2, 2, "trtllm", "fp8", "fp8")

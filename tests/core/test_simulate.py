@@ -134,3 +134,22 @@ def test_lengths_beyond_the_model_length_are_refused():
     with pytest.raises(PlannerError) as info:
         simulate_one(SMALL.replace(max_model_len=1024), ServingWorkload.build(offline=True, prompt_tokens=1000))
     assert info.value.field in ("prompt_tokens", "output_tokens") and "1,024" in str(info.value)
+
+
+def test_a_closed_loops_steady_latencies_leave_its_first_round_out():
+    """Every client's first request arrives at once and queues behind the others' prefills; a benchmark that
+    averages after its warm-up does not count that round, and neither do the steady-window latencies."""
+    lengths = {"prompt_tokens": 4096, "output_tokens": 256}
+    alone = simulate_one(SMALL, ServingWorkload.build(concurrency=1, num_prompts=8, **lengths))
+    run = simulate_one(SMALL, ServingWorkload.build(concurrency=32, num_prompts=32 * 8, **lengths))
+    assert run.steady
+    assert run.steady_ttft_s.mean < 0.75 * run.ttft_s.mean  # the first round's queue weighs on the whole-run mean
+    assert run.steady_ttft_s.mean >= alone.ttft_s.mean
+    assert run.steady_tpot_s.mean == pytest.approx(run.tpot_s.mean, rel=0.15)
+
+
+def test_a_poisson_runs_steady_latencies_are_its_own_latencies():
+    run = simulate_one(SMALL, _sharegpt(request_rate=4.0))
+    assert run.steady
+    assert run.steady_ttft_s.mean == pytest.approx(run.ttft_s.mean, rel=0.2)
+    assert run.steady_tpot_s.mean == pytest.approx(run.tpot_s.mean, rel=0.1)

@@ -215,3 +215,14 @@ def test_the_search_counts_the_size_of_no_draft_the_engine_would_reject(monkeypa
         if real(m).total_params < real(target).total_params and check_pair(target, m).verdict != "incompatible"
     ]
     assert [s.draft_id for s in found] == expected
+
+
+@pytest.mark.parametrize("methods", [("draft_model",), ("eagle3",), ("none", "draft_model", "eagle3", "ngram")])
+def test_the_search_tries_each_asked_speculator_once(methods):
+    from planner.catalog.lookup import get_model  # noqa: PLC0415
+    from planner.decisions.search.speculators import speculators  # noqa: PLC0415
+
+    found = speculators(get_model("Llama-3.1-8B"), "vllm", methods)  # a target with EAGLE-3 heads in the catalog
+    assert {s.method for s in found} == set(methods)
+    labels = [s.label for s in found]
+    assert len(labels) == len(set(labels))
