@@ -35,6 +35,7 @@ True
 
 from __future__ import annotations
 
+from copy import copy
 from dataclasses import dataclass
 
 from planner.deployment import Deployment
@@ -108,6 +109,17 @@ class EngineStep:
         #: Per drafting shape (by identity; the entry holds it): the shape, query tokens of each draft pass, of the
         #: verify pass, and the proposer's cost per draft pass.
         self._drafting: dict[int, tuple[DraftShape, tuple[int, ...], int, float]] = {}
+
+    def for_deployment(self, deployment: Deployment) -> EngineStep:
+        """This engine's step models (its target, draft and profile) for ``deployment``, a deployment of the same
+        models that differs only in what sets the captured CUDA-graph sizes (K, the batch cap): the captured sizes
+        are ``deployment``'s, and so is the padding kept per step size."""
+        other = copy(self)
+        other.deployment = deployment
+        graphs = not deployment.enforce_eager and self.profile.cuda_graphs
+        other.graphs = graph_plan(deployment) if graphs else NO_GRAPHS
+        other._graph_runs = {}
+        return other
 
     def graph_run(self, seqs: int, query_tokens: int, prefill_tokens: int = 0) -> tuple[int, bool]:
         """:meth:`GraphPlan.run` of this engine's captured sizes (kept per step size: a run repeats them)."""

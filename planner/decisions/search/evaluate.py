@@ -24,7 +24,6 @@ so its figures are exactly what ``python -m planner simulate`` prints for that c
 
 from __future__ import annotations
 
-from copy import copy
 from math import ceil, floor
 
 from planner import acceptance_math as spec
@@ -39,7 +38,6 @@ from planner.errors import PlannerError
 from planner.memory.budget import SharedBudget, plan_budget
 from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
-from planner.speed.cuda_graphs import NO_GRAPHS, graph_plan
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate_one
@@ -218,11 +216,7 @@ class Evaluator:
         key = (*self._group(point), point.k, point.max_num_seqs)
         found = self._point_engines.get(key)
         if found is None:
-            dep = dep or self.deployment(point)
-            shared = self._engine(point)
-            found = copy(shared)
-            found.deployment = dep
-            found.graphs = graph_plan(dep) if not dep.enforce_eager and shared.profile.cuda_graphs else NO_GRAPHS
+            found = self._engine(point).for_deployment(dep or self.deployment(point))
             self._point_engines[key] = found
         return found
 

@@ -52,3 +52,29 @@ def test_the_search_fills_each_point_from_its_own_plan():
         alone = plan_memory(ev.deployment(point), with_suggestions=False, compare_without_draft=False)
         assert (point.fits and point.max_concurrency >= 1) == (alone.fits and alone.max_concurrency >= 1)
         assert point.starts == alone.starts and point.kv_cache_tokens == alone.kv_cache_tokens
+
+
+def test_the_screens_step_times_are_those_of_each_points_own_engine():
+    """Points of one layout share its step models but not its CUDA-graph padding: a point's steps are priced with its
+    own captured sizes (K and the batch cap change them), whatever was screened before it."""
+    from planner.speed.engine_step import Chunks, EngineStep  # noqa: PLC0415
+
+    ev = Evaluator(SearchSpace.build(**SPACES[0]), WORKLOAD, Objectives())
+    points = ev.points()
+    for point in points:  # the order the search screens them in
+        ev.plan(point)
+    screened = [p for p in points if p.fits and p.starts]
+    for point in random.Random(5).sample(screened, 120) + screened[:40]:
+        batch = 37  # a size most captured lists pad
+        decode_s, prefill_s = ev._steps_of(point, batch)
+        engine = EngineStep(ev.deployment(point))
+        context = batch * (WORKLOAD.prompt_tokens + WORKLOAD.output_tokens / 2)
+        chunk = Chunks()
+        chunk.add(WORKLOAD.prompt_tokens, 0)
+        if point.k is None:
+            alone = engine.plain(decode_seqs=batch, decode_context_tokens=context).total_s
+            mixed = engine.plain(decode_seqs=batch, decode_context_tokens=context, chunks=chunk).total_s
+        else:
+            alone = engine.speculative(point.k, decode_seqs=batch, decode_context_tokens=context).total_s
+            mixed = engine.speculative(point.k, decode_seqs=batch, decode_context_tokens=context, chunks=chunk).total_s
+        assert (decode_s, prefill_s) == (alone, max(0.0, mixed - alone)), point.label
