@@ -53,3 +53,19 @@ def choose_in(page, box, option: str, timeout_ms: int = WAIT_MS) -> None:
 def choose(page, label: str, option: str, timeout_ms: int = WAIT_MS) -> None:
     """Choose ``option`` in the sidebar's ``label`` selectbox."""
     choose_in(page, page.locator("[data-testid=stSidebar]").get_by_label(label), option, timeout_ms)
+
+
+def download(page, button, timeout_ms: int = WAIT_MS, tries: int = 3):
+    """Click the download ``button`` and return the download; a click lost to a redraw of the page (the button drawn
+    anew as it is pressed) is repeated, at most ``tries`` times in ``timeout_ms`` in all, so a document that is never
+    produced still fails the test."""
+    for attempt in range(tries):
+        settled(page, timeout_ms)
+        try:
+            with page.expect_download(timeout=timeout_ms // tries) as info:
+                button.click()
+            return info.value
+        except PlaywrightTimeoutError:
+            if attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")

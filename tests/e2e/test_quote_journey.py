@@ -18,6 +18,7 @@ import pytest
 
 from tests.core.reports.pdf_pages import overflowing_pages, page_images, page_texts
 from tests.e2e.conftest import REPO
+from tests.e2e.steps import download
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 FORMATS = ["PDF", "HTML", "XLSX", "Markdown", "JSON"]
@@ -43,11 +44,10 @@ def _show_exports(page, heading: str) -> None:
 
 def _download(page, label: str, stem: str) -> bytes:
     button = page.locator("[data-testid=stDownloadButton]").get_by_role("button", name=label, exact=True).first
-    with page.expect_download(timeout=180_000) as info:
-        button.click()
-    data = (info.value.path()).read_bytes()
+    got = download(page, button, 360_000, tries=2)  # each try as long as one click had before
+    data = got.path().read_bytes()
     ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / f"quote_journey_{stem}.{info.value.suggested_filename.rsplit('.', 1)[-1]}").write_bytes(data)
+    (ARTIFACTS / f"quote_journey_{stem}.{got.suggested_filename.rsplit('.', 1)[-1]}").write_bytes(data)
     return data
 
 

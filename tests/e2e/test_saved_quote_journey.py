@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from planner.scenario import Scenario
 from tests.core.reports.pdf_pages import page_texts
 from tests.e2e.conftest import REPO
-from tests.e2e.steps import choose_in, settled
+from tests.e2e.steps import choose_in, download, settled
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 #: Generous: the machine may be running other suites; every wait is on something visible, never a sleep.
@@ -87,9 +87,7 @@ def test_a_saved_quote_reopens_and_exports_again_as_pdf_with_its_customer(page, 
 
     page.get_by_role("heading", name="Export the quote").scroll_into_view_if_needed()
     button = page.locator("[data-testid=stDownloadButton]").get_by_role("button", name="PDF", exact=True).first
-    with page.expect_download(timeout=WAIT_MS) as info:
-        button.click()
-    pdf = info.value.path().read_bytes()
+    pdf = download(page, button, 2 * WAIT_MS, tries=2).path().read_bytes()
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "saved_quote_journey_reexported.pdf").write_bytes(pdf)
     assert pdf[:5] == b"%PDF-"
