@@ -240,7 +240,11 @@ class _Run:
                     "of one run): simulate fewer prompts, or a larger max_num_batched_tokens",
                     field="workload",
                 )
-            while upcoming and arrival[upcoming[0]] <= t:
+            # a request that arrives as a step ends (a closed-loop client's next one, sent when its last finished)
+            # misses the step the engine starts at that instant: the response reaches the client and the new
+            # request the engine only after it has begun; an idle engine takes it at once
+            idle = not waiting and not prefilling and n_dec == 0
+            while upcoming and (arrival[upcoming[0]] < t or (idle and arrival[upcoming[0]] <= t)):
                 waiting.append(upcoming.popleft())
             if not waiting and not prefilling and n_dec == 0:
                 if not upcoming:

@@ -148,6 +148,18 @@ def test_a_closed_loops_steady_latencies_leave_its_first_round_out():
     assert run.steady_tpot_s.mean == pytest.approx(run.tpot_s.mean, rel=0.15)
 
 
+def test_a_closed_loop_clients_next_request_waits_for_the_step_already_begun():
+    """A client sends its next request when its last one completes, at the end of a step; by the time it reaches the
+    engine the next step has begun, so it waits (an idle engine takes it at once). Admitting it into that step kept
+    identical clients evenly spaced, so no prompt ever waited for another's prefill and TTFT was one prefill."""
+    lengths = {"prompt_tokens": 4096, "output_tokens": 256}
+    alone = simulate_one(SMALL, ServingWorkload.build(concurrency=1, num_prompts=10, **lengths))
+    four = simulate_one(SMALL, ServingWorkload.build(concurrency=4, num_prompts=40, **lengths))
+    assert alone.queueing_delay_s.p99 == 0.0  # one client: the engine is idle when its next request arrives
+    assert four.queueing_delay_s.p50 > 0.0  # most requests wait for a step begun before they arrived
+    assert four.steady_ttft_s.mean > 1.5 * alone.ttft_s.mean  # ... and some for another client's prefill
+
+
 def test_a_poisson_runs_steady_latencies_are_its_own_latencies():
     run = simulate_one(SMALL, _sharegpt(request_rate=4.0))
     assert run.steady
