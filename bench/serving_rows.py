@@ -7,7 +7,13 @@ One rule per source (never per row):
   preview does not state its precision either.
 * ``TRTPO-`` TensorRT-LLM offline throughput at fixed lengths: the published request count at once (capped by the
   simulator's work budget), FP8 (or FP4) weights and FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV
-  cache too); Llama-3.3-70B has Llama-3.1-70B's geometry.
+  cache too); Llama-3.3-70B has Llama-3.1-70B's geometry. The table was measured with ``trtllm-bench``, whose
+  scheduler admits what the KV cache holds now (MAX_UTILIZATION) but whose dynamic batch-size tuning caps the batch
+  at the requests the cache holds at their whole input + output length (TensorRT-LLM
+  tensorrt_llm/bench/dataclasses/configuration.py, cpp/tensorrt_llm/executor/dynamicBatchTuner.cpp): the same batch
+  as the engine's default of reserving each request's output, which the rows keep. Admitting without the cap
+  preempts (recomputes) up to one request per request served in these all-at-once runs: it would move the 70B and
+  405B rows down by 4-14% and leave the 8B rows further low (up to 17.5%).
 * ``VLLM060-`` vLLM v0.6.0 blog, ShareGPT (500 prompts): unlimited rate = offline (output tok/s = req/s x 179),
   Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile with the ``--num-scheduler-steps`` the row
   states (multi-step scheduling), SGLang v0.3.0 the ``sglang-0.3``
