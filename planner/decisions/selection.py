@@ -31,13 +31,13 @@ from planner.catalog.speculators import mtp_layer_count
 from planner.deployment import Deployment
 from planner.engines.releases import method_support
 from planner.errors import InputError, PlannerError
-from planner.memory.plan import plan_memory
 from planner.pairs.acceptance import AcceptanceEstimate
 from planner.pairs.compatibility import check_pair
 from planner.pairs.context import Check
 from planner.pairs.size_ratio import param_count
 from planner.speed.deployment_acceptance import deployment_acceptance
-from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.speed.estimate import SpeedWorkload
+from planner.speed.step_cache import estimate_speed_cached, plan_memory_cached
 from planner.units import GIB
 
 
@@ -132,7 +132,7 @@ def _evaluate(row: MatrixRow, build: Callable[[], Deployment], alpha: _Alpha, lo
     """Size the candidate's deployment; time it at its α unless it is incompatible or cannot be built."""
     try:
         dep = build()
-        plan = plan_memory(dep, with_suggestions=False)
+        plan = plan_memory_cached(dep)
     except PlannerError as exc:
         row.memory_problems = [str(exc)]
         return row
@@ -174,7 +174,7 @@ def _time(row: MatrixRow, dep: Deployment, estimate: AcceptanceEstimate, load: _
     fixed_k = mtp_layer_count(dep.target) if dep.speculative_method == "mtp" else None
     try:
         at_1, at_b = (
-            estimate_speed(
+            estimate_speed_cached(
                 dep,
                 SpeedWorkload.build(
                     batch_size=batch,
@@ -272,7 +272,7 @@ def decision_matrix(
     if batch_size < 1:
         raise InputError("batch_size", batch_size, "an integer >= 1")
     alone = base.without_draft()
-    baseline = plan_memory(alone, with_suggestions=False)
+    baseline = plan_memory_cached(alone)
     measured = dict(measured_alphas or {})
     load = _Load(batch_size, prompt_tokens, output_tokens, baseline.max_concurrency)
     rows = [

@@ -1,16 +1,18 @@
-"""Memoised speed results: a replica's simulated run and a speed estimate are computed once per configuration.
+"""Memoised speed results: a replica's simulated run, a speed estimate and a memory plan are computed once per
+configuration.
 
-:func:`planner.speed.simulate.simulate_one` and :func:`planner.speed.estimate.estimate_speed` are pure
-functions of immutable values (the deployment, the workload, whose arrivals are seeded, α, K and the
-speed profile): the same inputs always give the same answer. The functions here key a bounded LRU cache on
-exactly those inputs (each pydantic value by its JSON, which holds every field, custom model
-architectures included), so
+:func:`planner.speed.simulate.simulate_one`, :func:`planner.speed.estimate.estimate_speed` and
+:func:`planner.memory.plan.plan_memory` are pure functions of immutable values (the deployment, the workload,
+whose arrivals are seeded, α, K and the speed profile): the same inputs always give the same answer. The
+functions here key a bounded LRU cache on exactly those inputs (each pydantic value by its JSON, which holds
+every field, custom model architectures included), so
 
 - the fleet search's repeated runs (the same replica at the same rate) are simulated once;
 - a widget change that leaves a replica's load alone (an objective, the percentile, the price, one node
   type added or removed) reuses every run it shares with the previous answer, across calls and sessions;
 - a replica is keyed without its node (``gpu_count``, ``node_id``): the same layout of the same GPU on two node
   types (4x and 8x L40S, 1x and 8x H100) is simulated once; an error stays keyed by its node, whose name it carries;
+- the decision matrix at a new batch size sizes none of its candidates' memory again;
 - a configuration that cannot run raises the same error again without being recomputed;
 - :func:`planner.facts.clear_caches` forgets them with every other data cache (the speed profiles and
   catalog they were computed from).
@@ -152,6 +154,7 @@ SIMULATIONS = SimulationCounter()
 RUNS = ResultCache()
 CAPACITIES = ResultCache()
 ESTIMATES = ResultCache()
+PLANS = ResultCache()
 
 
 class ReplicaParts:
@@ -240,6 +243,12 @@ simulate_one_cached = _run_cache(RUNS, _with_parts(SIMULATIONS), "planner.speed.
 replica_capacity_cached = _run_cache(
     CAPACITIES, _with_parts(_capacity), "planner.speed.replica_capacity.replica_capacity"
 )
+
+
+def plan_memory_cached(deployment: Deployment) -> MemoryPlan:
+    """:func:`planner.memory.plan.plan_memory` without suggestions, computed once per deployment: the decision
+    matrix sizes every candidate draft again at each batch size, which leaves their memory unchanged."""
+    return PLANS.get_or_compute(_key(deployment), lambda: plan_memory(deployment, with_suggestions=False))
 
 
 def estimate_speed_cached(

@@ -5,13 +5,23 @@ from __future__ import annotations
 import pytest
 
 from planner.catalog.lookup import get_gpu, get_model, get_node
+from planner.decisions import decision_matrix
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.facts import clear_caches
+from planner.memory import plan as memory_plan
+from planner.memory.plan import plan_memory
 from planner.speed.estimate import estimate_speed
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import simulate_one
-from planner.speed.step_cache import ESTIMATES, RUNS, estimate_speed_cached, simulate_one_cached
+from planner.speed.step_cache import (
+    ESTIMATES,
+    PLANS,
+    RUNS,
+    estimate_speed_cached,
+    plan_memory_cached,
+    simulate_one_cached,
+)
 from planner.speed.workload import SpeedWorkload
 
 
@@ -63,3 +73,25 @@ def test_cached_estimate_equals_the_estimate_and_clear_caches_forgets(dep):
     assert ESTIMATES.entries
     clear_caches()
     assert not ESTIMATES.entries and not RUNS.entries
+
+
+def test_cached_plan_equals_the_plan_and_is_computed_once(dep):
+    clear_caches()
+    plan = plan_memory_cached(dep)
+    assert plan == plan_memory(dep, with_suggestions=False)
+    misses = PLANS.misses
+    assert plan_memory_cached(dep.model_copy(deep=True)) == plan and PLANS.misses == misses
+    assert plan_memory_cached(dep.replace(max_model_len=4096)) != plan and PLANS.misses == misses + 1
+
+
+def test_the_decision_matrix_at_a_new_batch_sizes_no_memory_again(dep, monkeypatch):
+    clear_caches()
+    first = decision_matrix(dep, batch_size=8)
+    budgets = []
+    counted = memory_plan.plan_budget
+    monkeypatch.setattr(memory_plan, "plan_budget", lambda *a, **kw: budgets.append(1) or counted(*a, **kw))
+    again = decision_matrix(dep, batch_size=16)
+    assert not budgets  # every candidate's plan (and the baseline's) is reused
+    assert [(r.draft, r.kv_cache_tokens, r.fits) for r in again.rows] == [
+        (r.draft, r.kv_cache_tokens, r.fits) for r in first.rows
+    ]
