@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from bench.aiconfigurator_estimates import _parse, _program, command
+from bench.serving_accuracy import load
 from bench.serving_rows import load_cases
 
 CASES, _ = load_cases()
@@ -58,3 +59,10 @@ def test_nim_rows_are_closed_loops_compared_in_their_steady_window():
     assert case.workload.prompt_tokens == 5000 and case.workload.output_tokens == 500
     dep = case.deployment
     assert (dep.tp, dep.gpu_count, dep.engine, dep.dtype, dep.kv_dtype) == (2, 2, "trtllm", "fp8", "fp8")
+
+
+def test_speedup_rows_are_judged_at_each_published_load():
+    loads = {c.row: load(c) for c in CASES if c.kind == "speedup"}
+    assert loads["SDB-L3-70B-SHAREGPT-DRAFT-BS64"] == "batch 64"
+    assert loads["VLLMSD-L3-70B-ShareGPT-DRAFT-QPS8"] == "8 req/s"
+    assert len({v for k, v in loads.items() if k.startswith("SDB-")}) == 4  # one load per published batch size
