@@ -29,6 +29,7 @@ from planner.reports import (
     plain_text,
     screen_table,
 )
+from ui._background import browser_session
 from ui._timing import timed
 
 T = TypeVar("T")
@@ -216,7 +217,7 @@ def download_buttons(
         return make
 
     pdf_ready = pdf_available()
-    if pdf_ready and scenario_link({}):  # a real browser session: have the chart browser ready before a click
+    if pdf_ready and browser_session():  # a real browser session: have the chart browser ready before a click
         from planner.reports import warm_up_chart_browser  # noqa: PLC0415 (kaleido's module: only with exports)
 
         warm_up_chart_browser()

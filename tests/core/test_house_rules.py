@@ -45,6 +45,20 @@ def test_nothing_takes_names_from_transformers_lazy_top_level_package(repo):
     assert not offenders, offenders
 
 
+def test_a_browser_session_is_told_by_its_headers_never_by_its_public_link(repo):
+    """The scenario link is empty on a server without a public address (127.0.0.1, a test server): a page that
+    took an empty link for "no browser" skipped its browser-only work there (the Fleet warm-up, the chart
+    browser started ahead of a download). ``ui._background.browser_session`` asks the request headers."""
+    offenders = []
+    for path in (repo / "ui").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            test = getattr(node, "test", None)
+            for call in ast.walk(test) if test is not None else ():
+                if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "scenario_link":
+                    offenders.append(f"{path.relative_to(repo)}:{call.lineno}")
+    assert not offenders, offenders
+
+
 def test_no_core_module_imports_streamlit(repo):
     for path in (repo / "planner").rglob("*.py"):
         text = path.read_text()
