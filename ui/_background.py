@@ -17,8 +17,10 @@ True
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
@@ -95,6 +97,51 @@ class Jobs:
         """Whether any job is still working."""
         with self.lock:
             return any(not job.finished.is_set() for job in self.entries.values())
+
+
+class Activity:
+    """The script runs in progress on a server and when the last one ended: background work that no visitor asked
+    for (ui/_warm_up.py) waits for a quiet moment, so that it never slows a visitor's page."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.active = 0
+        self.last_end = time.monotonic()
+
+    @contextmanager
+    def run(self) -> Iterator[None]:
+        """Around one script run (app.py)."""
+        with self.lock:
+            self.active += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.active -= 1
+                self.last_end = time.monotonic()
+
+    def quiet_for_s(self) -> float:
+        """Seconds since the last script run ended; 0 while one runs."""
+        with self.lock:
+            return 0.0 if self.active else time.monotonic() - self.last_end
+
+
+#: Seconds with no script run and no job before work no visitor asked for goes on. A visitor's next click usually
+#: comes sooner after a page is drawn; one that lands while such work runs shares the interpreter with it until
+#: its current step ends (for the Fleet warm-up, one node type's plan: 0.2-0.8 s of work for the default).
+QUIET_S = 5.0
+
+
+def wait_until_quiet(jobs: Jobs, activity: Activity, quiet_s: float = QUIET_S) -> None:
+    """Return once no job runs and no script run has started for ``quiet_s`` seconds."""
+    while jobs.running() or activity.quiet_for_s() < quiet_s:
+        time.sleep(POLL_S)
+
+
+@st.cache_resource(show_spinner=False)
+def server_activity() -> Activity:
+    """The server's one record of script runs."""
+    return Activity()
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,18 +1,16 @@
 """Fleet & Quote: traffic -> replicas -> nodes -> cost on several node types; the cheapest option that meets
 every objective, the options that miss apart, and the quote as a document."""
 
-import contextlib
-
 import streamlit as st
 
-from planner import PlannerError
 from planner.catalog import get_node, list_nodes
-from planner.decisions import Traffic, plan_fleet
+from planner.decisions import Traffic
 from planner.launch import quoted_deployment
 from planner.reports import misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
 from ui._background import browser_session, result_or_progress, server_jobs
 from ui._common import export_buttons, fleet_engine, guarded, scenario_link
+from ui._fleet_plan import plan_by_node
 from ui._frame import ensure_app_frame
 from ui._launch import launch_section
 from ui._save_quote import save_quote_widget
@@ -104,26 +102,23 @@ key = (
 
 
 def _planned(key):
-    """The plan of ``key`` and its views, computed in the background (ui/_background.py) under a progress bar.
-
-    Node type by node type first: each one's plan leaves its simulated runs in the core's cache
-    (planner.speed.step_cache), so the plan of all of them that follows reuses them (a node type that fails
-    here fails again, with its reason, in that plan). None while the work runs.
-    """
+    """The plan of ``key`` and its views, computed in the background (ui/_background.py) under a progress bar,
+    node type by node type (ui/_fleet_plan.py: the bar's steps). None while the work runs."""
     target_id, (draft_id, method), traffic, node_list, engine, kv_dtype = key
     target, draft = lookup_model(target_id), lookup_model(draft_id) if draft_id else None
     nodes = [get_node(n) for n in node_list]
     fields = {"draft": draft, "method": method, "engine": engine, "kv_dtype": kv_dtype}
 
     def work(job):
-        if len(nodes) > 1:
-            for done, node in enumerate(nodes):
-                job.advance(f"Sizing fleets on {node.id} ({done + 1} of {len(nodes)})...")
-                with contextlib.suppress(PlannerError):
-                    plan_fleet(target, [node], traffic, **fields)
-                job.step_done()
-        job.advance("Pricing the options...")
-        plan = plan_fleet(target, nodes, traffic, **fields)
+        plan = plan_by_node(
+            target,
+            nodes,
+            traffic,
+            before_node=lambda done, node: job.advance(f"Sizing fleets on {node.id} ({done + 1} of {len(nodes)})..."),
+            after_node=job.step_done,
+            before_all=lambda: job.advance("Pricing the options..."),
+            **fields,
+        )
         return plan, _views(plan, traffic.percentile)
 
     models = tuple(m.model_dump_json() if m else None for m in (target, draft))  # an imported model by its config

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from planner.errors import PlannerError
-from ui._background import Jobs
+from ui._background import Activity, Jobs, wait_until_quiet
 
 
 def test_one_job_per_key_and_its_result_for_every_reader():
@@ -49,3 +49,29 @@ def test_finished_jobs_are_forgotten_beyond_the_bound_and_running_ones_kept():
     assert "slow" in jobs.entries and len(jobs.entries) <= 3
     release.set()
     assert slow.result() is True
+
+
+def test_work_no_one_asked_for_waits_for_a_quiet_moment():
+    """The warm-up (ui/_warm_up.py) goes on only once no script run and no job has been active for a while."""
+    jobs, activity, release, returned = Jobs(), Activity(), threading.Event(), threading.Event()
+    job = jobs.start("visitor's plan", lambda job: release.wait(30), steps=1)
+    waiter = threading.Thread(target=lambda: (wait_until_quiet(jobs, activity, quiet_s=0.2), returned.set()))
+    with activity.run():
+        assert activity.quiet_for_s() == 0.0
+        waiter.start()
+        assert not returned.wait(0.6)  # a script run in progress
+    release.set()
+    job.result()
+    assert returned.wait(30)  # the run ended and the job finished: quiet
+    assert activity.quiet_for_s() > 0.0
+
+
+def test_a_job_alone_holds_the_quiet_back():
+    jobs, activity, release, returned = Jobs(), Activity(), threading.Event(), threading.Event()
+    job = jobs.start("charts", lambda job: release.wait(30), steps=1)
+    waiter = threading.Thread(target=lambda: (wait_until_quiet(jobs, activity, quiet_s=0.0), returned.set()))
+    waiter.start()
+    assert not returned.wait(0.6)  # no script run, but a job works
+    release.set()
+    job.result()
+    assert returned.wait(30)

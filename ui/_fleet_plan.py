@@ -1,0 +1,38 @@
+"""The Fleet plan as the Fleet page and its background warm-up compute it: node type by node type, then all.
+
+Each node type's plan leaves its simulated runs in the core's cache (planner.speed.step_cache), so the plan of all
+of them that follows reuses them (a node type that fails alone fails again, with its reason, in that plan). Between
+the steps the caller may report progress (the page) or wait for a quiet moment (the warm-up).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from planner import PlannerError
+from planner.catalog.schemas import NodeType
+from planner.decisions import plan_fleet
+from planner.decisions.fleet_recommendation import FleetRecommendation
+
+
+def plan_by_node(
+    target,
+    nodes: list[NodeType],
+    traffic,
+    *,
+    before_node: Callable[[int, NodeType], None] = lambda done, node: None,
+    after_node: Callable[[], None] = lambda: None,
+    before_all: Callable[[], None] = lambda: None,
+    **fields,
+) -> FleetRecommendation:
+    """:func:`planner.decisions.plan_fleet` of ``nodes``, computed one node type at a time first (``fields`` as
+    it takes them); ``before_node(i, node)``, ``after_node()`` and ``before_all()`` are called around the steps."""
+    if len(nodes) > 1:
+        for done, node in enumerate(nodes):
+            before_node(done, node)
+            with contextlib.suppress(PlannerError):
+                plan_fleet(target, [node], traffic, **fields)
+            after_node()
+    before_all()
+    return plan_fleet(target, nodes, traffic, **fields)
