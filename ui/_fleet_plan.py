@@ -11,9 +11,8 @@ import contextlib
 from collections.abc import Callable
 
 from planner import PlannerError
-from planner.catalog.schemas import NodeType
-from planner.decisions import plan_fleet
-from planner.decisions.fleet_recommendation import FleetRecommendation
+from planner.catalog import NodeType
+from planner.decisions import FleetRecommendation, plan_fleet
 
 
 def plan_by_node(
