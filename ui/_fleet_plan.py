@@ -11,14 +11,14 @@ import contextlib
 from collections.abc import Callable
 
 from planner import PlannerError
-from planner.catalog import NodeType
-from planner.decisions import FleetRecommendation, plan_fleet
+from planner.catalog import ModelSpec, NodeType
+from planner.decisions import FleetRecommendation, Traffic, plan_fleet
 
 
 def plan_by_node(
-    target,
+    target: ModelSpec,
     nodes: list[NodeType],
-    traffic,
+    traffic: Traffic,
     *,
     before_node: Callable[[int, NodeType], None] = lambda done, node: None,
     after_node: Callable[[], None] = lambda: None,
