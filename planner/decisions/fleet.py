@@ -28,7 +28,7 @@ first) and computes what speculation saves only between options that meet the ob
 
 from __future__ import annotations
 
-from math import ceil
+from math import ceil, log
 
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
@@ -223,6 +223,31 @@ class _Search:
             for m in self.objective_misses(run)
         ]
 
+    def margin(self, n: int) -> float:
+        """How far ``n`` replicas are from the objectives: ``log(value / limit)`` of the worst one (> 0: a miss)."""
+        run, t, pct = self.at(n), self.traffic, self.traffic.percentile
+        ratios = [run.ttft_at(pct) / t.ttft_slo_s] if t.ttft_slo_s is not None else []
+        if t.tpot_slo_s is not None:
+            ratios.append(run.tpot_at(pct) / t.tpot_slo_s)
+        return log(max(*ratios, 1e-12)) if ratios else 0.0
+
+    def probe(self, miss: int, hit: int) -> int:
+        """The count to try between a count that misses (``miss``) and one that meets the objectives (``hit``):
+        where the worst objective's log margin, interpolated linearly between them, crosses zero (regula falsi),
+        rounded up and kept strictly inside the bracket. The bracket and its answer are the bisection's (for
+        objectives that ease as replicas are added); only the counts tried differ.
+
+        >>> s = _Search.__new__(_Search)
+        >>> s.margin = lambda n: (100 - n) / 100  # the objectives are met from 100 replicas on
+        >>> s.probe(60, 160)
+        100
+        """
+        m_miss, m_hit = self.margin(miss), self.margin(hit)
+        if not m_miss > 0 >= m_hit:
+            return (miss + hit) // 2
+        x = miss + (hit - miss) * m_miss / (m_miss - m_hit)
+        return min(hit - 1, max(miss + 1, ceil(x - 1e-9)))
+
     def at_floor(self, fewer: int, more: int) -> bool:
         """True when ``more`` replicas improve no missed percentile of ``fewer`` by ``FLOOR_GAIN_FRAC``."""
         before = {m.objective: m.value_s for m in self.objective_misses(self.at(fewer))}
@@ -270,9 +295,12 @@ def _option(
             n, meets = min(hit, high), False
             search.at(n)
         else:
-            while hit - miss > 1:  # bisect between the last miss and the first success
-                mid = (miss + hit) // 2
+            interpolate = True
+            while hit - miss > 1:  # narrow the bracket between the last miss and the first success
+                width = hit - miss
+                mid = search.probe(miss, hit) if interpolate else (miss + hit) // 2
                 miss, hit = (mid, hit) if search.misses(search.at(mid)) else (miss, mid)
+                interpolate = interpolate and 2 * (hit - miss) <= width  # once it fails to halve it: bisect
                 check_bound(miss + 1)
             n = hit
     run = search.at(n)

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.catalog.lookup import get_model, get_node
-from planner.decisions import recommend_fleet
+from planner.decisions import fleet, recommend_fleet
 from planner.decisions.fleet import SLO_PRESETS, Traffic, best_quote_on_node, compare_nodes, fleet_quote
 from planner.deployment import Deployment
 from planner.errors import PlannerError
@@ -143,3 +143,28 @@ def test_the_quote_and_its_recommendation_agree_on_speculation():
     assert plan.recommended is not None
     assert q.speculation_chosen == plan.recommended.option.speculation
     assert q.chosen is plan.recommended.option
+
+
+def test_the_quoted_replicas_meet_the_objectives_where_one_fewer_misses(monkeypatch):
+    # 20 req/s on H100 at TP 2: the p99 TTFT objective sets the count (not the capacity bound), so the search
+    # narrows a bracket; interpolating the margin must settle on the bisection's answer in fewer simulations.
+    dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=2)
+    traffic = Traffic(requests_per_s=20, prompt_tokens=1024, output_tokens=256)
+    tried: dict[str, set[int]] = {}
+    at = fleet._Search.at
+
+    def counting(self, n):
+        tried[label].add(n)
+        return at(self, n)
+
+    monkeypatch.setattr(fleet._Search, "at", counting)
+    answers = {}
+    for label, probe in (("interpolated", fleet._Search.probe), ("bisected", lambda s, miss, hit: (miss + hit) // 2)):
+        tried[label] = set()
+        monkeypatch.setattr(fleet._Search, "probe", probe)
+        answers[label] = fleet_quote(dep, traffic).without_speculation
+    quoted = answers["interpolated"]
+    assert quoted.replicas == answers["bisected"].replicas and quoted.limited_by.startswith("objective at one replica")
+    assert len(tried["interpolated"]) < len(tried["bisected"])
+    search = fleet._Search(dep.replace(max_model_len=1280).without_draft(), traffic, None, None)
+    assert search.misses(search.at(quoted.replicas - 1)) and not search.misses(search.at(quoted.replicas))
