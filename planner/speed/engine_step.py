@@ -102,7 +102,10 @@ class EngineStep:
             draft_cost = model_cost(
                 speculator, deployment.draft_format, deployment.kv, self.gpu, tp=deployment.resolved_draft_tp or 1
             )
-            self.draft = StepModel(draft_cost, self.gpu, self.profile, cuda_graphs=graphs)
+            # the engine prepares a step's per-sequence inputs once, for the target; a draft pass pays the
+            # profile's per-sequence cost of a draft pass instead (none in vLLM V1)
+            draft_profile = self.profile.model_copy(update={"seq_overhead_s": self.profile.draft_seq_overhead_s})
+            self.draft = StepModel(draft_cost, self.gpu, draft_profile, cuda_graphs=graphs)
         #: The batch sizes the engine captured; steps pad up to them or run eagerly above them.
         self.graphs: GraphPlan = graph_plan(deployment) if graphs and self.profile.cuda_graphs else NO_GRAPHS
         self._graph_runs: dict[tuple[int, int, int], tuple[int, bool]] = {}

@@ -47,6 +47,7 @@ PARAMETERS = (
     "head_pass_overhead_s",
     "spec_step_overhead_s",
     "seq_overhead_s",
+    "draft_seq_overhead_s",
     "spec_seq_overhead_s",
     "host_serial_frac",
     "sampling_bytes_per_logit",
@@ -119,6 +120,8 @@ class SpeedProfile(BaseModel):
     head_pass_overhead_s: float = Field(ge=0)
     spec_step_overhead_s: float = Field(ge=0)
     seq_overhead_s: float = Field(ge=0)
+    #: ``seq_overhead_s`` of the draft's (or head's) passes: the engine prepares a step's per-sequence inputs once.
+    draft_seq_overhead_s: float = Field(ge=0)
     spec_seq_overhead_s: float = Field(ge=0)
     #: Host work per engine step the engine does not overlap with the GPU, as a share of the step's GPU time.
     host_serial_frac: float = Field(ge=0, le=1)

@@ -77,3 +77,22 @@ def test_a_speculative_step_is_draft_passes_plus_one_verify():
     assert step.total_s == pytest.approx(sum(p.total_s for _, p in step.passes) + overheads)
     sglang = EngineStep(dep.replace(engine="sglang")).speculative(3, decode_seqs=16, decode_context_tokens=16000)
     assert dict(sglang.passes)["draft first pass"].tokens == 16
+
+
+def test_only_the_target_pass_pays_the_per_sequence_host_cost_in_vllm_v1():
+    # V1 prepares a step's per-sequence inputs once; its proposer advances the draft's on the GPU. V0's draft
+    # worker prepares every draft step's inputs like a model step.
+    dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4,
+                             draft=get_model("Llama-3.2-1B"))  # fmt: skip
+    for engine, per_seq_draft in (("vllm", 0.0), ("vllm-v0", None)):
+        step_engine = EngineStep(dep.replace(engine=engine))
+        profile = step_engine.profile
+        expected = profile.seq_overhead_s if per_seq_draft is None else per_seq_draft
+        for seqs in (8, 128):
+            passes = dict(step_engine.speculative(3, decode_seqs=seqs, decode_context_tokens=seqs * 500).passes)
+            target, draft = step_engine.target, step_engine.draft
+            assert passes["target verify"].overhead_s == pytest.approx(
+                target.fixed_overhead_s + seqs * profile.seq_overhead_s
+            )
+            assert passes["draft decode"].overhead_s == pytest.approx(draft.fixed_overhead_s + seqs * expected)
+    assert speed_profile("vllm", "nvidia").seq_overhead_s > 0
