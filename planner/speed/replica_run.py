@@ -146,6 +146,17 @@ class ReplicaRun:
         def kv_used() -> float:
             return kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)
 
+        def complete(i: int) -> None:
+            """Request ``i`` finished at ``t``: its reserved KV is freed; a closed-loop client sends its next one."""
+            nonlocal completed, kv_fixed
+            finish[i] = t
+            completed += 1
+            kv_fixed -= reserved[i]
+            if pending:
+                j = pending.popleft()
+                arrival[j] = t
+                upcoming.append(j)
+
         step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
         token_budget, max_seqs = lim.max_num_batched_tokens, lim.max_num_seqs
         chunked, mixed = lim.chunked_prefill, lim.mixed_prefill
@@ -312,13 +323,7 @@ class ReplicaRun:
                     first_token[i] = t
                 gen = generated0[i] + (1.0 if need[i] == prompts[i] else 0.0)
                 if gen >= outputs[i]:
-                    finish[i] = t
-                    completed += 1
-                    kv_fixed -= reserved[i]
-                    if pending:
-                        j = pending.popleft()
-                        arrival[j] = t
-                        upcoming.append(j)
+                    complete(i)
                     continue
                 generated0[i] = gen
                 joined_at[i] = g
@@ -338,13 +343,7 @@ class ReplicaRun:
                 in_decode[i] = False
                 acc -= prompts[i] + generated0[i] - joined_at[i]
                 n_dec -= 1
-                finish[i] = t
-                completed += 1
-                kv_fixed -= reserved[i]
-                if pending:
-                    j = pending.popleft()
-                    arrival[j] = t
-                    upcoming.append(j)
+                complete(i)
         self.padding = (padded_steps, padding / padded_steps if padded_steps else 0.0)
         return self._metrics(
             arrival, admitted, first_token, finish, t, steps, flops, moved, busy, weighted_batch, max_batch,
