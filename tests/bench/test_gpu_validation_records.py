@@ -19,7 +19,7 @@ from planner.measure.record import MeasurementRecord
 from planner.model.param_count import count_parameters
 
 RUNS = Path(__file__).resolve().parents[2] / "data" / "calibration" / "gpu-validation-h200"
-RECORDS = sorted(RUNS.glob("*.json"))
+RECORDS = sorted(RUNS.glob("*T*Z-*.json"))  # the records (named by their UTC time), not the GEMM timings
 
 
 def test_every_pair_of_the_validation_has_a_record_from_a_real_gpu():
