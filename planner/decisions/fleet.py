@@ -205,14 +205,18 @@ class _Search:
             self.runs[n] = simulate_one_cached(self.dep, self.workload(request_rate=rate), alpha=self.alpha, k=self.k)
         return self.runs[n]
 
-    def objective_misses(self, run: ServingMetrics) -> list[ObjectiveMiss]:
+    def objectives(self, run: ServingMetrics) -> list[ObjectiveMiss]:
+        """Each objective set, with ``run``'s percentile beside its limit (met or not)."""
         t, pct = self.traffic, self.traffic.percentile
-        missed = []
-        if t.ttft_slo_s is not None and run.ttft_at(pct) > t.ttft_slo_s:
-            missed.append(ObjectiveMiss(objective=f"p{pct:g} TTFT", value_s=run.ttft_at(pct), limit_s=t.ttft_slo_s))
-        if t.tpot_slo_s is not None and run.tpot_at(pct) > t.tpot_slo_s:
-            missed.append(ObjectiveMiss(objective=f"p{pct:g} TPOT", value_s=run.tpot_at(pct), limit_s=t.tpot_slo_s))
-        return missed
+        checked = []
+        if t.ttft_slo_s is not None:
+            checked.append(ObjectiveMiss(objective=f"p{pct:g} TTFT", value_s=run.ttft_at(pct), limit_s=t.ttft_slo_s))
+        if t.tpot_slo_s is not None:
+            checked.append(ObjectiveMiss(objective=f"p{pct:g} TPOT", value_s=run.tpot_at(pct), limit_s=t.tpot_slo_s))
+        return checked
+
+    def objective_misses(self, run: ServingMetrics) -> list[ObjectiveMiss]:
+        return [m for m in self.objectives(run) if m.value_s > m.limit_s]
 
     def misses(self, run: ServingMetrics) -> list[str]:
         pct = self.traffic.percentile
@@ -225,10 +229,7 @@ class _Search:
 
     def margin(self, n: int) -> float:
         """How far ``n`` replicas are from the objectives: ``log(value / limit)`` of the worst one (> 0: a miss)."""
-        run, t, pct = self.at(n), self.traffic, self.traffic.percentile
-        ratios = [run.ttft_at(pct) / t.ttft_slo_s] if t.ttft_slo_s is not None else []
-        if t.tpot_slo_s is not None:
-            ratios.append(run.tpot_at(pct) / t.tpot_slo_s)
+        ratios = [m.value_s / m.limit_s for m in self.objectives(self.at(n))]
         return log(max(*ratios, 1e-12)) if ratios else 0.0
 
     def probe(self, miss: int, hit: int) -> int:
