@@ -112,6 +112,10 @@ class EngineStep:
         #: Per drafting shape (by identity; the entry holds it): the shape, query tokens of each draft pass, of the
         #: verify pass, and the proposer's cost per draft pass.
         self._drafting: dict[int, tuple[DraftShape, tuple[int, ...], int, float]] = {}
+        #: Per step batch shape: its passes at their padded sizes (:meth:`step_totals`).
+        self._plans: dict[tuple, tuple] = {}
+        #: The method's chain per draft length (one shape per K: the memos above hold shapes by identity).
+        self._shapes: dict[int, DraftShape] = {}
 
     def for_deployment(self, deployment: Deployment) -> EngineStep:
         """This engine's step models (its target, draft and profile) for ``deployment``, a deployment of the same
@@ -122,6 +126,7 @@ class EngineStep:
         graphs = not deployment.enforce_eager and self.profile.cuda_graphs
         other.graphs = graph_plan(deployment) if graphs else NO_GRAPHS
         other._graph_runs = {}
+        other._plans = {}
         return other
 
     def graph_run(self, seqs: int, query_tokens: int, prefill_tokens: int = 0) -> tuple[int, bool]:
@@ -153,7 +158,18 @@ class EngineStep:
         graph's); the launches run ahead of the GPU, so only the part of that extra launch time the GPU's own work
         does not hide lengthens the pass.
         """
-        chunks = chunks or NO_CHUNKS
+        mix, launches = self.pass_mix(model, decode_seqs, decode_query_tokens, chunks or NO_CHUNKS, logits_tokens)
+        step = model.priced(mix, decode_context_tokens)  # StepModel.forward of that batch
+        if launches is not None:
+            extra = max(0.0, launches - (step.total_s - step.overhead_s))
+            step.overhead_s = step.overhead_s + extra  # a pass priced for this call alone
+        return step
+
+    def pass_mix(
+        self, model: StepModel, decode_seqs: int, decode_query_tokens: int, chunks: Chunks, logits_tokens: int | None
+    ) -> tuple[tuple, float | None]:
+        """The batch ``model`` runs for this pass (:data:`planner.speed.step_model.PassMix`: padded to the next
+        captured CUDA-graph size), and the eager launch time it may not hide when no graph covers it (else None)."""
         pad, eager = self.graph_run(decode_seqs, decode_query_tokens, chunks.tokens)
         mix = (
             decode_seqs,
@@ -164,12 +180,9 @@ class EngineStep:
             chunks.context_tokens,
             logits_tokens,
         )
-        step = model.priced(mix, decode_context_tokens)  # StepModel.forward of that batch
-        if eager:
-            launches = model.layers * (self.profile.eager_layer_overhead_s - self.profile.layer_overhead_s)
-            extra = max(0.0, launches - (step.total_s - step.overhead_s))
-            step.overhead_s = step.overhead_s + extra  # a pass priced for this call alone
-        return step
+        if not eager:
+            return mix, None
+        return mix, model.layers * (self.profile.eager_layer_overhead_s - self.profile.layer_overhead_s)
 
     @property
     def draft_model(self) -> StepModel:
@@ -179,12 +192,15 @@ class EngineStep:
 
     def shape(self, k: int) -> DraftShape:
         """The deployment's drafting at draft length ``k``: its method, verifying a chain."""
-        method = self.deployment.speculative_method
-        if method is None:
-            raise InputError(
-                "draft", None, "a draft model, a head or a draft-free method: speculative decoding needs one"
-            )
-        return DraftShape(method=method, k=k)
+        found = self._shapes.get(k)
+        if found is None:
+            method = self.deployment.speculative_method
+            if method is None:
+                raise InputError(
+                    "draft", None, "a draft model, a head or a draft-free method: speculative decoding needs one"
+                )
+            found = self._shapes[k] = DraftShape(method=method, k=k)
+        return found
 
     def first_pass_tokens(self, shape: DraftShape) -> int:
         """Query tokens per sequence of the first draft pass: the profile's for a draft model, K + 1 for a head
@@ -198,7 +214,8 @@ class EngineStep:
         step = self.run_pass(
             self.target, decode_seqs=decode_seqs, decode_context_tokens=decode_context_tokens, chunks=chunks
         )
-        return EngineStepTime(self.with_host(step.total_s), step.flops, step.bytes_moved, (("target", step),))
+        total_s, flops, moved = self.step_totals(None, decode_seqs, decode_context_tokens, chunks)
+        return EngineStepTime(total_s, flops, moved, (("target", step),))
 
     def with_host(self, gpu_s: float) -> float:
         """A step of ``gpu_s`` GPU seconds plus the host work the engine does not overlap with it."""
@@ -213,14 +230,10 @@ class EngineStep:
         chunks: Chunks = NO_CHUNKS,
         shape: DraftShape | None = None,
     ) -> EngineStepTime:
-        """The draft passes of ``shape`` (default: the method's chain of ``k``) and one verify pass, plus ``chunks``."""
+        """The draft passes of ``shape`` (default: the method's chain of ``k``) and one verify pass, plus ``chunks``:
+        the step's seconds, FLOPs and bytes (:meth:`step_totals`) and each pass in detail."""
         shape = shape or self.shape(k)
-        drafting = self._drafting.get(id(shape))  # by identity: hashing a shape costs more than a pass
-        if drafting is None or drafting[0] is not shape:
-            if len(self._drafting) >= MEMO_ENTRIES:
-                self._drafting.clear()
-            drafting = self._drafting[id(shape)] = (shape, *self.drafting(shape))
-        _, pass_tokens, verify_tokens, per_pass = drafting
+        _, pass_tokens, verify_tokens, _ = self._drafting_of(shape)
         passes: list[tuple[str, PassTime]] = []
         if pass_tokens and (decode_seqs or chunks.tokens):
             draft = self.draft_model
@@ -254,14 +267,75 @@ class EngineStep:
             chunks=chunks,
         )
         passes.append(("target verify", verify))
-        total = sum([p.total_s for _, p in passes])
+        total_s, flops, moved = self.step_totals(shape, decode_seqs, decode_context_tokens, chunks)
+        return EngineStepTime(total_s, flops, moved, tuple(passes))
+
+    def _drafting_of(self, shape: DraftShape) -> tuple[DraftShape, tuple[int, ...], int, float]:
+        """(shape, :meth:`drafting` of it), kept per shape."""
+        drafting = self._drafting.get(id(shape))  # by identity: hashing a shape costs more than a pass
+        if drafting is None or drafting[0] is not shape:
+            if len(self._drafting) >= MEMO_ENTRIES:
+                self._drafting.clear()
+            drafting = self._drafting[id(shape)] = (shape, *self.drafting(shape))
+        return drafting
+
+    def step_totals(
+        self, shape: DraftShape | None, decode_seqs: int, decode_context_tokens: float, chunks: Chunks = NO_CHUNKS
+    ) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes moved) of one engine step, plain (``shape`` None) or speculative: what
+        :meth:`plain` and :meth:`speculative` report, without the per-pass detail (the serving simulator's and the
+        search's hot path). The step's passes at their padded sizes are worked out once per batch shape: the same
+        decode batch comes back step after step at a growing context.
+
+        The step lasts its passes one after another (the first draft pass, the ``K − 1`` later ones, the verify
+        pass), plus the proposer's overheads: ``t_spec + t_spec_seq · B`` and ``t_draft`` per draft pass, all
+        times ``1 + f_host`` (:meth:`with_host`)."""
+        key = (id(shape), decode_seqs, chunks.tokens, chunks.seqs, chunks.positions, chunks.context_tokens)
+        plan = self._plans.get(key)
+        if plan is None or plan[0] is not shape:
+            if len(self._plans) >= MEMO_ENTRIES:
+                self._plans.clear()
+            plan = self._plans[key] = (shape, *self._step_plan(shape, decode_seqs, chunks))
+        _, passes, overheads_s = plan
+        total = flops = moved = 0.0
+        for model, fixed, query_tokens, context_offset, launches, count in passes:
+            seconds, pass_flops, pass_bytes = model.totals(
+                fixed, decode_seqs, query_tokens, decode_context_tokens + context_offset, launches
+            )
+            for _ in range(count):
+                total += seconds
+                flops += pass_flops
+                moved += pass_bytes
+        for extra_s in overheads_s:
+            total += extra_s
+        return self.with_host(total), flops, moved
+
+    def _step_plan(self, shape: DraftShape | None, decode_seqs: int, chunks: Chunks) -> tuple[list, tuple]:
+        """The passes of one step, in order: (model, its kept terms, query tokens per sequence, context added before
+        it, eager launch time or None, how many in a row); and the speculative step's own overheads (seconds)."""
+
+        def one(model: StepModel, query_tokens: int, pass_chunks: Chunks, logits: int | None, offset, count):
+            mix, launches = self.pass_mix(model, decode_seqs, query_tokens, pass_chunks, logits)
+            return (model, model.mix_entry(mix), query_tokens, offset, launches, count)
+
+        if shape is None:
+            return [one(self.target, 1, chunks, None, 0, 1)], ()
+        _, pass_tokens, verify_tokens, per_pass = self._drafting_of(shape)
+        passes = []
+        if pass_tokens and (decode_seqs or chunks.tokens):
+            passes.append(one(self.draft_model, pass_tokens[0], chunks, decode_seqs + chunks.seqs, 0, 1))
+        if pass_tokens and decode_seqs and len(pass_tokens) > 1:
+            offset = decode_seqs * pass_tokens[0]
+            passes.append(one(self.draft_model, pass_tokens[1], NO_CHUNKS, None, offset, len(pass_tokens) - 1))
+        passes.append(one(self.target, verify_tokens, chunks, None, 0, 1))
+        overheads: tuple[float, ...] = ()
         if decode_seqs:
             profile = self.profile
-            total += profile.spec_step_overhead_s + profile.spec_seq_overhead_s * decode_seqs
-            total += len(pass_tokens) * per_pass
-        flops = sum([p.flops for _, p in passes])
-        moved = sum([p.bytes_moved for _, p in passes])
-        return EngineStepTime(self.with_host(total), flops, moved, tuple(passes))
+            overheads = (
+                profile.spec_step_overhead_s + profile.spec_seq_overhead_s * decode_seqs,
+                len(pass_tokens) * per_pass,
+            )
+        return passes, overheads
 
     def drafting(self, shape: DraftShape) -> tuple[tuple[int, ...], int, float]:
         """(query tokens per sequence of each draft pass, of the verify pass, the proposer's cost per draft pass)."""

@@ -34,7 +34,7 @@ from collections import deque
 from planner.errors import PlannerError
 from planner.input_types import MAX_SIMULATION_STEPS
 from planner.speed.drafting import DraftShape
-from planner.speed.engine_step import Chunks, EngineStep
+from planner.speed.engine_step import NO_CHUNKS, Chunks, EngineStep
 from planner.speed.multi_step import MultiStep
 from planner.speed.serving_metrics import (
     OCCUPANCY_POINTS,
@@ -76,12 +76,9 @@ class ReplicaRun:
         self.tokens_per_decode = shape.verify_tokens if shape is not None else 1
         self.multi_step = MultiStep(engine.profile.scheduler_steps)
 
-    def step_time(self, n_dec: int, context: float, chunks: Chunks):
-        if self.shape is None:
-            return self.engine.plain(decode_seqs=n_dec, decode_context_tokens=context, chunks=chunks)
-        return self.engine.speculative(
-            self.shape.k, decode_seqs=n_dec, decode_context_tokens=context, chunks=chunks, shape=self.shape
-        )
+    def step_time(self, n_dec: int, context: float, chunks: Chunks) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes moved) of the step (:meth:`EngineStep.step_totals`)."""
+        return self.engine.step_totals(self.shape, n_dec, context, chunks)
 
     def run(self) -> ServingMetrics:
         lim, wl = self.limits, self.workload
@@ -217,7 +214,8 @@ class ReplicaRun:
             decode_now = n_dec > 0 and (mixed or not prefill_work)
             if decode_now:
                 budget -= n_dec * per_dec
-            chunks = Chunks()
+            # a step with no prompt to prefill shares the empty mix (only a prefill adds to it)
+            chunks = Chunks() if prefilling or waiting else NO_CHUNKS
             finishing_prefill: list[int] = []
             reason = ""
             if mixed or not decode_now:
@@ -284,23 +282,23 @@ class ReplicaRun:
                 if m > 1 and (upcoming or (wl.mode == "concurrency" and pending)):
                     can_admit = not waiting and running < max_seqs
                     if upcoming and can_admit:
-                        first = self.step_time(dec, context, chunks).total_s
+                        first = self.step_time(dec, context, chunks)[0]
                         m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / first)))
             frozen = self.multi_step.steps > 1 and dec and chunks.tokens == 0
             if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
                 m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)
             if m > 1:
-                step = self.step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
+                step_s, step_flops, step_bytes = self.step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
             else:
-                step = self.step_time(dec, context, chunks)
-            dt = step.total_s * m
+                step_s, step_flops, step_bytes = self.step_time(dec, context, chunks)
+            dt = step_s * m
             pad, _ = graph_run(dec, per_dec, chunks.tokens)
             if pad:
                 padded_steps += m
                 padding += m * pad / (pad + dec * per_dec + chunks.tokens)
             steps += m
-            flops += step.flops * m
-            moved += step.bytes_moved * m
+            flops += step_flops * m
+            moved += step_bytes * m
             busy += dt
             batch_now = dec + chunks.seqs
             weighted_batch += batch_now * dt
@@ -313,7 +311,8 @@ class ReplicaRun:
             if dec:
                 g += prog * m
                 emitted += dec * prog * m
-            emitted += sum(1 for i in finishing_prefill if first_token[i] == 0.0)
+            if finishing_prefill:
+                emitted += sum(1 for i in finishing_prefill if first_token[i] == 0.0)
             trace.append((t, emitted))
             # prefills that completed emit their first token and join the decode set
             for i in finishing_prefill:

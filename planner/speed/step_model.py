@@ -57,6 +57,11 @@ OPERATORS = ("weight_gemm", "attention_kv", "attention_new", "allreduce", "sampl
 PassMix = tuple[int, int, int, int, float, float, int | None]
 
 
+def pass_seconds(gemm_s: float, kv_s: float, new_s: float, allreduce_s: float, sampling_s: float, overhead_s: float):
+    """A pass's seconds: its operator classes run one after another (the sum, in :data:`OPERATORS` order)."""
+    return gemm_s + kv_s + new_s + allreduce_s + sampling_s + overhead_s
+
+
 @dataclass(slots=True)
 class PassTime:
     """One forward pass: seconds per operator class, and what it moved and computed per GPU."""
@@ -80,14 +85,10 @@ class PassTime:
 
     @property
     def total_s(self) -> float:
-        return (
-            self.weight_gemm_s
-            + self.attention_kv_s
-            + self.attention_new_s
-            + self.allreduce_s
-            + self.sampling_s
-            + self.overhead_s
-        )
+        return pass_seconds(
+            self.weight_gemm_s, self.attention_kv_s, self.attention_new_s, self.allreduce_s, self.sampling_s,
+            self.overhead_s,
+        )  # fmt: skip
 
     @property
     def bound(self) -> str:
@@ -162,6 +163,10 @@ class StepModel:
         all_layers = tuple(range(arch.num_layers))
         self.attn_per_position = attention_flops_per_position(arch, cost.tp, all_layers, sliding=False)
         self.attn_per_position_sliding = attention_flops_per_position(arch, cost.tp, all_layers, sliding=True)
+        #: No sliding-window layer: every layer reads (and attends over) the whole context.
+        self._full_attention_only = not self.kv_sliding_per_token and (
+            self.attn_per_position_sliding == 0.0 or not self.window
+        )
         self.matmul_flops_per_token = 2 * cost.matmul_params_per_gpu
         self.head_flops_per_logit = 2 * cost.lm_head_params_per_gpu
         self.hidden_bytes_per_token = arch.hidden_size * cost.activation_bytes
@@ -263,12 +268,7 @@ class StepModel:
     def priced(self, mix: PassMix, decode_context_tokens: float) -> PassTime:
         """:meth:`forward` of the pass ``mix`` (its arguments but the decode context, in their order) at
         ``decode_context_tokens``: the terms that do not depend on the context are kept per mix."""
-        entry = self._mixes.get(mix)
-        if entry is None:
-            entry = PassMemos.kept(self._mixes, mix, lambda notes: self.mix_terms(mix, notes))
-        fixed, notes = entry
-        if notes:  # operators of this mix left to the roofline
-            self.measured.fallbacks.update(notes)
+        fixed = self.mix_entry(mix)
         (tokens, weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling,
          prefix_read, new_flops, new_mem, new_cmp, new_s, overhead) = fixed  # fmt: skip
         kv_read, kv_flops, kv_mem, kv_cmp, kv_s = self.decode_terms(mix[0], mix[1], decode_context_tokens)
@@ -288,6 +288,36 @@ class StepModel:
             gemm_cmp + kv_cmp + new_cmp,
             tokens,
             self.source,
+        )
+
+    def mix_entry(self, mix: PassMix) -> tuple:
+        """The kept terms of ``mix`` that do not depend on the decode context (priced the first time), with the
+        operators their pricing left to the roofline recorded on this model."""
+        entry = self._mixes.get(mix)
+        if entry is None:
+            entry = PassMemos.kept(self._mixes, mix, lambda notes: self.mix_terms(mix, notes))
+        fixed, notes = entry
+        if notes:
+            self.measured.fallbacks.update(notes)
+        return fixed
+
+    def totals(
+        self, fixed: tuple, seqs: int, query_tokens: int, decode_context_tokens: float, launches_s: float | None
+    ) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes moved) of :meth:`priced`'s pass from its kept terms ``fixed``
+        (:meth:`mix_entry`) at ``decode_context_tokens``, without the per-operator detail: what a serving run
+        sums step after step. ``launches_s``: the eager launch time a pass run without CUDA graphs may not hide
+        (:meth:`planner.speed.engine_step.EngineStep.run_pass`), None under a graph."""
+        (_, weights, gemm_flops, _, _, gemm_s, written, comm, _, sample_bytes, sampling,
+         prefix_read, new_flops, _, _, new_s, overhead) = fixed  # fmt: skip
+        kv_read, kv_flops, _, _, kv_s = self.decode_terms(seqs, query_tokens, decode_context_tokens)
+        if launches_s is not None:
+            busy_s = pass_seconds(gemm_s, kv_s, new_s, comm, sampling, overhead) - overhead
+            overhead = overhead + max(0.0, launches_s - busy_s)
+        return (
+            pass_seconds(gemm_s, kv_s, new_s, comm, sampling, overhead),
+            gemm_flops + kv_flops + new_flops,
+            weights + kv_read + prefix_read + written + sample_bytes,
         )
 
     def mix_terms(self, mix: PassMix, notes: set[str]) -> tuple:
@@ -372,10 +402,14 @@ class StepModel:
         (KV bytes read, FLOPs, memory s, compute s, seconds)."""
         if not seqs:
             return 0.0, 0.0, 0.0, 0.0, 0.0
-        kv_read = self._kv_bytes(seqs, context_sum)
         q = query_tokens
         kv_positions = context_sum * q + seqs * q * (q + 1) / 2
-        kv_flops = self._attn_flops(kv_positions, seqs, context_sum)
+        if self._full_attention_only:  # what _kv_bytes and _attn_flops give without sliding layers, inline
+            kv_read = self.kv_full_per_token * context_sum
+            kv_flops = self.attn_per_position * kv_positions
+        else:
+            kv_read = self._kv_bytes(seqs, context_sum)
+            kv_flops = self._attn_flops(kv_positions, seqs, context_sum)
         kv_mem = kv_read / self.bw
         kv_cmp = kv_flops / self.attn_peak
         kv_s = max(kv_mem, kv_cmp)

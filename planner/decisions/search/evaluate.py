@@ -229,14 +229,9 @@ class Evaluator:
             context = batch * (self.workload.mean_prompt_tokens + self.workload.mean_output_tokens / 2)
             chunk = Chunks()
             chunk.add(round(self.workload.mean_prompt_tokens), 0)
-            if point.k is None:
-                decode = engine.plain(decode_seqs=batch, decode_context_tokens=context).total_s
-                mixed = engine.plain(decode_seqs=batch, decode_context_tokens=context, chunks=chunk).total_s
-            else:
-                decode = engine.speculative(point.k, decode_seqs=batch, decode_context_tokens=context).total_s
-                mixed = engine.speculative(
-                    point.k, decode_seqs=batch, decode_context_tokens=context, chunks=chunk
-                ).total_s
+            shape = None if point.k is None else engine.shape(point.k)
+            decode = engine.step_totals(shape, batch, context)[0]
+            mixed = engine.step_totals(shape, batch, context, chunk)[0]
             found = self._steps[key] = (decode, max(0.0, mixed - decode))
         return found
 

@@ -12,6 +12,7 @@ import pytest
 from planner.catalog.lookup import get_gpu, get_model, get_node
 from planner.deployment import Deployment
 from planner.facts import clear_caches
+from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import Chunks, EngineStep, EngineStepTime
 from planner.speed.kernels import aiconfigurator_tables as tables_module
 from planner.speed.kernels.grid import Grid
@@ -138,3 +139,45 @@ def test_a_line_lookup_equals_the_general_interpolation():
         got = line.at_x(float(x))
         assert (got is None and expected is None) or got == expected
         assert got is None or math.isfinite(got)
+
+
+def _summed(engine: EngineStep, step: EngineStepTime, dec: int, shape) -> tuple[float, float, float]:
+    """A step's seconds, FLOPs and bytes added up from its passes in detail (and the proposer's overheads)."""
+    total = sum([p.total_s for _, p in step.passes])
+    if shape is not None and dec:
+        _, pass_tokens, _, per_pass = engine._drafting_of(shape)
+        profile = engine.profile
+        total += profile.spec_step_overhead_s + profile.spec_seq_overhead_s * dec
+        total += len(pass_tokens) * per_pass
+    flops = sum([p.flops for _, p in step.passes])
+    moved = sum([p.bytes_moved for _, p in step.passes])
+    return engine.with_host(total), flops, moved
+
+
+@pytest.mark.parametrize("name", sorted(DEPLOYMENTS))
+def test_a_steps_totals_are_its_passes_added_up(name):
+    """What the serving simulator and the search read (``step_totals``, kept per batch shape) equals the step's
+    passes priced one by one, to the last bit: plain, chains of every K, and a tree for a head."""
+    dep = DEPLOYMENTS[name]
+    engine = EngineStep(dep)
+    shapes = [None]
+    if dep.is_speculative:
+        shapes += [engine.shape(k) for k in (1, 3, 5)]
+        if dep.speculative_method in ("eagle", "eagle3", "mtp"):
+            shapes.append(DraftShape(method=dep.speculative_method, verification="tree", k=4, topk=4,
+                                     tree_verify_tokens=16))  # fmt: skip
+    for dec, context, parts, _ in _mixes(seed=7 + len(name)):
+        chunks = Chunks()
+        for tokens, cached in parts:
+            chunks.add(tokens, cached)
+        for shape in shapes:
+            if shape is None:
+                step = engine.plain(decode_seqs=dec, decode_context_tokens=context, chunks=chunks)
+            else:
+                step = engine.speculative(
+                    shape.k, decode_seqs=dec, decode_context_tokens=context, chunks=chunks, shape=shape
+                )
+            expected = _summed(engine, step, dec, shape)
+            assert (step.total_s, step.flops, step.bytes_moved) == expected
+            for _ in range(2):  # the kept batch shape, at this context and again
+                assert engine.step_totals(shape, dec, context, chunks) == expected
