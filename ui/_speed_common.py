@@ -42,7 +42,7 @@ def speed_report_in_background(dep, workload: SpeedWorkload) -> tuple[SpeedRepor
         return report, figures
 
     key = ("performance", dep.model_dump_json(), workload.model_dump_json())
-    return result_or_progress(server_jobs().start(key, work, steps=1), "Estimating the speedup")
+    return result_or_progress(server_jobs().start(key, work, steps=1, name="speed estimate"), "Estimating the speedup")
 
 
 @st.cache_data(show_spinner="Simulating the replica...", max_entries=16)

@@ -122,7 +122,7 @@ def _planned(key):
         return plan, _views(plan, traffic.percentile)
 
     models = tuple(m.model_dump_json() if m else None for m in (target, draft))  # an imported model by its config
-    job = server_jobs().start((repr(key), models), work, steps=len(nodes) + 1)
+    job = server_jobs().start((repr(key), models), work, steps=len(nodes) + 1, name="fleet plan")
     return result_or_progress(job, "Sizing fleets")
 
 
@@ -192,7 +192,9 @@ if plan is not None:
         return quote_report(scenario.target, speculator_label, plan, scenario_link=link, launch=launched)
 
     if browser_session():  # the document's charts drawn ahead of the first download click, off the script thread
-        server_jobs().start((repr(key), "charts"), lambda job: build_report().chart_images(), steps=1)
+        server_jobs().start(
+            (repr(key), "charts"), lambda job: build_report().chart_images(), steps=1, name="quote charts"
+        )
     export_buttons(build_report, "quote", "fleet")
     if plan.recommended is not None:
         launch_section(launched, None, "fleet", title=f"Launch the recommended option ({plan.recommended.label})")
