@@ -6,8 +6,8 @@ For every page a fresh ``python -m ui._server`` (``streamlit run app.py`` as ``m
 own link. Two clocks per action:
 
 - server: the seconds app.py's script runs took (``PLANNER_RENDER_LOG``, ui/_timing.py), the longest of the
-  runs the action caused (each holds the page while it runs; Fleet's plan is computed in the background under
-  a progress bar, ui/_background.py, and a last run draws it);
+  runs the action caused (each holds the page while it runs; long work such as Fleet's plan is computed in the
+  background: the run draws a progress bar and ends, and a last run draws the result, ui/_background.py);
 - browser: from the request (navigation, key press, click) until the page is settled: the run is logged,
   Streamlit's "running" indicator is gone and the page's heading is on screen (for Fleet: the plan is drawn,
   its "Export the quote" heading is on screen).
@@ -74,6 +74,7 @@ CASES = {
     "performance": PageCase("performance", "Performance", "Batch size (sequences)", "16"),
     "draft_selection": PageCase("draft-selection", "Draft Selection", "Batch size to rank at", "16"),
     "fleet": PageCase("fleet", "Fleet & Quote", "TPOT objective (ms, 0 = none)", "40", ready="Export the quote"),
+    "explore": PageCase("explore", "Explore", "TPOT objective (ms, 0 = none)", "40", ready="Frontier"),
     "validation": PageCase("validation", "Validation", "Draft length K (draft tokens per step)", "4", sidebar=True),
     "saved": PageCase("saved", "Saved", "Draft length K (draft tokens per step)", "4", sidebar=True),
 }

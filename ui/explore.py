@@ -12,6 +12,7 @@ from planner.catalog import list_nodes
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
 from planner.errors import first_pydantic_error
 from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
+from ui._background import result_or_progress, server_jobs
 from ui._common import export_buttons, guarded
 from ui._frame import ensure_app_frame
 from ui._scenario import bind, current_scenario, load_scenario
@@ -51,19 +52,24 @@ with st.expander("Search space", expanded=False):
     )
 
 
-@st.cache_resource(show_spinner="Searching the design space...", max_entries=8)
-def _search_of(space_json: str, workload_json: str, objectives_json: str):
-    """One search per distinct input (keyed on the inputs' JSON: hashing three short strings is free), shared
-    read-only and never copied (a warm rerun only draws)."""
-    return search(
-        SearchSpace.model_validate_json(space_json),
-        SearchWorkload.model_validate_json(workload_json),
-        Objectives.model_validate_json(objectives_json),
-    )
+def _explored(space: SearchSpace, workload: SearchWorkload, objectives: Objectives):
+    """The search, its two frontier charts in each colouring and its tables, computed in the background
+    (ui/_background.py) once per inputs and shared read-only by every session; None while the work runs (a
+    progress bar is drawn, and the page is drawn again once the search is in)."""
 
+    def work(job):
+        job.advance("Searching the design space...")
+        result = search(space, workload, objectives)
+        job.advance("Drawing the frontiers...")
+        charts = {
+            name: tuple(_DrawnFigure(fig) for fig in frontier_charts(result, colour_by))
+            for name, colour_by in COLOUR_BY.items()
+        }
+        return result, charts, _tables(result)
 
-def _search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives):
-    return _search_of(space.model_dump_json(), workload.model_dump_json(), objectives.model_dump_json())
+    key = ("explore", space.model_dump_json(), workload.model_dump_json(), objectives.model_dump_json())
+    job = server_jobs().start(key, work, steps=1, name="search")
+    return result_or_progress(job, "Searching the design space")
 
 
 class _DrawnFigure(go.Figure):
@@ -78,18 +84,11 @@ class _DrawnFigure(go.Figure):
         return self.__dict__["_drawn"]
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _charts(_result, key: tuple, colour_by: str):
-    """Both frontier charts of one search and colouring, built once (a warm rerun sends them as they are)."""
-    return tuple(_DrawnFigure(fig) for fig in frontier_charts(_result, colour_by))
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _tables(_result, key: tuple):
+def _tables(result):
     """The frontier table (as the CSV has it, and as Arrow for display), the first 500 configurations that do not
-    fit or would not start (Arrow) and how many there are: built once per search."""
-    unfit = [{"configuration": p.label, "reason": p.reason} for p in _result.points if not (p.fits and p.starts)]
-    table = frontier_table(_result)
+    fit or would not start (Arrow) and how many there are."""
+    unfit = [{"configuration": p.label, "reason": p.reason} for p in result.points if not (p.fits and p.starts)]
+    table = frontier_table(result)
     shown = pa.Table.from_pandas(table, preserve_index=False)
     first = pa.Table.from_pylist(unfit[:500]) if unfit else pa.table({"configuration": [], "reason": []})
     return table, shown, first, len(unfit)
@@ -166,8 +165,9 @@ def _chart_selected(key: str, result, workload: SearchWorkload) -> None:
 
 
 inputs = guarded(_inputs, "the search inputs")
-result = guarded(lambda: _search(*inputs), "the search") if inputs else None
-if result is not None:
+explored = guarded(lambda: _explored(*inputs), "the search") if inputs else None
+if explored is not None:
+    result, charts, (table, shown, unfit, unfit_count) = explored
     space, workload, objectives = inputs
     message = st.session_state.pop("explore_message", None)
     if message:
@@ -179,8 +179,7 @@ if result is not None:
         f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."
     )
     colour = st.radio("Colour by", list(COLOUR_BY), horizontal=True, key="explore_colour")
-    key = (space.model_dump_json(), workload.model_dump_json(), objectives.model_dump_json())
-    throughput, cost = _charts(result, key, COLOUR_BY[colour])
+    throughput, cost = charts[colour]
     left, right = st.columns(2)
     for col, fig, name in ((left, throughput, "throughput"), (right, cost, "cost")):
         chart_key = f"explore_chart_{name}"
@@ -189,7 +188,6 @@ if result is not None:
             selection_mode="points",
         )  # fmt: skip
     st.subheader("Frontier")
-    table, shown, unfit, unfit_count = _tables(result, key)
     st.dataframe(shown, hide_index=True)
     if result.steps:
         st.markdown("\n".join(f"- {s.sentence}" for s in result.steps[:8]))
