@@ -105,10 +105,10 @@ class Jobs:
         threading.Thread(target=run, daemon=True, name="planner-page-work").start()
         return job
 
-    def running(self) -> bool:
-        """Whether any job is still working."""
+    def running(self, besides: Job | None = None) -> bool:
+        """Whether any job (other than ``besides``) is still working."""
         with self.lock:
-            return any(not job.finished.is_set() for job in self.entries.values())
+            return any(not job.finished.is_set() and job is not besides for job in self.entries.values())
 
 
 class Activity:
@@ -153,10 +153,16 @@ class Activity:
 QUIET_S = 5.0
 
 
-def wait_until_quiet(jobs: Jobs, activity: Activity, quiet_s: float = QUIET_S) -> None:
-    """Return once no job runs and no script run has started for ``quiet_s`` seconds."""
-    while jobs.running() or activity.quiet_for_s() < quiet_s:
+def wait_until_quiet(jobs: Jobs, activity: Activity, quiet_s: float = QUIET_S, besides: Job | None = None) -> None:
+    """Return once no job (other than ``besides``, the caller's own) runs and no script run has started for
+    ``quiet_s`` seconds."""
+    while jobs.running(besides) or activity.quiet_for_s() < quiet_s:
         time.sleep(POLL_S)
+
+
+#: Seconds of quiet before work drawn ahead of a click (a quote's charts, for its PDF) goes on: a visitor's next
+#: widget change, usually sooner, runs without it, and a PDF clicked before it draws its charts itself.
+AHEAD_QUIET_S = 1.0
 
 
 @st.cache_resource(show_spinner=False)

@@ -8,7 +8,14 @@ from planner.decisions import Traffic
 from planner.launch import quoted_deployment
 from planner.reports import misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
-from ui._background import browser_session, result_or_progress, server_jobs
+from ui._background import (
+    AHEAD_QUIET_S,
+    browser_session,
+    result_or_progress,
+    server_activity,
+    server_jobs,
+    wait_until_quiet,
+)
 from ui._common import export_buttons, fleet_engine, guarded, scenario_link
 from ui._fleet_plan import plan_by_node
 from ui._frame import ensure_app_frame
@@ -191,10 +198,14 @@ if plan is not None:
     def build_report():
         return quote_report(scenario.target, speculator_label, plan, scenario_link=link, launch=launched)
 
-    if browser_session():  # the document's charts drawn ahead of the first download click, off the script thread
-        server_jobs().start(
-            (repr(key), "charts"), lambda job: build_report().chart_images(), steps=1, name="quote charts"
-        )
+    if browser_session():  # the document's charts drawn ahead of the first download click, in a quiet moment
+        jobs, activity = server_jobs(), server_activity()
+
+        def draw_charts(job):
+            wait_until_quiet(jobs, activity, AHEAD_QUIET_S, besides=job)
+            return build_report().chart_images()
+
+        jobs.start((repr(key), "charts"), draw_charts, steps=1, name="quote charts")
     export_buttons(build_report, "quote", "fleet")
     if plan.recommended is not None:
         launch_section(launched, None, "fleet", title=f"Launch the recommended option ({plan.recommended.label})")

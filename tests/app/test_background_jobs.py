@@ -92,3 +92,21 @@ def test_a_job_waits_for_the_script_run_that_started_it():
     with activity.run():
         assert capped.start("capped", lambda job: release.set() or 1, steps=1).result() == 1
     assert release.is_set()
+
+
+def test_work_drawn_ahead_waits_for_every_other_job_but_not_for_itself():
+    """A quote's charts, drawn ahead of a PDF click, wait for the other jobs (a visitor's next plan) and a quiet
+    moment, never for their own job."""
+    jobs, activity, release, drawn = Jobs(), Activity(), threading.Event(), threading.Event()
+    plan = jobs.start("plan", lambda job: release.wait(30), steps=1)
+
+    def charts(job):
+        wait_until_quiet(jobs, activity, quiet_s=0.0, besides=job)
+        drawn.set()
+        return "charts"
+
+    ahead = jobs.start("charts", charts, steps=1)
+    assert not drawn.wait(0.6)  # the plan still works
+    release.set()
+    assert plan.result() is True and ahead.result() == "charts"
+    assert jobs.running(besides=ahead) is False
