@@ -7,7 +7,9 @@ drawn, and on a loaded machine it can be drawn outside the window, where no clic
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
@@ -69,3 +71,9 @@ def download(page, button, timeout_ms: int = WAIT_MS, tries: int = 3):
             if attempt == tries - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def render_log(log: Path, kind: str) -> list[dict]:
+    """The entries of ``kind`` ("run", "job", "warm-up", "export") in a server's render log (``PLANNER_RENDER_LOG``)."""
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return [entry for entry in map(json.loads, lines) if entry["kind"] == kind]

@@ -3,25 +3,16 @@ address (127.0.0.1 included), so a visitor who opens Fleet & Quote next finds th
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import running_app
-from tests.e2e.steps import WAIT_MS, settled
+from tests.e2e.steps import WAIT_MS, render_log, settled
 
 #: The background plan starts 3 s after the first page (ui/_warm_up.py) and takes a few seconds more; on a loaded
 #: machine, longer.
 WARM_UP_WAIT_S = 240
-
-
-def _entries(log: Path, kind: str) -> list[dict]:
-    if not log.exists():
-        return []
-    lines = log.read_text(encoding="utf-8").splitlines()
-    return [entry for entry in map(json.loads, lines) if entry["kind"] == kind]
 
 
 def test_the_fleet_default_is_planned_in_the_background_after_the_first_page(browser, tmp_path):
@@ -34,9 +25,11 @@ def test_the_fleet_default_is_planned_in_the_background_after_the_first_page(bro
             expect(page.get_by_role("heading", name="Sizing", exact=True)).to_be_visible(timeout=WAIT_MS)
             settled(page)
             deadline = time.monotonic() + WARM_UP_WAIT_S
-            while not _entries(log, "warm-up") and time.monotonic() < deadline:
+            while not render_log(log, "warm-up") and time.monotonic() < deadline:
                 time.sleep(0.5)
-            assert [e["name"] for e in _entries(log, "warm-up")] == ["fleet"], "no background plan after the first page"
+            assert [e["name"] for e in render_log(log, "warm-up")] == ["fleet"], (
+                "no background plan after the first page"
+            )
             page.get_by_role("link", name="Fleet & Quote").first.click()
             expect(page.get_by_role("heading", name="Export the quote")).to_be_visible(timeout=WAIT_MS)
         finally:

@@ -3,18 +3,10 @@ while the plan is computed in the background, and the page draws the plan by its
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import running_app
-from tests.e2e.steps import WAIT_MS
-
-
-def _entries(log: Path, kind: str) -> list[dict]:
-    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
-    return [entry for entry in map(json.loads, lines) if entry["kind"] == kind]
+from tests.e2e.steps import WAIT_MS, render_log
 
 
 def test_the_fleet_page_draws_a_progress_bar_then_its_plan_without_a_click(browser, tmp_path):
@@ -30,8 +22,8 @@ def test_the_fleet_page_draws_a_progress_bar_then_its_plan_without_a_click(brows
             expect(page.locator("[data-testid=stProgress]")).to_have_count(0)
         finally:
             context.close()
-    plan = next(job for job in _entries(log, "job") if job["name"] == "fleet plan")
-    runs = [run for run in _entries(log, "run") if run["name"] == "fleet"]
+    plan = next(job for job in render_log(log, "job") if job["name"] == "fleet plan")
+    runs = [run for run in render_log(log, "run") if run["name"] == "fleet"]
     first, last = runs[0], runs[-1]
     assert first["start"] + first["seconds"] < plan["start"] + plan["seconds"], "the page's run waited for the plan"
     assert last["start"] >= plan["start"] + plan["seconds"], "no run drew the plan once it was in"
