@@ -109,6 +109,18 @@ def running_app(
         stop_server(proc)
 
 
+@contextmanager
+def logged_page(browser, log: Path) -> Iterator[tuple[object, str]]:
+    """A fresh app server that logs its script runs and jobs to ``log`` (``PLANNER_RENDER_LOG``) and a page of a
+    new browser context on it: yields (page, the server's URL); both closed on exit."""
+    with running_app(env={"PLANNER_RENDER_LOG": str(log)}) as url:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        try:
+            yield context.new_page(), url
+        finally:
+            context.close()
+
+
 @pytest.fixture(scope="session")
 def app_url():
     with running_app() as url:
