@@ -41,8 +41,10 @@ class Job:
     """One piece of work: its progress (steps done of ``steps``, with a label) and, once finished, its result or
     its error (raised again to every reader)."""
 
-    def __init__(self, steps: int) -> None:
+    def __init__(self, steps: int, ahead: bool = False) -> None:
         self.steps = max(1, steps)
+        #: Work drawn ahead of a click no one has made yet (it waits for the visitors' own work, never the reverse).
+        self.ahead = ahead
         self.done_steps = 0
         self.label = ""
         self.finished = threading.Event()
@@ -78,15 +80,15 @@ class Jobs:
         #: Called by a job's thread before its work: the server's lets the script run that started the job end first.
         self.gate = gate
 
-    def start(self, key: Hashable, work: Callable[[Job], Any], steps: int, name: str = "") -> Job:
+    def start(self, key: Hashable, work: Callable[[Job], Any], steps: int, name: str = "", ahead: bool = False) -> Job:
         """The job of ``key``: the one already started, else ``work(job)`` started now in a daemon thread (``name``:
-        what it computes, in the render log of `make bench-app`)."""
+        what it computes, in the render log of `make bench-app`; ``ahead``: work drawn ahead of a click)."""
         with self.lock:
             job = self.entries.get(key)
             if job is not None:
                 self.entries.move_to_end(key)
                 return job
-            job = self.entries[key] = Job(steps)
+            job = self.entries[key] = Job(steps, ahead)
             finished = [k for k, j in self.entries.items() if j.finished.is_set()]
             for old in finished[: max(0, len(self.entries) - self.maxsize)]:
                 del self.entries[old]
@@ -105,10 +107,10 @@ class Jobs:
         threading.Thread(target=run, daemon=True, name="planner-page-work").start()
         return job
 
-    def running(self, besides: Job | None = None) -> bool:
-        """Whether any job (other than ``besides``) is still working."""
+    def running(self, ahead_too: bool = True) -> bool:
+        """Whether any job is still working (``ahead_too`` False: any but work drawn ahead of a click)."""
         with self.lock:
-            return any(not job.finished.is_set() and job is not besides for job in self.entries.values())
+            return any(not job.finished.is_set() and (ahead_too or not job.ahead) for job in self.entries.values())
 
 
 class Activity:
@@ -153,10 +155,10 @@ class Activity:
 QUIET_S = 5.0
 
 
-def wait_until_quiet(jobs: Jobs, activity: Activity, quiet_s: float = QUIET_S, besides: Job | None = None) -> None:
-    """Return once no job (other than ``besides``, the caller's own) runs and no script run has started for
-    ``quiet_s`` seconds."""
-    while jobs.running(besides) or activity.quiet_for_s() < quiet_s:
+def wait_until_quiet(jobs: Jobs, activity: Activity, quiet_s: float = QUIET_S, ahead: bool = False) -> None:
+    """Return once no job runs and no script run has started for ``quiet_s`` seconds. Work drawn ahead of a click
+    (``ahead``, itself such a job) waits only for the visitors' own jobs: two of them never wait for each other."""
+    while jobs.running(ahead_too=not ahead) or activity.quiet_for_s() < quiet_s:
         time.sleep(POLL_S)
 
 

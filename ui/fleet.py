@@ -202,10 +202,10 @@ if plan is not None:
         jobs, activity = server_jobs(), server_activity()
 
         def draw_charts(job):
-            wait_until_quiet(jobs, activity, AHEAD_QUIET_S, besides=job)
+            wait_until_quiet(jobs, activity, AHEAD_QUIET_S, ahead=True)
             return build_report().chart_images()
 
-        jobs.start((repr(key), "charts"), draw_charts, steps=1, name="quote charts")
+        jobs.start((repr(key), "charts"), draw_charts, steps=1, name="quote charts", ahead=True)
     export_buttons(build_report, "quote", "fleet")
     if plan.recommended is not None:
         launch_section(launched, None, "fleet", title=f"Launch the recommended option ({plan.recommended.label})")

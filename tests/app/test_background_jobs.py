@@ -4,6 +4,7 @@ to every reader, finished jobs forgotten beyond the bound, running ones never.""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -94,19 +95,26 @@ def test_a_job_waits_for_the_script_run_that_started_it():
     assert release.is_set()
 
 
-def test_work_drawn_ahead_waits_for_every_other_job_but_not_for_itself():
-    """A quote's charts, drawn ahead of a PDF click, wait for the other jobs (a visitor's next plan) and a quiet
-    moment, never for their own job."""
-    jobs, activity, release, drawn = Jobs(), Activity(), threading.Event(), threading.Event()
+def test_work_drawn_ahead_waits_for_the_visitors_jobs_and_never_for_other_work_drawn_ahead():
+    """A quote's charts, drawn ahead of a PDF click, wait for a visitor's plan and a quiet moment; two such jobs
+    never wait for each other (each would hold the other back for ever)."""
+    jobs, activity, release = Jobs(), Activity(), threading.Event()
     plan = jobs.start("plan", lambda job: release.wait(30), steps=1)
+    drawn: list[str] = []
 
-    def charts(job):
-        wait_until_quiet(jobs, activity, quiet_s=0.0, besides=job)
-        drawn.set()
-        return "charts"
+    def charts(name):
+        def work(job):
+            wait_until_quiet(jobs, activity, quiet_s=0.0, ahead=True)
+            drawn.append(name)
+            return name
 
-    ahead = jobs.start("charts", charts, steps=1)
-    assert not drawn.wait(0.6)  # the plan still works
+        return work
+
+    first = jobs.start("charts 1", charts("one"), steps=1, ahead=True)
+    second = jobs.start("charts 2", charts("two"), steps=1, ahead=True)
+    time.sleep(0.6)
+    assert drawn == []  # the plan still works
     release.set()
-    assert plan.result() is True and ahead.result() == "charts"
-    assert jobs.running(besides=ahead) is False
+    assert first.finished.wait(30) and second.finished.wait(30), "work drawn ahead waited for itself"
+    assert plan.result() is True and first.result() == "one" and second.result() == "two"
+    assert not jobs.running()
