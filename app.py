@@ -8,7 +8,7 @@ fresh server hands the request back to this file (ui/_frame.py), so every page r
 
 import streamlit as st
 
-from ui._background import browser_session, server_activity
+from ui._background import server_activity
 from ui._common import run_page_guarded
 from ui._frame import run_in_app_frame
 from ui._identity import identity_sidebar, sign_in_gate
@@ -48,8 +48,7 @@ PAGES = [
 # With sign-in configured (the secrets file's [auth]), nobody signed in sees the sign-in screen and nothing else:
 # no page, no sidebar, whatever the link names (ui/_identity.py).
 may_run = sign_in_gate()
-# render time (`make bench-app`); a run in progress that a browser waits on
-with timed("run") as this_run, server_activity().run(counted=browser_session()):
+with timed("run") as this_run, server_activity().run():  # render time (`make bench-app`); a run in progress
     page = st.navigation(PAGES, position="sidebar" if may_run else "hidden")
     this_run.name = page.url_path
     if may_run:

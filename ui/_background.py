@@ -1,11 +1,10 @@
 """Long core work off the script thread: a page asks for a result by key and draws a progress bar until it is in.
 
-A script run that waits for seconds of simulation holds the page (and, on a small server, the visitors behind
-it). Instead a page starts the work once per key in a background thread (``Jobs.start``: a second session, or the
-same session's next rerun, asking for the same key shares the running job), draws a progress bar and ends its run:
-the page stays responsive, and the bar follows the job on its own and reruns the page once the result is in. The
-work is pure core calls (``planner`` never draws), so the thread needs no Streamlit context. Outside a live server
-(AppTest, bare mode) the run waits for the result without a bar.
+A page starts the work once per key in a background thread (``Jobs.start``: a second session, or the same
+session's next rerun, asking for the same key shares the running job) and draws a progress bar that follows the
+job a few times a second until the result is in; a widget change interrupts that wait (the job goes on, and the
+next run asks for its own). The work is pure core calls (``planner`` never draws), so the thread needs no
+Streamlit context. Outside a live server (AppTest, bare mode) the run waits without a bar.
 
 >>> jobs = Jobs()
 >>> job = jobs.start("k", lambda job: 6 * 7, steps=1)
@@ -32,9 +31,6 @@ from ui._timing import timed
 MAX_JOBS = 32
 #: How often the progress bar asks the job whether it is done, seconds.
 POLL_S = 0.25
-#: How often a job about to start looks whether the script run in progress has ended, and how long it waits at most.
-IDLE_POLL_S = 0.01
-GATE_MAX_S = 1.0
 
 
 class Job:
@@ -73,12 +69,10 @@ class Job:
 class Jobs:
     """A bounded, thread-safe table of jobs by key, shared by every session of a server."""
 
-    def __init__(self, maxsize: int = MAX_JOBS, gate: Callable[[], None] | None = None) -> None:
+    def __init__(self, maxsize: int = MAX_JOBS) -> None:
         self.maxsize = maxsize
         self.entries: OrderedDict[Hashable, Job] = OrderedDict()
         self.lock = threading.Lock()
-        #: Called by a job's thread before its work: the server's lets the script run that started the job end first.
-        self.gate = gate
 
     def start(self, key: Hashable, work: Callable[[Job], Any], steps: int, name: str = "", ahead: bool = False) -> Job:
         """The job of ``key``: the one already started, else ``work(job)`` started now in a daemon thread (``name``:
@@ -95,8 +89,6 @@ class Jobs:
 
         def run() -> None:
             try:
-                if self.gate is not None:
-                    self.gate()
                 with timed("job", name):  # `make bench-app`: the work's own seconds
                     job.value = work(job)
             except BaseException as exc:  # raised again to whoever reads the result
@@ -123,11 +115,8 @@ class Activity:
         self.last_end = time.monotonic()
 
     @contextmanager
-    def run(self, counted: bool = True) -> Iterator[None]:
-        """Around one script run (app.py); ``counted`` False for a run no browser waits on (AppTest, bare mode)."""
-        if not counted:
-            yield
-            return
+    def run(self) -> Iterator[None]:
+        """Around one script run (app.py)."""
         with self.lock:
             self.active += 1
         try:
@@ -136,12 +125,6 @@ class Activity:
             with self.lock:
                 self.active -= 1
                 self.last_end = time.monotonic()
-
-    def wait_idle(self, max_s: float) -> None:
-        """Return once no script run is in progress, or after ``max_s`` seconds."""
-        deadline = time.monotonic() + max_s
-        while self.active and time.monotonic() < deadline:
-            time.sleep(IDLE_POLL_S)
 
     def quiet_for_s(self) -> float:
         """Seconds since the last script run ended; 0 while one runs."""
@@ -175,11 +158,8 @@ def server_activity() -> Activity:
 
 @st.cache_resource(show_spinner=False)
 def server_jobs() -> Jobs:
-    """The server's one table of jobs. A job's work waits (at most ``GATE_MAX_S``) for the script run in progress,
-    usually the one that asked for it, to end: that run draws the page's answer (a progress bar) without sharing
-    the interpreter with the work it just started."""
-    activity = server_activity()
-    return Jobs(gate=lambda: activity.wait_idle(GATE_MAX_S))
+    """The server's one table of jobs."""
+    return Jobs()
 
 
 def browser_session() -> bool:
@@ -191,24 +171,17 @@ def browser_session() -> bool:
 
 
 def result_or_progress(job: Job, what: str) -> Any:
-    """``job``'s result once it is in; while it works (in a browser session), None, with a progress bar above the page.
+    """``job``'s result; while it works (in a browser session), a progress bar of its steps above the page.
 
-    The script run does not wait for the job: it draws the bar and ends, so a widget change never waits for work
-    started by an earlier one (that job goes on in the background, shared by its key, and the new run asks for its
-    own). The bar follows the job a few times a second on its own (a fragment) and reruns the page once the result is
-    in. Outside a live server (AppTest, bare mode) the run simply waits for the result.
+    The script run waits on the job, updating the bar a few times a second: each update is a point where a newer
+    widget change interrupts the run (the job goes on in the background, shared by its key, and the next run
+    asks for its own). Outside a live server (AppTest, bare mode) the run simply waits.
     """
     slot = st.empty()  # in every run: the elements below keep their places (an open expander stays open)
     if job.finished.is_set() or not browser_session():
         return job.result()
-    with slot.container():
-        _follow(job, what)
-    return None
-
-
-@st.fragment(run_every=POLL_S)
-def _follow(job: Job, what: str) -> None:
-    """The job's progress bar, redrawn every ``POLL_S`` seconds; the whole page reruns once the job is done."""
-    if job.finished.is_set():
-        st.rerun()  # the page's next run finds the result and draws it
-    st.progress(job.fraction, text=job.label or f"{what}...")
+    bar = slot.progress(job.fraction, text=job.label or f"{what}...")
+    while not job.finished.wait(POLL_S):
+        bar.progress(job.fraction, text=job.label or f"{what}...")
+    slot.empty()
+    return job.result()

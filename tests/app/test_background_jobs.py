@@ -78,23 +78,6 @@ def test_a_job_alone_holds_the_quiet_back():
     assert returned.wait(30)
 
 
-def test_a_job_waits_for_the_script_run_that_started_it():
-    """A server's job starts its work once the script run in progress ends (that run draws the progress bar without
-    sharing the interpreter with the work), or after the gate's limit; a run no browser waits on is not counted."""
-    activity, started, release = Activity(), threading.Event(), threading.Event()
-    jobs = Jobs(gate=lambda: activity.wait_idle(30))
-    with activity.run():
-        job = jobs.start("plan", lambda job: started.set() or "plan", steps=1)
-        assert not started.wait(0.3)  # the run is still drawing
-    assert job.result() == "plan" and started.is_set()
-    with activity.run(counted=False):  # AppTest: the run itself waits for the result
-        assert jobs.start("another", lambda job: 42, steps=1).result() == 42
-    capped = Jobs(gate=lambda: activity.wait_idle(0.2))
-    with activity.run():
-        assert capped.start("capped", lambda job: release.set() or 1, steps=1).result() == 1
-    assert release.is_set()
-
-
 def test_work_drawn_ahead_waits_for_the_visitors_jobs_and_never_for_other_work_drawn_ahead():
     """A quote's charts, drawn ahead of a PDF click, wait for a visitor's plan and a quiet moment; two such jobs
     never wait for each other (each would hold the other back for ever)."""
