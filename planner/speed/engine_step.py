@@ -45,7 +45,7 @@ from planner.speed.drafting import DraftShape
 from planner.speed.pass_memos import MEMO_ENTRIES
 from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.roofline import ModelCost, model_cost
-from planner.speed.step_model import PassTime, StepModel
+from planner.speed.step_model import PassTime, StepModel, unhidden_launches
 
 #: Methods whose draft passes run a speculator head through the EAGLE proposer (vllm/v1/spec_decode/eagle.py).
 HEAD_METHODS: tuple[str, ...] = ("eagle", "eagle3", "mtp")
@@ -160,9 +160,8 @@ class EngineStep:
         """
         mix, launches = self.pass_mix(model, decode_seqs, decode_query_tokens, chunks or NO_CHUNKS, logits_tokens)
         step = model.priced(mix, decode_context_tokens)  # StepModel.forward of that batch
-        if launches is not None:
-            extra = max(0.0, launches - (step.total_s - step.overhead_s))
-            step.overhead_s = step.overhead_s + extra  # a pass priced for this call alone
+        if launches is not None:  # a pass priced for this call alone
+            step.overhead_s = unhidden_launches(step.overhead_s, launches, step.total_s)
         return step
 
     def pass_mix(

@@ -62,6 +62,13 @@ def pass_seconds(gemm_s: float, kv_s: float, new_s: float, allreduce_s: float, s
     return gemm_s + kv_s + new_s + allreduce_s + sampling_s + overhead_s
 
 
+def unhidden_launches(overhead_s: float, launches_s: float, total_s: float) -> float:
+    """A pass's overhead when its kernels are launched one by one (no CUDA graph): the launches run ahead of the
+    GPU, so only the part of ``launches_s`` the pass's own GPU time (``total_s`` less the overhead) does not hide
+    is added."""
+    return overhead_s + max(0.0, launches_s - (total_s - overhead_s))
+
+
 @dataclass(slots=True)
 class PassTime:
     """One forward pass: seconds per operator class, and what it moved and computed per GPU."""
@@ -163,10 +170,6 @@ class StepModel:
         all_layers = tuple(range(arch.num_layers))
         self.attn_per_position = attention_flops_per_position(arch, cost.tp, all_layers, sliding=False)
         self.attn_per_position_sliding = attention_flops_per_position(arch, cost.tp, all_layers, sliding=True)
-        #: No sliding-window layer: every layer reads (and attends over) the whole context.
-        self._full_attention_only = not self.kv_sliding_per_token and (
-            self.attn_per_position_sliding == 0.0 or not self.window
-        )
         self.matmul_flops_per_token = 2 * cost.matmul_params_per_gpu
         self.head_flops_per_logit = 2 * cost.lm_head_params_per_gpu
         self.hidden_bytes_per_token = arch.hidden_size * cost.activation_bytes
@@ -312,8 +315,9 @@ class StepModel:
          prefix_read, new_flops, _, _, new_s, overhead) = fixed  # fmt: skip
         kv_read, kv_flops, _, _, kv_s = self.decode_terms(seqs, query_tokens, decode_context_tokens)
         if launches_s is not None:
-            busy_s = pass_seconds(gemm_s, kv_s, new_s, comm, sampling, overhead) - overhead
-            overhead = overhead + max(0.0, launches_s - busy_s)
+            overhead = unhidden_launches(
+                overhead, launches_s, pass_seconds(gemm_s, kv_s, new_s, comm, sampling, overhead)
+            )
         return (
             pass_seconds(gemm_s, kv_s, new_s, comm, sampling, overhead),
             gemm_flops + kv_flops + new_flops,
@@ -404,12 +408,8 @@ class StepModel:
             return 0.0, 0.0, 0.0, 0.0, 0.0
         q = query_tokens
         kv_positions = context_sum * q + seqs * q * (q + 1) / 2
-        if self._full_attention_only:  # what _kv_bytes and _attn_flops give without sliding layers, inline
-            kv_read = self.kv_full_per_token * context_sum
-            kv_flops = self.attn_per_position * kv_positions
-        else:
-            kv_read = self._kv_bytes(seqs, context_sum)
-            kv_flops = self._attn_flops(kv_positions, seqs, context_sum)
+        kv_read = self._kv_bytes(seqs, context_sum)
+        kv_flops = self._attn_flops(kv_positions, seqs, context_sum)
         kv_mem = kv_read / self.bw
         kv_cmp = kv_flops / self.attn_peak
         kv_s = max(kv_mem, kv_cmp)
