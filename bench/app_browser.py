@@ -7,8 +7,7 @@ own link. Two clocks per action:
 
 - server: the seconds app.py's script runs took (``PLANNER_RENDER_LOG``, ui/_timing.py), the longest of the
   runs the action caused (each holds the page while it runs; long work such as Fleet's plan is computed in the
-  background while each run draws a progress bar and ends, the page rerunning itself until a run draws the
-  result, ui/_background.py);
+  background while the run draws a progress bar and waits for it, ui/_background.py);
 - browser: from the request (navigation, key press, click) until the page is settled: the run is logged,
   Streamlit's "running" indicator is gone and the page's heading is on screen (for Fleet: the plan is drawn,
   its "Export the quote" heading is on screen).

@@ -1,13 +1,10 @@
 """Long core work off the script thread: a page asks for a result by key and draws a progress bar until it is in.
 
 A page starts the work once per key in a background thread (``Jobs.start``: a second session, or the same
-session's next rerun, asking for the same key shares the running job). While the work runs, the page's script
-run draws a progress bar and ends at once: a hidden timer in the browser (``streamlit-autorefresh``, a component
-by a Streamlit engineer) reruns the page every ``FOLLOW_MS`` as a widget change would, carrying every widget's
-value, until a run finds the result and draws it. A widget change never waits for work an earlier one started
-(that job goes on in the background, shared by its key, and the new run asks for its own). The work is pure core
-calls (``planner`` never draws), so the thread needs no Streamlit context. Outside a live server (AppTest, bare
-mode) the run waits for the result; without the timer's package a browser's run waits too, under the bar.
+session's next rerun, asking for the same key shares the running job) and draws a progress bar that follows the
+job a few times a second until the result is in; a widget change interrupts that wait (the job goes on, and the
+next run asks for its own). The work is pure core calls (``planner`` never draws), so the thread needs no
+Streamlit context. Outside a live server (AppTest, bare mode) the run waits without a bar.
 
 >>> jobs = Jobs()
 >>> job = jobs.start("k", lambda job: 6 * 7, steps=1)
@@ -30,17 +27,10 @@ import streamlit as st
 
 from ui._timing import timed
 
-try:  # optional: without it a page waits for its work under the progress bar
-    from streamlit_autorefresh import st_autorefresh
-except ImportError:  # pragma: no cover (installed by requirements.txt)
-    st_autorefresh = None
-
 #: Finished jobs kept (their results are what a rerun draws); running ones are never dropped.
 MAX_JOBS = 32
 #: How often the progress bar asks the job whether it is done, seconds.
 POLL_S = 0.25
-#: How often a page whose work runs reruns to follow it, milliseconds (each such run draws the inputs and the bar).
-FOLLOW_MS = 500
 
 
 class Job:
@@ -181,21 +171,15 @@ def browser_session() -> bool:
 
 
 def result_or_progress(job: Job, what: str) -> Any:
-    """``job``'s result once it is in; while it works (in a browser session), None, with a progress bar of its steps.
+    """``job``'s result; while it works (in a browser session), a progress bar of its steps above the page.
 
-    The run draws the bar and the page's timer and returns: the timer reruns the page every ``FOLLOW_MS`` until a
-    run finds the result. Without the timer's package the run waits on the job, updating the bar a few times a
-    second (each update a point where a newer widget change interrupts it). Outside a live server (AppTest, bare
-    mode) the run simply waits.
+    The script run waits on the job, updating the bar a few times a second: each update is a point where a newer
+    widget change interrupts the run (the job goes on in the background, shared by its key, and the next run
+    asks for its own). Outside a live server (AppTest, bare mode) the run simply waits.
     """
     slot = st.empty()  # in every run: the elements below keep their places (an open expander stays open)
     if job.finished.is_set() or not browser_session():
         return job.result()
-    if st_autorefresh is not None:
-        with slot.container():
-            st.progress(job.fraction, text=job.label or f"{what}...")
-            st_autorefresh(interval=FOLLOW_MS, key=f"follow {what}")
-        return None
     bar = slot.progress(job.fraction, text=job.label or f"{what}...")
     while not job.finished.wait(POLL_S):
         bar.progress(job.fraction, text=job.label or f"{what}...")
