@@ -6,7 +6,8 @@ output tokens/s over the rows marked fitted in bench/serving_rows.py (``FIT_ROWS
 offline throughput table and vLLM's unlimited-rate ShareGPT runs, each simulated offline):
 
 * ``vendors.nvidia.gemm_half_tokens``: how fast GEMM efficiency rises with the tokens in a pass;
-* ``engines.vllm.seq_overhead_s`` (inherited by every engine): host time per sequence and pass;
+* ``engines.vllm.seq_overhead_s`` (inherited by every engine but TensorRT-LLM, whose own value ``--measured``
+  fits): host time per sequence and pass, fitted here over all ten rows as one value;
 
 then, with those fixed, ``engines.vllm-v0.spec_seq_overhead_s``: vLLM V0's per-sequence cost of a speculative
 step (its Python proposer and scorer bookkeeping) on the vLLM spec-decode blog's draft-model rows
