@@ -30,7 +30,7 @@ import statistics
 import sys
 
 from bench.serving_rows import ServingCase, load_cases
-from planner.speed.profiles import speed_profile
+from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.simulate import simulate, simulate_one
 
 #: Capped at 64 tokens (a tensor-core tile): a larger value would make a one-token GEMM compute-bound, against
@@ -40,11 +40,15 @@ SEQ_OVERHEAD_GRID_S = (0.0, 5e-6, 1e-5, 2e-5, 4e-5)
 SPEC_SEQ_GRID_S = (0.0, 5e-5, 1e-4, 2e-4, 3e-4, 4e-4, 6e-4)
 
 
-def _predict(case: ServingCase, half: float, seq_s: float) -> float:
+def _row_profile(case: ServingCase, **values: float) -> SpeedProfile:
+    """The speed profile of the release the row ran, with ``values`` tried in place of its own."""
     dep = case.deployment
-    base = case.profile or speed_profile(dep.engine, dep.gpu.vendor)  # the release the row ran
-    profile = base.with_values(gemm_half_tokens=half, seq_overhead_s=seq_s)
-    return simulate_one(dep, case.workload, profile=profile).output_tokens_per_s
+    return (case.profile or speed_profile(dep.engine, dep.gpu.vendor)).with_values(**values)
+
+
+def _predict(case: ServingCase, half: float, seq_s: float) -> float:
+    profile = _row_profile(case, gemm_half_tokens=half, seq_overhead_s=seq_s)
+    return simulate_one(case.deployment, case.workload, profile=profile).output_tokens_per_s
 
 
 MEASURED_LAYER_GRID_S = (0.0, 4e-6, 8e-6, 1.2e-5, 1.6e-5, 2.4e-5)
@@ -54,12 +58,10 @@ TRTLLM_SEQ_GRID_S = (0.0, 2.5e-6, 5e-6, 7.5e-6, 1e-5)
 
 
 def _predict_measured(case: ServingCase, layer_s: float, trtllm_seq_s: float) -> float:
-    dep = case.deployment
     values = {"measured_layer_overhead_s": layer_s}
-    if dep.engine == "trtllm":
+    if case.deployment.engine == "trtllm":
         values["seq_overhead_s"] = trtllm_seq_s
-    profile = (case.profile or speed_profile(dep.engine, dep.gpu.vendor)).with_values(**values)
-    return simulate_one(dep, case.workload, profile=profile).output_tokens_per_s
+    return simulate_one(case.deployment, case.workload, profile=_row_profile(case, **values)).output_tokens_per_s
 
 
 def fit_measured() -> int:
@@ -135,9 +137,8 @@ def main() -> int:
 
 
 def _speedup(case: ServingCase, spec_s: float) -> float:
-    dep = case.deployment
-    profile = (case.profile or speed_profile(dep.engine, dep.gpu.vendor)).with_values(spec_seq_overhead_s=spec_s)
-    return simulate(dep, case.workload, alpha=case.alpha, k=case.k, profile=profile).speedup
+    profile = _row_profile(case, spec_seq_overhead_s=spec_s)
+    return simulate(case.deployment, case.workload, alpha=case.alpha, k=case.k, profile=profile).speedup
 
 
 if __name__ == "__main__":
