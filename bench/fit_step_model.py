@@ -3,7 +3,9 @@
 ``python -m bench.fit_step_model`` (it measures and prints; copy the values into data/speed_profiles.json
 with the rows it names). Two values, one grid search, minimising the mean |log(predicted / measured)| of
 output tokens/s over the rows marked fitted in bench/serving_rows.py (``FIT_ROWS``: TensorRT-LLM's
-offline throughput table and vLLM's unlimited-rate ShareGPT runs, each simulated offline):
+offline throughput table and vLLM's unlimited-rate ShareGPT runs, each simulated offline and priced on the roofline
+as where aiconfigurator-core is not installed: these are the roofline's values, for GPUs and engines its tables do
+not cover):
 
 * ``vendors.nvidia.gemm_half_tokens``: how fast GEMM efficiency rises with the tokens in a pass;
 * ``engines.vllm.seq_overhead_s`` (inherited by every engine but TensorRT-LLM, whose own value ``--measured``
@@ -30,6 +32,7 @@ import statistics
 import sys
 
 from bench.serving_rows import ServingCase, load_cases
+from planner.speed.kernels.aiconfigurator_tables import roofline_only
 from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.simulate import simulate, simulate_one
 
@@ -97,6 +100,13 @@ def main() -> int:
     if "--measured" in sys.argv[1:]:
         return fit_measured()
     cases, _ = load_cases()
+    with roofline_only():  # the values fitted here are the roofline's: its rows are priced as without measured kernels
+        fit_roofline(cases)
+    fit_spec_seq(cases)
+    return 0
+
+
+def fit_roofline(cases: list[ServingCase]) -> None:
     rows = [c for c in cases if c.fitted and c.kind == "output_tok_s"]
     print(f"Fitting gemm_half_tokens and seq_overhead_s on {len(rows)} rows:")
     for case in rows:
@@ -117,6 +127,10 @@ def main() -> int:
         print(
             f"  {case.row:<38} {case.measured:>9,.0f} {predicted:>9,.0f} {100 * (predicted / case.measured - 1):+6.1f}%"
         )
+
+
+def fit_spec_seq(cases: list[ServingCase]) -> None:
+    """vLLM V0's per-sequence speculative cost, on its rows priced as ``make bench-serving`` prices them."""
     spec_rows = [c for c in cases if c.fitted and c.kind == "speedup"]
     print(f"\nFitting vllm-v0 spec_seq_overhead_s on {len(spec_rows)} speedup rows:")
     best_spec = None
@@ -133,7 +147,6 @@ def main() -> int:
         print(
             f"  {case.row:<38} {case.measured:>6.2f} {predicted:>6.2f} {100 * (predicted / case.measured - 1):+6.1f}%"
         )
-    return 0
 
 
 def _speedup(case: ServingCase, spec_s: float) -> float:

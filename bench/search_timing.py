@@ -5,8 +5,11 @@ Explore page's display path at 100,000 points (prints, never asserts).
    no speculation, every compatible draft, heads and n-gram; K 1-8; six batch caps; vLLM) as a fresh process
    (``python -m planner search … --json``): wall and CPU time (the CPU time is what the machine's other work does
    not change), each stage's seconds, points, points that fit, points simulated.
+   Then the same with a p99 TTFT objective of 1 s, where sizing the recommendation for the traffic matters.
 2. A medium space (Llama-3.1-70B on one node type, K 1/3/5, two precisions, three batch caps): the search's two
-   frontiers and its recommendation against those of simulating every point that fits.
+   frontiers against those of simulating every point that fits; its recommendation, sized for the traffic, against
+   sizing every candidate (with and without a TTFT objective), and the most a candidate's saturated capacity
+   exceeded its closed-loop rate.
 3. Display: 100,000 points (copies of the medium space's screened points, spread so none coincide) drawn by
    ``planner.reports.search_view.frontier_charts``: seconds to build both charts, markers sent to the browser
    (the cloud is thinned to ``MAX_CLOUD_POINTS``; the frontier is drawn whole).
@@ -27,7 +30,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, search
-from planner.decisions.search.frontier import cheapest, frontier_points
+from planner.decisions.search.frontier import cheapest_key, frontier_points
+from planner.decisions.search.traffic_sizing import CAPACITY_OVER_CLOSED_LOOP, least_cost, size_point
 from planner.reports.search_view import MAX_CLOUD_POINTS, frontier_charts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,10 +43,10 @@ def _children_cpu_s() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def default_search() -> None:
+def default_search(extra: str = "") -> None:
     start, cpu = time.perf_counter(), _children_cpu_s()
     proc = subprocess.run(
-        [sys.executable, "-m", "planner", *DEFAULT.split(), "--json"],
+        [sys.executable, "-m", "planner", *DEFAULT.split(), *extra.split(), "--json"],
         check=False,
         capture_output=True,
         text=True,
@@ -54,15 +58,16 @@ def default_search() -> None:
         return
     out = json.loads(proc.stdout)
     print(
-        f"default search, cold process: {wall:.1f} s wall, {cpu:.1f} s CPU ({out['seconds']:.1f} s in the search: "
+        f"default search{' ' + extra if extra else ''}, cold process: {wall:.1f} s wall, {cpu:.1f} s CPU "
+        f"({out['seconds']:.1f} s in the search: "
         + ", ".join(f"{stage} {s:.1f} s" for stage, s in out["stage_seconds"].items())
         + "); "
         f"{len(out['points']):,} points, {out['fitting_points']:,} fit and start, {out['simulated_points']:,} "
-        f"simulated; frontier {len(out['frontier'])} points; {out['recommendation']}"
+        f"simulated; frontier {len(out['frontier'])} points; {out['recommendation']}; {out['notes'][-1]}"
     )
 
 
-def medium_space():
+def medium_space(ttft_slo_s: float | None = None):
     space = SearchSpace.build(
         target="Llama-3.1-70B",
         nodes=("8x-h100-sxm-80gb",),
@@ -71,7 +76,31 @@ def medium_space():
         batch_caps=(8, 32, 128),
     )
     workload = SearchWorkload(requests_per_s=20, prompt_tokens=1024, output_tokens=256)
-    return search(space, workload, Objectives(tpot_slo_s=0.04))
+    return search(space, workload, Objectives(tpot_slo_s=0.04, ttft_slo_s=ttft_slo_s))
+
+
+def sizing_check(result) -> None:
+    """Every candidate of the recommendation sized for the traffic: the answer against the search's, and the most a
+    saturated replica's capacity exceeded its closed-loop rate (the bound the search's order relies on)."""
+    ev = result.evaluator
+    candidates = sorted(
+        (p for p in result.points if p.stage == "simulated" and p.meets_objectives),
+        key=lambda p: (least_cost(ev, p, CAPACITY_OVER_CLOSED_LOOP), cheapest_key(p)),
+    )
+    start = time.perf_counter()
+    fleets = [(p, size_point(ev, p)) for p in candidates]
+    all_s = time.perf_counter() - start
+    meeting = [(p, f) for p, f in fleets if f.meets_slo]
+    best = min(meeting, key=lambda pf: pf[1].usd_per_hour if pf[1].usd_per_hour is not None else pf[1].gpus)
+    ratio = max(f.capacity_requests_per_s / p.replica_requests_per_s for p, f in fleets)
+    objectives = result.objectives.describe()
+    print(
+        f"sizing for the traffic ({objectives}): the search sized {result.sizing.sized} of {len(candidates)} "
+        f"candidates in {result.stage_seconds['size']:.1f} s; sizing all took {all_s:.1f} s; recommendation equal: "
+        f"{best[0].index == result.recommended.index and best[1] == result.recommended_fleet}; "
+        f"{result.recommended_fleet.gpus} GPUs sized against {result.recommended.gpus} at the batch cap; capacity over "
+        f"closed-loop rate at most {ratio:.2f} (bound {CAPACITY_OVER_CLOSED_LOOP})"
+    )
 
 
 def brute_force(result) -> None:
@@ -86,12 +115,9 @@ def brute_force(result) -> None:
         plane: {p.index for p in frontier_points(feasible, plane)} == {p.index for p in result.frontiers[plane]}
         for plane in ("throughput", "cost")
     }
-    rec = cheapest(feasible)
-    rec_same = rec is not None and result.recommended is not None and rec.index == result.recommended.index
     print(
         f"medium space: {len(result.points)} points, {len(fitting)} fit; search {result.seconds:.1f} s simulating "
-        f"{result.simulated}; simulating all {len(fitting)} took {brute_s:.1f} s more; frontier equal: {same}; "
-        f"recommendation equal: {rec_same}"
+        f"{result.simulated}; simulating all {len(fitting)} took {brute_s:.1f} s more; frontier equal: {same}"
     )
 
 
@@ -150,9 +176,12 @@ def page_rerun() -> None:
 
 def main() -> None:
     default_search()
+    default_search("--ttft-slo-ms 1000")
     result = medium_space()
     display(result)
     brute_force(result)
+    sizing_check(result)
+    sizing_check(medium_space(ttft_slo_s=1.0))
     page_rerun()
 
 

@@ -174,6 +174,8 @@ if explored is not None:
         (st.success if message[0] == "success" else st.error)(message[1])
         st.page_link("ui/sizing.py", label="Open it on Sizing", icon="📐")
     (st.success if result.recommended else st.warning)(result.headline)
+    if result.sizing is not None and result.sizing.note:
+        st.caption(result.sizing.note[0].upper() + result.sizing.note[1:] + ".")
     st.caption(
         f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, {result.simulated:,} "
         f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."

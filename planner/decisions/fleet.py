@@ -186,15 +186,21 @@ class FleetQuote(BaseModel):
 class _Search:
     """Simulate one replica at ``rate / n`` for candidate replica counts ``n`` (memoised)."""
 
-    def __init__(self, dep: Deployment, traffic: Traffic, alpha: float | None, k: int | None) -> None:
+    def __init__(
+        self, dep: Deployment, traffic: Traffic, alpha: float | None, k: int | None, dataset: str = "fixed"
+    ) -> None:
         self.dep, self.traffic, self.alpha, self.k = dep, traffic, alpha, k
+        self.dataset = dataset
         self.runs: dict[int, ServingMetrics] = {}
 
     def workload(self, **arrivals) -> ServingWorkload:
         t = self.traffic
-        return ServingWorkload.build(
-            prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens, num_prompts=QUOTE_REQUESTS, **arrivals
+        lengths = (
+            {"prompt_tokens": t.prompt_tokens, "output_tokens": t.output_tokens}
+            if self.dataset == "fixed"
+            else {"dataset": self.dataset}
         )
+        return ServingWorkload.build(num_prompts=QUOTE_REQUESTS, **lengths, **arrivals)
 
     def capacity(self) -> ServingMetrics:
         return replica_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
@@ -260,17 +266,34 @@ class CannotBeat(Exception):  # noqa: N818 (a signal, never shown to a user)
     """The option (or layout) needs at least the nodes of a cheaper layout already quoted: it cannot be chosen."""
 
 
-def _option(
-    dep: Deployment, traffic: Traffic, price: float | None, k: int | None, beat_nodes: int | None = None
+def size_option(
+    dep: Deployment,
+    traffic: Traffic,
+    price: float | None,
+    k: int | None,
+    beat_nodes: int | None = None,
+    *,
+    dataset: str = "fixed",
 ) -> FleetOption:
-    """The fewest replicas of ``dep`` that meet ``traffic``'s objectives, and their figures.
+    """The fewest replicas of ``dep`` that meet ``traffic``'s objectives, and their figures: how a quote sizes each
+    option, and how the design-space search sizes its recommendation (the same configuration gets the same fleet in
+    both). ``k`` None serves ``dep`` without speculation; else at draft length ``k`` with ``traffic.alpha``.
+    ``dataset``: request lengths drawn from a dataset (``sharegpt``) instead of ``traffic``'s fixed lengths (whose
+    means then price the tokens).
 
     With ``beat_nodes`` the search stops (``CannotBeat``) once the option provably needs ``beat_nodes`` nodes or
-    more, or misses: the replicas it settles on are never below ``low`` nor below one more than a count that missed
-    (the doubling and the bisection only move up from a miss), so its cost can no longer be below that bound.
+    more, or misses: at once when the objectives are missed at the largest fleet below that bound (one run), else as
+    it goes, for the replicas it settles on are never below ``low`` nor below one more than a count that missed (the
+    doubling and the bisection only move up from a miss), so its cost can no longer be below that bound.
     """
     speculate = k is not None
-    search = _Search(dep, traffic, traffic.alpha if speculate else None, k)
+    search = _Search(dep, traffic, traffic.alpha if speculate else None, k, dataset)
+    if beat_nodes is not None and (traffic.ttft_slo_s is not None or traffic.tpot_slo_s is not None):
+        # the largest fleet that could still beat the bound: missing there, it misses with fewer replicas too (as the
+        # bisection below assumes), so one run rules the option out before its capacity runs
+        most = (beat_nodes - 1) * dep.replicas_per_node
+        if most < 1 or search.misses(search.at(most)):
+            raise CannotBeat
     capacity = search.capacity()
     low = max(1, ceil(traffic.requests_per_s / capacity.steady_requests_per_s))
 
@@ -393,7 +416,7 @@ def fleet_quote(dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = N
         else "no price in the catalog: enter one"
     )
     try:
-        without = _option(alone, traffic, price, None, None if dep.is_speculative else beat_nodes)
+        without = size_option(alone, traffic, price, None, None if dep.is_speculative else beat_nodes)
     except PlannerError as exc:
         raise PlannerError(f"the target does not fit {dep.node_id or dep.gpu.id}: {exc}", field="node") from exc
     with_spec, savings, notes, chosen = None, None, [], False
@@ -408,7 +431,7 @@ def fleet_quote(dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = N
         try:
             k = _best_k(sized, traffic, without.batch_size)
             plain_can_win = beat_nodes is None or (without.meets_slo and without.nodes < beat_nodes)
-            with_spec = _option(sized, traffic, price, k, None if plain_can_win else beat_nodes)
+            with_spec = size_option(sized, traffic, price, k, None if plain_can_win else beat_nodes)
         except PlannerError as exc:
             if not (beat_nodes is None or (without.meets_slo and without.nodes < beat_nodes)):
                 raise CannotBeat from None  # the option without the draft is then the chosen one, and cannot win

@@ -21,6 +21,8 @@ def test_the_page_draws_two_frontier_charts_a_table_and_names_the_cheapest():
     table = next(d.value for d in at.dataframe if "configuration" in d.value.columns)
     assert {"output tok/s per GPU", "output tok/s per user", "$ per million output tokens"} <= set(table.columns)
     assert len(table) >= 1 and table["frontier"].str.len().gt(0).all()
+    # the Fleet workload is a request rate: the recommendation is sized for it as a quote is, and says how
+    assert any(c.value.startswith("The recommendation is sized for ") for c in at.caption)
 
 
 def test_making_a_frontier_point_the_scenario_changes_the_sidebar_and_the_link():

@@ -140,11 +140,12 @@ def frontier_steps(cost_frontier: Sequence[SearchPoint], percentile: float) -> l
     return steps
 
 
+def cheapest_key(p: SearchPoint) -> tuple:
+    """Cost per million tokens, then GPUs, then TPOT (unpriced points after priced ones), then the index."""
+    cost = p.usd_per_million_output_tokens
+    return (cost is None, cost or 0.0, p.gpus or 0, p.tpot_s or 0.0, p.index)
+
+
 def cheapest(points: Sequence[SearchPoint]) -> SearchPoint | None:
-    """The cheapest point (cost per million tokens, then GPUs, then TPOT); unpriced points after priced ones."""
-
-    def key(p: SearchPoint) -> tuple:
-        cost = p.usd_per_million_output_tokens
-        return (cost is None, cost or 0.0, p.gpus or 0, p.tpot_s or 0.0, p.index)
-
-    return min(points, key=key, default=None)
+    """The cheapest point at its figures (:func:`cheapest_key`)."""
+    return min(points, key=cheapest_key, default=None)

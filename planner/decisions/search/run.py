@@ -33,6 +33,7 @@ from math import log2
 
 import numpy as np
 
+from planner.decisions.fleet import FleetOption
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import (
     Dominance,
@@ -46,6 +47,7 @@ from planner.decisions.search.frontier import (
 )
 from planner.decisions.search.points import SearchPoint
 from planner.decisions.search.space import MAX_POINTS, Objectives, SearchSpace, SearchWorkload
+from planner.decisions.search.traffic_sizing import TrafficSizing, sized_recommendation
 from planner.errors import InputError
 
 PLANES = ("throughput", "cost")
@@ -67,8 +69,16 @@ class SearchResult:
     simulated: int
     evaluator: Evaluator = field(repr=False)
     notes: list[str] = field(default_factory=list)
-    #: Seconds spent enumerating and planning, screening, and simulating.
+    #: Seconds spent enumerating and planning, screening, simulating, and sizing the recommendation for the traffic.
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    #: At a request rate: the recommendation's fleet sized as a quote sizes it (Poisson arrivals, the fewest replicas
+    #: that meet the objectives; :mod:`planner.decisions.search.traffic_sizing`), and the candidates sized.
+    sizing: TrafficSizing | None = None
+
+    @property
+    def recommended_fleet(self) -> FleetOption | None:
+        """The recommendation's fleet sized for the traffic (None at a concurrency, or when nothing qualifies)."""
+        return self.sizing.fleet if self.sizing is not None else None
 
     @property
     def fitting_points(self) -> int:
@@ -85,15 +95,15 @@ class SearchResult:
         best = self.recommended
         if best is None:
             return f"No configuration meets every objective ({self.objectives.describe()})"
-        cost = (
-            f"${best.usd_per_million_output_tokens:,.3f} per million output tokens"
-            if best.usd_per_million_output_tokens is not None
-            else "no catalog price"
+        fleet = self.recommended_fleet
+        nodes, gpus, per_million = (
+            (fleet.nodes, fleet.gpus, fleet.usd_per_million_output_tokens)
+            if fleet is not None
+            else (best.nodes, best.gpus, best.usd_per_million_output_tokens)
         )
-        return (
-            f"Cheapest configuration that meets every objective: {best.nodes} × {best.label}: "
-            f"{best.gpus:,} GPUs, {cost}"
-        )
+        cost = f"${per_million:,.3f} per million output tokens" if per_million is not None else "no catalog price"
+        load = f" at {self.workload.requests_per_s:g} req/s" if fleet is not None else ""
+        return f"Cheapest configuration that meets every objective{load}: {nodes} × {best.label}: {gpus:,} GPUs, {cost}"
 
     def as_json(self, *, all_points: bool = True) -> dict:
         """The CLI's ``--json``: points, fitting points, seconds, the frontier, the recommended point."""
@@ -107,11 +117,19 @@ class SearchResult:
             "seconds": round(self.seconds, 3),
             "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
             "frontier": [p.as_dict() for p in self.frontier],
-            "recommended": None if self.recommended is None else self.recommended.as_dict(),
+            "recommended": None if self.recommended is None else self._recommended_dict(),
             "recommendation": self.headline,
             "frontier_steps": [s.model_dump() for s in self.steps],
             "notes": self.notes,
         }
+
+    def _recommended_dict(self) -> dict:
+        """The recommended point, with its fleet sized for the traffic at a request rate."""
+        out = self.recommended.as_dict()
+        fleet = self.recommended_fleet
+        if fleet is not None:
+            out["sized_for_traffic"] = fleet.model_dump(mode="json")
+        return out
 
 
 def _plan_all(ev: Evaluator, points: list[SearchPoint]) -> None:
@@ -234,13 +252,18 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
     for plane in PLANES:
         for p in frontiers[plane]:
             p.frontiers.append(plane)
-    recommended = cheapest(feasible)
+    sizing = sized_recommendation(ev, feasible) if workload.requests_per_s is not None else None
+    recommended = sizing.point if sizing is not None else cheapest(feasible)
+    sized_at = time.perf_counter()
     notes = [
         "figures per replica with its batch cap of requests in flight (closed loop); replicas enough for the "
         "workload at that throughput; cost per million output tokens at the catalog's median on-demand price",
         "points that fit were screened with the step model; those that could reach a frontier were simulated "
         f"({sum(p.stage == 'simulated' for p in points):,} of {len(fitting):,})",
     ]
+    if sizing is not None:
+        sizing.note = _sizing_note(sizing, cheapest(feasible), workload)
+        notes.append(sizing.note)
     return SearchResult(
         space=space,
         workload=workload,
@@ -257,8 +280,36 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
             "plan": planned - started,
             "screen": screened_at - planned,
             "simulate": simulated_at - screened_at,
+            "size": sized_at - simulated_at,
         },
+        sizing=sizing,
     )
+
+
+def _sizing_note(sizing: TrafficSizing, full_load: SearchPoint | None, workload: SearchWorkload) -> str:
+    """How the recommendation was sized for the traffic, and what that changed."""
+    note = (
+        f"the recommendation is sized for {workload.requests_per_s:g} req/s as a fleet quote is: each replica offered "
+        "its share as Poisson arrivals, the fewest replicas whose percentiles meet the objectives "
+        f"({sizing.sized:,} candidate{'' if sizing.sized == 1 else 's'} sized)"
+    )
+    fleet, best = sizing.fleet, sizing.point
+    if fleet is None:
+        return note + "; none meets the objectives at any fleet size"
+    if best is not None and fleet.gpus != best.gpus:
+        note += (
+            f"; at its batch cap it would carry the rate on {best.gpus:,} GPUs, but with requests arriving at random "
+            f"it needs {fleet.gpus:,} ({fleet.limited_by})"
+        )
+    if full_load is not None and best is not None and full_load.index != best.index:
+        at_full_load = full_load.usd_per_hour if fleet.usd_per_hour is not None else full_load.gpus
+        sized = fleet.usd_per_hour if fleet.usd_per_hour is not None else fleet.gpus
+        if at_full_load is not None and sized is not None and at_full_load < sized:
+            note += (
+                f"; {full_load.label} would cost less at its batch cap ({full_load.gpus:,} GPUs) but is no cheaper "
+                "once sized for the traffic"
+            )
+    return note
 
 
 def _most_promising(todo: list[SearchPoint], screened: dict[int, tuple]) -> list[SearchPoint]:

@@ -37,7 +37,9 @@ import hashlib
 import importlib.util
 import json
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import TypeVar
@@ -45,7 +47,7 @@ from typing import TypeVar
 import numpy as np
 
 from planner.errors import CatalogError
-from planner.facts import data_cache, read_data_file
+from planner.facts import clear_caches, data_cache, read_data_file
 from planner.speed.kernels import grid as grid_module
 from planner.speed.kernels.grid import Grid
 
@@ -72,6 +74,29 @@ def systems_dir() -> Path | None:
         return None
     root = Path(next(iter(spec.submodule_search_locations))) / "systems" / "data"
     return root if root.is_dir() else None
+
+
+@contextmanager
+def roofline_only() -> Iterator[None]:
+    """Within it every step is priced on the roofline, as where aiconfigurator-core is not installed: the roofline's
+    own fit (``python -m bench.fit_step_model``) prices its rows so. The data caches are cleared on entry and exit.
+
+    >>> with roofline_only():
+    ...     systems_dir() is None
+    True
+    """
+    missing = object()
+    saved = sys.modules.get(PACKAGE, missing)
+    sys.modules[PACKAGE] = None  # type: ignore[assignment]  # find_spec now answers None
+    clear_caches()
+    try:
+        yield
+    finally:
+        if saved is missing:
+            del sys.modules[PACKAGE]
+        else:
+            sys.modules[PACKAGE] = saved  # type: ignore[assignment]
+        clear_caches()
 
 
 def package_version() -> str:

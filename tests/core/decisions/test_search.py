@@ -9,8 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from planner.decisions.fleet import fleet_quote
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, pareto, search
-from planner.decisions.search.frontier import Dominance, cheapest, frontier_points
+from planner.decisions.search.frontier import Dominance, cheapest, cheapest_key, frontier_points
+from planner.decisions.search.traffic_sizing import CAPACITY_OVER_CLOSED_LOOP, least_cost, size_point, traffic_of
 from planner.errors import InputError, PlannerError
 from planner.input_types import INPUT_BOUNDS
 from planner.speed import simulate
@@ -69,7 +71,8 @@ def _assert_frontier_of_simulating_every_point(result) -> None:
     for plane in ("throughput", "cost"):
         brute = {p.index for p in frontier_points(feasible, plane)}
         assert {p.index for p in result.frontiers[plane]} == brute, plane
-    assert result.recommended.index == cheapest(feasible).index
+    if result.recommended_fleet is None:  # at a concurrency: the cheapest at its batch cap
+        assert result.recommended.index == cheapest(feasible).index
 
 
 def test_frontier_figures_equal_simulate_of_that_configuration(result):
@@ -226,3 +229,78 @@ def test_the_search_tries_each_asked_speculator_once(methods):
     assert {s.method for s in found} == set(methods)
     labels = [s.label for s in found]
     assert len(labels) == len(set(labels))
+
+
+# At a request rate with a tight TTFT objective, replicas loaded to their batch cap queue requests that arrive at
+# random: sized for the traffic, the fleet grows, and another configuration can become the cheapest. About 20
+# candidates meet the objectives at their batch cap in this space.
+SIZING = {**SMALL, "nodes": (*SMALL["nodes"], "1x-l40s-48gb"), "ks": (1, 2, 3, 4), "dtypes": ("bf16", "fp8"),
+          "batch_caps": (4, 8, 16, 64)}  # fmt: skip
+TIGHT_TTFT = [(20.0, 0.3), (40.0, 0.2), (10.0, 0.25)]
+
+
+@pytest.mark.parametrize(("rate", "ttft_s"), TIGHT_TTFT)
+def test_the_recommendation_is_the_cheapest_of_sizing_every_candidate_for_the_traffic(rate, ttft_s):
+    workload = SearchWorkload(requests_per_s=rate, prompt_tokens=512, output_tokens=128)
+    found = search(SearchSpace.build(**SIZING), workload, Objectives(tpot_slo_s=0.03, ttft_slo_s=ttft_s))
+    ev = found.evaluator
+    candidates = sorted(
+        (p for p in found.points if p.stage == "simulated" and p.meets_objectives),
+        key=lambda p: (least_cost(ev, p, CAPACITY_OVER_CLOSED_LOOP), cheapest_key(p)),
+    )
+    fleets = [(p, size_point(ev, p)) for p in candidates]
+    meeting = [(p, f) for p, f in fleets if f.meets_slo]
+    best_point, best_fleet = min(meeting, key=lambda pf: pf[1].usd_per_hour)  # the first of equal costs
+    assert found.recommended.index == best_point.index
+    assert found.recommended_fleet == best_fleet
+    assert found.sizing.sized < len(candidates)  # the bounds spared some sizing
+    # every candidate's saturated capacity stays within the bound the order relies on
+    assert all(f.capacity_requests_per_s <= CAPACITY_OVER_CLOSED_LOOP * p.replica_requests_per_s for p, f in fleets)
+
+
+def test_sizing_for_the_traffic_can_change_the_answer_and_says_so():
+    workload = SearchWorkload(requests_per_s=40.0, prompt_tokens=512, output_tokens=128)
+    found = search(SearchSpace.build(**SMALL), workload, Objectives(tpot_slo_s=0.03, ttft_slo_s=0.2))
+    fleet = found.recommended_fleet
+    # at its batch cap the configuration carries 40 req/s on fewer GPUs than it needs within a 200 ms p99 TTFT
+    assert fleet.meets_slo and fleet.gpus > found.recommended.gpus
+    assert f"{fleet.gpus:,} GPUs" in found.headline and "at 40 req/s" in found.headline
+    assert "with requests arriving at random" in found.sizing.note and found.sizing.note in found.notes
+    assert found.as_json(all_points=False)["recommended"]["sized_for_traffic"]["gpus"] == fleet.gpus
+
+
+def test_the_search_and_a_fleet_quote_size_the_same_configuration_alike():
+    """One configuration, one fleet: the quote of Fleet & Quote and ``python -m planner quote`` for the recommended
+    configuration needs exactly the replicas the search's recommendation names."""
+    space = SearchSpace.build(**{**SMALL, "methods": ("none",)})
+    workload = SearchWorkload(requests_per_s=40.0, prompt_tokens=512, output_tokens=128)
+    objectives = Objectives(tpot_slo_s=0.03, ttft_slo_s=0.2)
+    found = search(space, workload, objectives)
+    point = found.recommended
+    quote = fleet_quote(found.evaluator.deployment(point), traffic_of(found.evaluator, point))
+    plain = quote.without_speculation
+    assert (plain.replicas, plain.gpus, plain.meets_slo) == (
+        found.recommended_fleet.replicas,
+        found.recommended_fleet.gpus,
+        True,
+    )
+    assert plain.ttft_s == pytest.approx(found.recommended_fleet.ttft_s)
+
+
+def test_a_concurrency_is_not_resized():
+    workload = SearchWorkload(concurrency=64, prompt_tokens=512, output_tokens=128)
+    found = search(SearchSpace.build(**SMALL), workload, Objectives(tpot_slo_s=0.03))
+    assert found.sizing is None and found.recommended_fleet is None
+    assert "sized_for_traffic" not in found.as_json(all_points=False)["recommended"]
+
+
+def test_a_dataset_at_a_rate_is_sized_with_the_datasets_lengths():
+    space = SearchSpace.build(**{**SMALL, "methods": ("none",), "nodes": ("1x-h100-sxm-80gb",)})
+    workload = SearchWorkload(requests_per_s=8.0, dataset="sharegpt")
+    found = search(space, workload, Objectives(tpot_slo_s=0.03, ttft_slo_s=0.5))
+    fleet = found.recommended_fleet
+    assert fleet is not None and fleet.meets_slo
+    assert fleet == size_point(found.evaluator, found.recommended)
+    # the quote's traffic carries the dataset's mean lengths (which price the tokens)
+    traffic = traffic_of(found.evaluator, found.recommended)
+    assert traffic.prompt_tokens == round(workload.mean_prompt_tokens)

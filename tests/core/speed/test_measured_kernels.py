@@ -4,7 +4,6 @@ missing, and the physics every priced pass obeys (measured or roofline)."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +13,6 @@ from hypothesis import strategies as st
 
 from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_node, get_weight_format
 from planner.deployment import Deployment
-from planner.facts import clear_caches
 from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import SpeedWorkload, baseline_speed, estimate_speed
 from planner.speed.kernels import aiconfigurator_tables as tables_module
@@ -107,11 +105,9 @@ def test_a_gpu_without_tables_uses_the_roofline():
 
 
 @pytest.fixture
-def without_package(monkeypatch):
-    monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)  # import (and find_spec) now fail
-    clear_caches()
-    yield
-    clear_caches()
+def without_package():
+    with tables_module.roofline_only():  # import (and find_spec) of aiconfigurator_core now fail
+        yield
 
 
 def test_every_speed_entry_point_works_and_says_roofline_without_the_package(without_package):
@@ -243,3 +239,12 @@ def test_one_unmeasured_large_pass_leaves_the_smaller_passes_measured(gpu, dtype
     assert measured is not None
     gemm_16k, gemm_32k = measured.gemm_s(16384, 1), measured.gemm_s(32768, 1)
     assert gemm_16k is not None and gemm_32k == pytest.approx(2 * gemm_16k, rel=0.01)
+
+
+def test_roofline_only_prices_on_the_roofline_within_and_restores_the_tables_after():
+    dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), tp=1)
+    assert speed_source(dep).startswith("kernel times measured on H100 SXM")
+    with tables_module.roofline_only():
+        assert speed_source(dep) == "roofline estimate: aiconfigurator-core is not installed"
+        assert EngineStep(dep).target.measured is None
+    assert speed_source(dep).startswith("kernel times measured on H100 SXM")

@@ -1,0 +1,140 @@
+"""The recommendation at a request rate: the configurations that meet the objectives, sized for the traffic the way a
+fleet quote sizes each of its options, cheapest first.
+
+A point's fleet figures are those of replicas loaded to their batch cap (a closed loop), the operating point the
+frontier charts draw. Requests that arrive at random do not keep a replica at that point: at the replica count that
+carries the rate at full load, requests queue, and a TTFT objective can need twice the replicas. So at a request rate
+``R`` the recommendation is sized as :func:`planner.decisions.fleet.size_option` sizes a quote's option: the fewest
+replicas ``n`` at which one replica offered ``R / n`` Poisson requests meets the objectives at their percentile
+(starting from the replica's saturated capacity). The same configuration then gets the same fleet in the search, on
+Explore, on Fleet & Quote and in ``python -m planner quote``.
+
+Candidates are the points the search simulated (those that could reach a frontier at full load) that meet the
+objectives there, taken in order of the least their sized fleet can cost: a fleet carries ``R`` only if each
+replica's capacity does, and a saturated replica's capacity is at most ``CAPACITY_OVER_CLOSED_LOOP`` times what it
+serves at its batch cap (widened to what the candidates sized so far showed), so
+``replicas ≥ ceil(R / (that · closed-loop requests/s))``. A candidate whose bound is no cheaper than the best fleet
+found is not sized, and one is dropped as soon as its own sizing proves it cannot be cheaper (``CannotBeat``): the
+answer is the one sizing every candidate gives (a test checks it on a small space); ties go to the candidate met
+first (at equal bounds, the cheaper at full load).
+
+>>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
+>>> from planner.decisions.search.run import search
+>>> space = SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), methods=("none",),
+...                           dtypes=("bf16",), batch_caps=(8, 64))
+>>> result = search(space, SearchWorkload(requests_per_s=5, prompt_tokens=512, output_tokens=128),
+...                 Objectives(ttft_slo_s=0.5))
+>>> result.recommended_fleet.meets_slo, result.recommended_fleet.replicas >= result.recommended.replicas
+(True, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil
+
+from planner.catalog.lookup import get_price
+from planner.decisions.fleet import CannotBeat, FleetOption, Traffic, size_option
+from planner.decisions.search.evaluate import Evaluator
+from planner.decisions.search.frontier import cheapest_key
+from planner.decisions.search.points import SearchPoint
+from planner.errors import PlannerError
+
+#: The most a replica's saturated capacity (:func:`planner.speed.replica_capacity`: an offline run and Poisson
+#: overloads, the best steady rate) has exceeded what the same replica serves with its batch cap of requests in
+#: flight, as a factor, with room to spare: 1.15 at most over the 266 candidates of ``make bench-search``'s medium
+#: space (which prints it), 1.14 over the default search's 355; each candidate sized widens it to what it showed.
+CAPACITY_OVER_CLOSED_LOOP = 1.25
+
+
+@dataclass
+class TrafficSizing:
+    """The cheapest candidate once sized for the traffic (None when none meets the objectives at any fleet size), its
+    fleet, how many candidates were sized, and the most a candidate's capacity exceeded its closed-loop rate."""
+
+    point: SearchPoint | None
+    fleet: FleetOption | None
+    sized: int
+    capacity_over_closed_loop: float
+    #: How the recommendation was sized and what that changed, in words (set by the search).
+    note: str = ""
+
+
+def traffic_of(ev: Evaluator, point: SearchPoint) -> Traffic:
+    """The quote's traffic for ``point``: the search's rate, mean lengths and objectives, the point's α."""
+    workload, objectives = ev.workload, ev.objectives
+    return Traffic(
+        requests_per_s=workload.requests_per_s,
+        prompt_tokens=max(1, round(workload.mean_prompt_tokens)),
+        output_tokens=max(1, round(workload.mean_output_tokens)),
+        ttft_slo_s=objectives.ttft_slo_s,
+        tpot_slo_s=objectives.tpot_slo_s,
+        percentile=objectives.percentile,
+        alpha=point.alpha,
+    )
+
+
+def size_point(ev: Evaluator, point: SearchPoint, beat_nodes: int | None = None) -> FleetOption:
+    """``point``'s configuration sized for the search's request rate as a quote sizes an option (``CannotBeat`` once it
+    provably needs ``beat_nodes`` nodes or more)."""
+    price = get_price(point.gpu)
+    return size_option(
+        ev.deployment(point),
+        traffic_of(ev, point),
+        price.default_usd_per_gpu_hour if price else None,
+        point.k,
+        beat_nodes,
+        dataset=ev.workload.dataset,
+    )
+
+
+def _cost(fleet: FleetOption) -> tuple[bool, float]:
+    """Priced fleets before unpriced ones, then dollars per hour (GPUs where there is no price)."""
+    return (fleet.usd_per_hour is None, fleet.usd_per_hour if fleet.usd_per_hour is not None else float(fleet.gpus))
+
+
+def least_cost(ev: Evaluator, point: SearchPoint, over: float) -> tuple[bool, float]:
+    """The least ``point``'s sized fleet can cost: whole nodes for ``ceil(R / (over · closed-loop requests/s))``."""
+    replicas = max(1, ceil(ev.workload.requests_per_s / (over * point.replica_requests_per_s) - 1e-9))
+    per_node = point.gpus_per_node // point.gpus_per_replica
+    gpus = ceil(replicas / per_node) * point.gpus_per_node
+    price = get_price(point.gpu)
+    usd = price.default_usd_per_gpu_hour if price else None
+    return (usd is None, gpus * usd if usd is not None else float(gpus))
+
+
+def _beat_nodes(point: SearchPoint, best: FleetOption) -> int | None:
+    """The fewest whole nodes of ``point``'s node type that cost at least ``best`` (a fleet that large cannot win)."""
+    price = get_price(point.gpu)
+    usd = price.default_usd_per_gpu_hour if price else None
+    if best.usd_per_hour is not None and usd is None:
+        return 1  # an unpriced fleet never beats a priced one
+    if best.usd_per_hour is not None:
+        return max(1, ceil(best.usd_per_hour / (point.gpus_per_node * usd) - 1e-9))
+    return max(1, ceil(best.gpus / point.gpus_per_node - 1e-9))
+
+
+def sized_recommendation(ev: Evaluator, candidates: list[SearchPoint]) -> TrafficSizing:
+    """The cheapest of ``candidates`` (points that meet the objectives in their simulation) once each is sized for the
+    search's request rate; see the module's docstring for the order and the bounds."""
+    over = CAPACITY_OVER_CLOSED_LOOP
+    order = sorted(candidates, key=lambda p: (least_cost(ev, p, over), cheapest_key(p)))
+    best: tuple[SearchPoint, FleetOption] | None = None
+    sized, seen = 0, 1.0
+    for point in order:
+        if best is not None and least_cost(ev, point, over) >= _cost(best[1]):
+            continue  # cannot be cheaper (checked for each: a bound widened on the way can reorder them)
+        sized += 1
+        try:
+            fleet = size_point(ev, point, _beat_nodes(point, best[1]) if best is not None else None)
+        except CannotBeat:
+            continue
+        except PlannerError:
+            continue  # the replica cannot be simulated at this load: it is no candidate
+        seen = max(seen, fleet.capacity_requests_per_s / point.replica_requests_per_s)
+        over = max(over, seen * 1.1)
+        if fleet.meets_slo and (best is None or _cost(fleet) < _cost(best[1])):
+            best = (point, fleet)
+    if best is None:
+        return TrafficSizing(None, None, sized, seen)
+    return TrafficSizing(best[0], best[1], sized, seen)
