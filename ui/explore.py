@@ -190,6 +190,10 @@ if explored is not None:
             selection_mode="points",
         )  # fmt: skip
     st.subheader("Frontier")
+    st.caption(
+        "Each point's figures are those of replicas kept at their batch cap of requests in flight; at a request rate "
+        "the recommendation above is sized for the traffic as Fleet & Quote sizes an option."
+    )
     st.dataframe(shown, hide_index=True)
     if result.steps:
         st.markdown("\n".join(f"- {s.sentence}" for s in result.steps[:8]))

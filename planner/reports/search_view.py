@@ -34,8 +34,8 @@ FRONTIER_COLUMNS = {
     "output_tok_s_per_user": "output tok/s per user",
     "ttft_s": "TTFT (s)",
     "tpot_s": "TPOT (s)",
-    "replicas": "replicas",
-    "gpus": "GPUs",
+    "replicas": "replicas at the batch cap",
+    "gpus": "GPUs at the batch cap",
     "usd_per_million_output_tokens": "$ per million output tokens",
     "frontiers": "frontier",
 }
