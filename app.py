@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui._background import server_activity
 from ui._common import run_page_guarded
+from ui._flash import begin_run, end_run
 from ui._frame import run_in_app_frame
 from ui._identity import identity_sidebar, sign_in_gate
 from ui._scenario import scenario_sidebar
@@ -48,6 +49,7 @@ PAGES = [
 # With sign-in configured (the secrets file's [auth]), nobody signed in sees the sign-in screen and nothing else:
 # no page, no sidebar, whatever the link names (ui/_identity.py).
 may_run = sign_in_gate()
+begin_run()  # one-shot messages stay until a run that drew them finishes (ui/_flash.py)
 with timed("run") as this_run, server_activity().run():  # render time (`make bench-app`); a run in progress
     page = st.navigation(PAGES, position="sidebar" if may_run else "hidden")
     this_run.name = page.url_path
@@ -57,4 +59,5 @@ with timed("run") as this_run, server_activity().run():  # render time (`make be
         scenario_sidebar()
         identity_sidebar()
         run_in_app_frame(lambda: run_page_guarded(page))
+end_run()
 warm_up_after_first_render()  # once per server, after its first page is drawn: the Fleet default in the background

@@ -13,6 +13,7 @@ import streamlit as st
 from planner.reports import plain_text
 from planner.validation import save_quote
 from ui._common import error_message
+from ui._flash import set_flash, take_flash
 from ui._sharing import acting, visibility_choice
 
 FLASH_KEY = "quote_save_flash"
@@ -56,17 +57,17 @@ def _save(scenario, report) -> None:
             expected_version=_opened_version(name, actor) if replace else None,
         )
     except Exception as exc:  # shown as a message (a refusal names the owner, or who changed it), never a traceback
-        st.session_state[FLASH_KEY] = ("error", error_message(exc, "the name or notes"))
+        set_flash(FLASH_KEY, ("error", error_message(exc, "the name or notes")))
         return
     st.session_state[OPENED_QUOTE_KEY] = (saved.name.lower(), actor.id, saved.version)
-    st.session_state[FLASH_KEY] = ("success", f"Saved the quote as “{plain_text(saved.name)}”: see the Saved page.")
+    set_flash(FLASH_KEY, ("success", f"Saved the quote as “{plain_text(saved.name)}”: see the Saved page."))
 
 
 def save_quote_widget(scenario, report) -> None:
     """Draw "Save this quote" for ``report`` (the page's quote, or a function building it) made for ``scenario``;
     None disables it."""
     with st.expander("Save this quote", expanded=False):
-        flash, slot = st.session_state.pop(FLASH_KEY, None), st.empty()  # in every run: inputs keep their places
+        flash, slot = take_flash(FLASH_KEY), st.empty()  # in every run: inputs keep their places
         if flash:
             (slot.success if flash[0] == "success" else slot.error)(flash[1])
         st.text_input("Quote name", key="quote_save_name", max_chars=120, placeholder="e.g. Q3 renewal, 70B on H200")

@@ -16,6 +16,7 @@ from ui._common import (
     shown_table,
     upload_bytes,
 )
+from ui._flash import set_flash, take_flash
 from ui._frame import ensure_app_frame
 from ui._scenario import bind, imported_models
 from ui._sharing import acting, visibility_choice
@@ -31,17 +32,21 @@ def _save_import(data: bytes, typed: str) -> None:
         )
         imported_models()[outcome.name] = model_from_config(load_config(data), model_id=outcome.name)
     except Exception as exc:  # shown as a message, never a traceback
-        st.session_state[IMPORT_FLASH_KEY] = ("error", error_message(exc, "the name or the config"))
+        set_flash(IMPORT_FLASH_KEY, ("error", error_message(exc, "the name or the config")))
         return
     if outcome.duplicate:
-        st.session_state[IMPORT_FLASH_KEY] = (
-            "info",
-            f"This config is already saved as “{plain_text(outcome.name)}” (not saved again): pick it in the sidebar.",
+        set_flash(
+            IMPORT_FLASH_KEY,
+            (
+                "info",
+                f"This config is already saved as “{plain_text(outcome.name)}” (not saved again): pick it in the "
+                "sidebar.",
+            ),
         )
     else:
-        st.session_state[IMPORT_FLASH_KEY] = (
-            "success",
-            f"Saved “{plain_text(outcome.name)}”: it is selectable as a target or draft on every page.",
+        set_flash(
+            IMPORT_FLASH_KEY,
+            ("success", f"Saved “{plain_text(outcome.name)}”: it is selectable as a target or draft on every page."),
         )
 
 
@@ -84,7 +89,7 @@ with import_tab:
         "Upload a Hugging Face `config.json` to see the same numbers for a custom model, then save it on this machine "
         "to pick it as a target or draft on every page. Only the config is read: no weights, no remote code."
     )
-    flash, slot = st.session_state.pop(IMPORT_FLASH_KEY, None), st.empty()  # in every run: inputs keep their places
+    flash, slot = take_flash(IMPORT_FLASH_KEY), st.empty()  # in every run: inputs keep their places
     if flash:
         {"success": slot.success, "info": slot.info}.get(flash[0], slot.error)(flash[1])
     upload = st.file_uploader("config.json", type=["json"], key="catalog_upload")

@@ -14,6 +14,7 @@ from planner.errors import first_pydantic_error
 from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
 from ui._background import result_or_progress, server_jobs
 from ui._common import export_buttons, guarded
+from ui._flash import set_flash, take_flash
 from ui._frame import ensure_app_frame
 from ui._scenario import bind, current_scenario, load_scenario
 
@@ -145,12 +146,15 @@ def _make_scenario(point, workload: SearchWorkload) -> None:
     try:
         load_scenario(_scenario_of(point, workload))
     except PlannerError as exc:
-        st.session_state["explore_message"] = ("error", f"This point cannot be the scenario: {exc}")
+        set_flash("explore_message", ("error", f"This point cannot be the scenario: {exc}"))
         return
-    st.session_state["explore_message"] = (
-        "success",
-        f"The scenario is now {point.label} ({point.kv_cache_tokens:,} KV cache tokens per replica): every page "
-        "and the link show it.",
+    set_flash(
+        "explore_message",
+        (
+            "success",
+            f"The scenario is now {point.label} ({point.kv_cache_tokens:,} KV cache tokens per replica): every page "
+            "and the link show it.",
+        ),
     )
 
 
@@ -169,7 +173,7 @@ explored = guarded(lambda: _explored(*inputs), "the search") if inputs else None
 if explored is not None:
     result, charts, (table, shown, unfit, unfit_count) = explored
     space, workload, objectives = inputs
-    message = st.session_state.pop("explore_message", None)
+    message = take_flash("explore_message")
     if message:
         (st.success if message[0] == "success" else st.error)(message[1])
         st.page_link("ui/sizing.py", label="Open it on Sizing", icon="📐")

@@ -26,6 +26,7 @@ from planner.validation import (
 )
 from planner.validation import load_scenario as load_saved
 from ui._common import download_buttons, error_message, guarded
+from ui._flash import set_flash, take_flash
 from ui._frame import ensure_app_frame
 from ui._scenario import current_scenario, imported_models, load_scenario, model_choices, scenario_at_click
 from ui._sharing import (
@@ -60,7 +61,7 @@ def _compare(a_json: str, b_json: str):
 
 
 def _flash(kind: str, text: str) -> None:
-    st.session_state[FLASH_KEY] = (kind, text)
+    set_flash(FLASH_KEY, (kind, text))
 
 
 def _attempt(action, what: str, success: str | None = None) -> bool:
@@ -241,7 +242,7 @@ st.caption(
     "shares or deletes it, and a teammate's item shows their name after its own."
 )
 # The message slot is drawn in every run, so the inputs below keep their places (a value being typed is kept).
-flash, flash_slot = st.session_state.pop(FLASH_KEY, None), st.empty()
+flash, flash_slot = take_flash(FLASH_KEY), st.empty()
 if flash:
     (flash_slot.success if flash[0] == "success" else flash_slot.error)(
         flash[1], icon="✅" if flash[0] == "success" else "⚠️"
