@@ -103,7 +103,8 @@ class SearchResult:
         )
         cost = f"${per_million:,.3f} per million output tokens" if per_million is not None else "no catalog price"
         load = f" at {self.workload.requests_per_s:g} req/s" if fleet is not None else ""
-        return f"Cheapest configuration that meets every objective{load}: {nodes} × {best.label}: {gpus:,} GPUs, {cost}"
+        count = f"{gpus:,} GPU" + ("" if gpus == 1 else "s")
+        return f"Cheapest configuration that meets every objective{load}: {nodes} × {best.label}: {count}, {cost}"
 
     def as_json(self, *, all_points: bool = True) -> dict:
         """The CLI's ``--json``: points, fitting points, seconds, the frontier, the recommended point."""
