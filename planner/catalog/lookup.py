@@ -135,3 +135,9 @@ def get_price(gpu_id: str) -> GpuPrice | None:
         if price.gpu == gpu_id:
             return price
     return None
+
+
+def default_usd_per_gpu_hour(gpu_id: str) -> float | None:
+    """The price catalog's default $/GPU-hour for ``gpu_id`` (its median on-demand price), or None without one."""
+    price = get_price(gpu_id)
+    return price.default_usd_per_gpu_hour if price else None

@@ -27,7 +27,7 @@ from __future__ import annotations
 from math import ceil, floor
 
 from planner import acceptance_math as spec
-from planner.catalog.lookup import get_price
+from planner.catalog.lookup import default_usd_per_gpu_hour
 from planner.catalog.schemas import NodeType
 from planner.catalog.speculators import mtp_layer_count
 from planner.decisions.search.points import SearchPoint, fleet_figures
@@ -288,7 +288,6 @@ class Evaluator:
 
     def _set(self, point, stage, in_flight, replicas, batch, req_s, tok_s, ttft_s, tpot_s, tpot_mean_s) -> None:
         node, _ = self._configs[point.index]
-        price = get_price(node.gpu)
         point.stage = stage
         point.concurrency_per_replica = in_flight
         point.batch_size = batch
@@ -306,7 +305,7 @@ class Evaluator:
                 replicas_for_concurrency=replicas,
                 replicas_per_node=node.gpu_count // point.gpus_per_replica,
                 gpu_count=node.gpu_count,
-                usd_per_gpu_hour=price.default_usd_per_gpu_hour if price else None,
+                usd_per_gpu_hour=default_usd_per_gpu_hour(node.gpu),
             )
         )
         point.misses = self.objectives.misses(ttft_s, tpot_s)

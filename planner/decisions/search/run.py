@@ -253,8 +253,9 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
     for plane in PLANES:
         for p in frontiers[plane]:
             p.frontiers.append(plane)
+    full_load = cheapest(feasible)
     sizing = sized_recommendation(ev, feasible) if workload.requests_per_s is not None else None
-    recommended = sizing.point if sizing is not None else cheapest(feasible)
+    recommended = sizing.point if sizing is not None else full_load
     sized_at = time.perf_counter()
     notes = [
         "figures per replica with its batch cap of requests in flight (closed loop); replicas enough for the "
@@ -263,7 +264,7 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
         f"({sum(p.stage == 'simulated' for p in points):,} of {len(fitting):,})",
     ]
     if sizing is not None:
-        sizing.note = _sizing_note(sizing, cheapest(feasible), workload)
+        sizing.note = _sizing_note(sizing, full_load, workload)
         notes.append(sizing.note)
     return SearchResult(
         space=space,
@@ -305,7 +306,7 @@ def _sizing_note(sizing: TrafficSizing, full_load: SearchPoint | None, workload:
     if full_load is not None and best is not None and full_load.index != best.index:
         at_full_load = full_load.usd_per_hour if fleet.usd_per_hour is not None else full_load.gpus
         sized = fleet.usd_per_hour if fleet.usd_per_hour is not None else fleet.gpus
-        if at_full_load is not None and sized is not None and at_full_load < sized:
+        if at_full_load is not None and at_full_load < sized:
             note += (
                 f"; {full_load.label} would cost less at its batch cap ({full_load.gpus:,} GPUs) but is no cheaper "
                 "once sized for the traffic"

@@ -33,11 +33,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
-from planner.catalog.lookup import get_price
+from planner.catalog.lookup import default_usd_per_gpu_hour
 from planner.decisions.fleet import CannotBeat, FleetOption, Traffic, size_option
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import cheapest_key
-from planner.decisions.search.points import SearchPoint
+from planner.decisions.search.points import SearchPoint, fleet_figures
 from planner.errors import PlannerError
 
 #: The most a replica's saturated capacity (:func:`planner.speed.replica_capacity`: an offline run and Poisson
@@ -50,12 +50,11 @@ CAPACITY_OVER_CLOSED_LOOP = 1.25
 @dataclass
 class TrafficSizing:
     """The cheapest candidate once sized for the traffic (None when none meets the objectives at any fleet size), its
-    fleet, how many candidates were sized, and the most a candidate's capacity exceeded its closed-loop rate."""
+    fleet, and how many candidates were sized."""
 
     point: SearchPoint | None
     fleet: FleetOption | None
     sized: int
-    capacity_over_closed_loop: float
     #: How the recommendation was sized and what that changed, in words (set by the search).
     note: str = ""
 
@@ -77,11 +76,10 @@ def traffic_of(ev: Evaluator, point: SearchPoint) -> Traffic:
 def size_point(ev: Evaluator, point: SearchPoint, beat_nodes: int | None = None) -> FleetOption:
     """``point``'s configuration sized for the search's request rate as a quote sizes an option (``CannotBeat`` once it
     provably needs ``beat_nodes`` nodes or more)."""
-    price = get_price(point.gpu)
     return size_option(
         ev.deployment(point),
         traffic_of(ev, point),
-        price.default_usd_per_gpu_hour if price else None,
+        default_usd_per_gpu_hour(point.gpu),
         point.k,
         beat_nodes,
         dataset=ev.workload.dataset,
@@ -94,19 +92,26 @@ def _cost(fleet: FleetOption) -> tuple[bool, float]:
 
 
 def least_cost(ev: Evaluator, point: SearchPoint, over: float) -> tuple[bool, float]:
-    """The least ``point``'s sized fleet can cost: whole nodes for ``ceil(R / (over · closed-loop requests/s))``."""
-    replicas = max(1, ceil(ev.workload.requests_per_s / (over * point.replica_requests_per_s) - 1e-9))
-    per_node = point.gpus_per_node // point.gpus_per_replica
-    gpus = ceil(replicas / per_node) * point.gpus_per_node
-    price = get_price(point.gpu)
-    usd = price.default_usd_per_gpu_hour if price else None
-    return (usd is None, gpus * usd if usd is not None else float(gpus))
+    """The least ``point``'s sized fleet can cost: the fleet of replicas serving ``over`` times its closed-loop
+    rate (:func:`planner.decisions.search.points.fleet_figures`), priced as :func:`_cost` prices a fleet."""
+    usd = default_usd_per_gpu_hour(point.gpu)
+    fleet = fleet_figures(
+        requests_per_s=ev.workload.requests_per_s,
+        concurrency=None,
+        mean_output_tokens=ev.workload.mean_output_tokens,
+        replica_requests_per_s=over * point.replica_requests_per_s,
+        replica_output_tok_s=over * point.replica_output_tok_s,
+        replicas_for_concurrency=None,
+        replicas_per_node=point.gpus_per_node // point.gpus_per_replica,
+        gpu_count=point.gpus_per_node,
+        usd_per_gpu_hour=usd,
+    )
+    return (usd is None, fleet.usd_per_hour if fleet.usd_per_hour is not None else float(fleet.gpus))
 
 
-def _beat_nodes(point: SearchPoint, best: FleetOption) -> int | None:
+def _beat_nodes(point: SearchPoint, best: FleetOption) -> int:
     """The fewest whole nodes of ``point``'s node type that cost at least ``best`` (a fleet that large cannot win)."""
-    price = get_price(point.gpu)
-    usd = price.default_usd_per_gpu_hour if price else None
+    usd = default_usd_per_gpu_hour(point.gpu)
     if best.usd_per_hour is not None and usd is None:
         return 1  # an unpriced fleet never beats a priced one
     if best.usd_per_hour is not None:
@@ -120,7 +125,7 @@ def sized_recommendation(ev: Evaluator, candidates: list[SearchPoint]) -> Traffi
     over = CAPACITY_OVER_CLOSED_LOOP
     order = sorted(candidates, key=lambda p: (least_cost(ev, p, over), cheapest_key(p)))
     best: tuple[SearchPoint, FleetOption] | None = None
-    sized, seen = 0, 1.0
+    sized = 0
     for point in order:
         if best is not None and least_cost(ev, point, over) >= _cost(best[1]):
             continue  # cannot be cheaper (checked for each: a bound widened on the way can reorder them)
@@ -131,10 +136,7 @@ def sized_recommendation(ev: Evaluator, candidates: list[SearchPoint]) -> Traffi
             continue
         except PlannerError:
             continue  # the replica cannot be simulated at this load: it is no candidate
-        seen = max(seen, fleet.capacity_requests_per_s / point.replica_requests_per_s)
-        over = max(over, seen * 1.1)
+        over = max(over, 1.1 * fleet.capacity_requests_per_s / point.replica_requests_per_s)  # what it showed, widened
         if fleet.meets_slo and (best is None or _cost(fleet) < _cost(best[1])):
             best = (point, fleet)
-    if best is None:
-        return TrafficSizing(None, None, sized, seen)
-    return TrafficSizing(best[0], best[1], sized, seen)
+    return TrafficSizing(best[0], best[1], sized) if best is not None else TrafficSizing(None, None, sized)
