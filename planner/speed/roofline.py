@@ -163,6 +163,31 @@ def attention_flops_per_position(arch: Architecture, tp: int, layers: tuple[int,
     return per_position * count
 
 
+def elementwise_bytes_per_token(arch: Architecture, tp: int, activation_bytes: int) -> float:
+    """HBM bytes one GPU moves per new token of a pass in its memory-bound elementwise kernels.
+
+    In every decoder layer each of the ``norms_per_layer`` fused residual-add + RMSNorm kernels reads the layer's
+    input and the residual and writes both (``4·h`` values; every tensor-parallel rank normalises the whole
+    hidden state), and the gated MLP's SiLU-and-multiply reads gate and up (``2·I/tp``) and writes their product
+    (``I/tp``); a MoE layer's routed experts run their activation inside the expert kernel, its shared expert
+    as a dense MLP. The kernels and sizes of vLLM's ``fused_add_rms_norm`` and ``silu_and_mul`` ops, and of
+    aiconfigurator-core's Llama model ("add_norm" ``2h → 2h``, "act_gate" ``2I/tp → I/tp``,
+    https://github.com/ai-dynamo/aiconfigurator, ``sdk/models/llama.py``).
+
+    >>> from planner.catalog.lookup import get_model
+    >>> elementwise_bytes_per_token(get_model("Llama-3.1-70B").architecture, 2, 2)  # 80 × (2·4·8192 + 3·14336) × 2
+    17367040.0
+    """
+    h = arch.hidden_size
+    moe = arch.moe
+    moe_layers = len(moe.moe_layers) if moe is not None else 0
+    dense_layers = arch.num_layers - moe_layers
+    norms = arch.norms_per_layer * 4 * h
+    per_layer_dense = norms + 3 * arch.intermediate_size / tp
+    per_layer_moe = norms + (3 * moe.shared_intermediate_size / tp if moe is not None else 0.0)
+    return float((dense_layers * per_layer_dense + moe_layers * per_layer_moe) * activation_bytes)
+
+
 def allreduce_s(message_bytes: float, tp: int, gpu: GpuSpec, profile: SpeedProfile) -> float:
     """One ring all-reduce of ``message_bytes`` over ``tp`` GPUs: latency + 2(tp−1)/tp · bytes / link."""
     if tp <= 1:

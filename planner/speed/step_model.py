@@ -43,23 +43,37 @@ from planner.model.kv_bytes import layer_kv_bytes_per_token
 from planner.speed.kernels.measured_pass import measured_pass, roofline_label
 from planner.speed.pass_memos import PassMemos, pass_memos
 from planner.speed.profiles import SpeedProfile
-from planner.speed.roofline import ModelCost, attention_flops_per_position, experts_touched_frac, peak_flops
+from planner.speed.roofline import (
+    ModelCost,
+    attention_flops_per_position,
+    elementwise_bytes_per_token,
+    experts_touched_frac,
+    peak_flops,
+)
 from planner.units import GB
 
 #: The source label when a caller asked for the roofline alone (fits, comparisons).
 ROOFLINE_CHOSEN = "roofline estimate: measured kernels not used"
 
 #: Operator classes, in the order a breakdown lists them.
-OPERATORS = ("weight_gemm", "attention_kv", "attention_new", "allreduce", "sampling", "overhead")
+OPERATORS = ("weight_gemm", "elementwise", "attention_kv", "attention_new", "allreduce", "sampling", "overhead")
 
 #: A pass's batch but for the decode context: decode sequences, query tokens each, prefill tokens, prefill chunks,
 #: Σ c·(p + (c+1)/2) and Σ p of the chunks, tokens needing logits (None: the default) (:meth:`StepModel.forward`).
 PassMix = tuple[int, int, int, int, float, float, int | None]
 
 
-def pass_seconds(gemm_s: float, kv_s: float, new_s: float, allreduce_s: float, sampling_s: float, overhead_s: float):
+def pass_seconds(
+    gemm_s: float,
+    elementwise_s: float,
+    kv_s: float,
+    new_s: float,
+    allreduce_s: float,
+    sampling_s: float,
+    overhead_s: float,
+) -> float:
     """A pass's seconds: its operator classes run one after another (the sum, in :data:`OPERATORS` order)."""
-    return gemm_s + kv_s + new_s + allreduce_s + sampling_s + overhead_s
+    return gemm_s + elementwise_s + kv_s + new_s + allreduce_s + sampling_s + overhead_s
 
 
 def unhidden_launches(overhead_s: float, launches_s: float, total_s: float) -> float:
@@ -74,6 +88,8 @@ class PassTime:
     """One forward pass: seconds per operator class, and what it moved and computed per GPU."""
 
     weight_gemm_s: float
+    #: The memory-bound elementwise kernels (fused residual-add + RMSNorm, the gated activation).
+    elementwise_s: float
     attention_kv_s: float
     attention_new_s: float
     allreduce_s: float
@@ -93,8 +109,8 @@ class PassTime:
     @property
     def total_s(self) -> float:
         return pass_seconds(
-            self.weight_gemm_s, self.attention_kv_s, self.attention_new_s, self.allreduce_s, self.sampling_s,
-            self.overhead_s,
+            self.weight_gemm_s, self.elementwise_s, self.attention_kv_s, self.attention_new_s, self.allreduce_s,
+            self.sampling_s, self.overhead_s,
         )  # fmt: skip
 
     @property
@@ -173,6 +189,7 @@ class StepModel:
         self.matmul_flops_per_token = 2 * cost.matmul_params_per_gpu
         self.head_flops_per_logit = 2 * cost.lm_head_params_per_gpu
         self.hidden_bytes_per_token = arch.hidden_size * cost.activation_bytes
+        self.elementwise_bytes_per_token = elementwise_bytes_per_token(arch, cost.tp, cost.activation_bytes)
         self.vocab = arch.vocab_size
         self.layers = arch.num_layers
         per_layer = (
@@ -273,21 +290,23 @@ class StepModel:
         ``decode_context_tokens``: the terms that do not depend on the context are kept per mix."""
         fixed = self.mix_entry(mix)
         (tokens, weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling,
-         prefix_read, new_flops, new_mem, new_cmp, new_s, overhead) = fixed  # fmt: skip
+         elementwise_bytes, elementwise_s, prefix_read, new_flops, new_mem, new_cmp, new_s,
+         overhead) = fixed  # fmt: skip
         kv_read, kv_flops, kv_mem, kv_cmp, kv_s = self.decode_terms(mix[0], mix[1], decode_context_tokens)
         return PassTime(
             gemm_s,
+            elementwise_s,
             kv_s,
             new_s,
             comm,
             sampling,
             overhead,
             gemm_flops + kv_flops + new_flops,
-            weights + kv_read + prefix_read + written + sample_bytes,
+            weights + kv_read + prefix_read + written + sample_bytes + elementwise_bytes,
             comm_bytes,
             weights,
             kv_read,
-            gemm_mem + kv_mem + new_mem + sampling,
+            gemm_mem + elementwise_s + kv_mem + new_mem + sampling,
             gemm_cmp + kv_cmp + new_cmp,
             tokens,
             self.source,
@@ -312,16 +331,16 @@ class StepModel:
         sums step after step. ``launches_s``: the eager launch time a pass run without CUDA graphs may not hide
         (:meth:`planner.speed.engine_step.EngineStep.run_pass`), None under a graph."""
         (_, weights, gemm_flops, _, _, gemm_s, written, comm, _, sample_bytes, sampling,
-         prefix_read, new_flops, _, _, new_s, overhead) = fixed  # fmt: skip
+         elementwise_bytes, elementwise_s, prefix_read, new_flops, _, _, new_s, overhead) = fixed  # fmt: skip
         kv_read, kv_flops, _, _, kv_s = self.decode_terms(seqs, query_tokens, decode_context_tokens)
         if launches_s is not None:
             overhead = unhidden_launches(
-                overhead, launches_s, pass_seconds(gemm_s, kv_s, new_s, comm, sampling, overhead)
+                overhead, launches_s, pass_seconds(gemm_s, elementwise_s, kv_s, new_s, comm, sampling, overhead)
             )
         return (
-            pass_seconds(gemm_s, kv_s, new_s, comm, sampling, overhead),
+            pass_seconds(gemm_s, elementwise_s, kv_s, new_s, comm, sampling, overhead),
             gemm_flops + kv_flops + new_flops,
-            weights + kv_read + prefix_read + written + sample_bytes,
+            weights + kv_read + prefix_read + written + sample_bytes + elementwise_bytes,
         )
 
     def mix_terms(self, mix: PassMix, notes: set[str]) -> tuple:
@@ -361,7 +380,8 @@ class StepModel:
     def token_terms(self, tokens: int, logits: int, notes: set[str] | None = None) -> tuple[float, ...]:
         """What a pass over ``tokens`` new tokens, ``logits`` of them needing logits, costs whatever its attention:
         (weights read, GEMM FLOPs, GEMM memory s, GEMM compute s, GEMM s, KV bytes written, all-reduce s,
-        link bytes, sampled bytes, sampling s). Kept per (tokens, logits) for the next pass of the same size."""
+        link bytes, sampled bytes, sampling s, elementwise bytes, elementwise s). Kept per (tokens, logits) for the
+        next pass of the same size."""
         bw, profile = self.bw, self.profile
         # weight GEMMs (routed experts only in the share the batch touches)
         weights = self.streamed_bytes
@@ -388,6 +408,9 @@ class StepModel:
         # sampling (softmax, penalties, top-p; rejection sampling reads the same logits)
         sample_bytes = logits * self.vocab * profile.sampling_bytes_per_logit
         sampling = sample_bytes / bw
+        # the memory-bound elementwise kernels: norms and the gated activation over every new token
+        elementwise_bytes = self.elementwise_bytes_per_token * tokens
+        elementwise_s = elementwise_bytes / bw
         measured = self.measured
         if measured is not None:  # measured kernels where covered, never faster than the data-sheet peaks
             t = measured.gemm_s(tokens, logits, notes)
@@ -397,7 +420,10 @@ class StepModel:
             if t is not None:
                 message = tokens * self.hidden_bytes_per_token
                 comm += t - 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
-        return weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling
+        return (
+            weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling,
+            elementwise_bytes, elementwise_s,
+        )  # fmt: skip
 
     def decode_terms(
         self, seqs: int, query_tokens: int, context_sum: float

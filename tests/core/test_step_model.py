@@ -10,7 +10,7 @@ from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_node, g
 from planner.deployment import Deployment
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.profiles import speed_profile
-from planner.speed.roofline import model_cost
+from planner.speed.roofline import elementwise_bytes_per_token, model_cost
 from planner.speed.step_model import OPERATORS, StepModel
 
 H100 = get_gpu("h100-sxm-80gb")
@@ -29,6 +29,30 @@ def test_the_pass_is_the_sum_of_its_operators():
                          prefill_seqs=1, prefill_positions=512 * 256.5)  # fmt: skip
     assert set(step.breakdown()) == set(OPERATORS)
     assert step.total_s == pytest.approx(sum(step.breakdown().values()))
+
+
+def test_the_elementwise_kernels_move_every_new_tokens_activations():
+    # two fused residual-add + RMSNorm kernels (4·h values each) and the SiLU-and-multiply (3·I/tp) per layer
+    arch = get_model("Llama-3.1-70B").architecture
+    per_token = arch.num_layers * (2 * 4 * arch.hidden_size + 3 * arch.intermediate_size / 4) * 2
+    assert MODEL.elementwise_bytes_per_token == per_token
+    one, many = MODEL.decode(1, 1, 1000), MODEL.decode(64, 4, 1000)
+    assert one.elementwise_s == pytest.approx(per_token / MODEL.bw)
+    assert many.elementwise_s == pytest.approx(256 * per_token / MODEL.bw)  # K + 1 verify tokens pay it each
+    prefill = MODEL.prefill(4096)
+    assert prefill.elementwise_s == pytest.approx(4096 * per_token / MODEL.bw)
+    assert prefill.bytes_moved >= 4096 * per_token + prefill.weight_read_bytes
+
+
+def test_a_moe_layer_runs_only_its_shared_experts_activation_outside_the_expert_kernel():
+    arch = get_model("Qwen3-30B-A3B").architecture
+    moe = arch.moe
+    dense = arch.num_layers - len(moe.moe_layers)
+    expected = 2 * (
+        dense * (arch.norms_per_layer * 4 * arch.hidden_size + 3 * arch.intermediate_size)
+        + len(moe.moe_layers) * (arch.norms_per_layer * 4 * arch.hidden_size + 3 * moe.shared_intermediate_size)
+    )
+    assert elementwise_bytes_per_token(arch, 1, 2) == expected
 
 
 def test_verify_gemms_become_compute_bound_while_kv_reads_stay_memory_bound():
