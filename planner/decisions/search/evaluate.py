@@ -24,6 +24,7 @@ so its figures are exactly what ``python -m planner simulate`` prints for that c
 
 from __future__ import annotations
 
+from functools import lru_cache
 from math import ceil, floor
 
 from planner import acceptance_math as spec
@@ -35,6 +36,7 @@ from planner.decisions.search.space import Objectives, SearchSpace, SearchWorklo
 from planner.decisions.search.speculators import Speculator, speculators
 from planner.deployment import Deployment
 from planner.errors import PlannerError
+from planner.facts import register_cache
 from planner.memory.budget import SharedBudget, plan_budget
 from planner.memory.plan import plan_memory
 from planner.model.parallelism import valid_tp_degrees
@@ -53,20 +55,51 @@ def simulated_requests(concurrency: int) -> int:
     return max(MIN_SIMULATED_REQUESTS, min(MAX_SIMULATED_REQUESTS, TURNOVERS_SIMULATED * concurrency))
 
 
+#: Spaces and workloads whose evaluations are kept (a page's last few searches).
+KEPT_EVALUATIONS = 4
+
+
+class Evaluations:
+    """What evaluating a space for a workload works out that the objectives do not change: each point's deployment,
+    memory plan, step times and simulation. Kept per (space, workload) by :func:`evaluations`, so that the same
+    search asked with other objectives (Explore after an objective change) plans, screens and simulates nothing
+    again. Every entry is a function of its key alone: two searches filling one at once compute the same value."""
+
+    __slots__ = ("deployments", "engines", "plans", "point_engines", "runs", "shares", "steps")
+
+    def __init__(self) -> None:
+        self.plans: dict[tuple, object] = {}
+        self.shares: dict[tuple, SharedBudget] = {}
+        self.engines: dict[tuple, EngineStep] = {}
+        self.point_engines: dict[tuple, EngineStep] = {}
+        self.deployments: dict[int, Deployment] = {}
+        self.steps: dict[tuple, tuple[float, float]] = {}
+        #: One replica's run per (layout, speculator, K, batch cap), or the error that stopped it.
+        self.runs: dict[tuple, ServingMetrics | PlannerError] = {}
+
+
+@lru_cache(maxsize=KEPT_EVALUATIONS)
+def evaluations(space_json: str, workload_json: str) -> Evaluations:
+    """The evaluations kept for a space and workload (by their JSON), new the first time."""
+    return Evaluations()
+
+
+register_cache(evaluations)
+
+
 class Evaluator:
-    """The points of ``space`` for ``workload`` and their plans, screens and simulations (memoised)."""
+    """The points of ``space`` for ``workload`` and their plans, screens and simulations (memoised per space and
+    workload across objectives: :class:`Evaluations`)."""
 
     def __init__(self, space: SearchSpace, workload: SearchWorkload, objectives: Objectives) -> None:
         self.space, self.workload, self.objectives = space, workload, objectives
         self.target = space.target_spec()
         check_request_fits(self.target, workload)
         self._configs: list[tuple[NodeType, Speculator]] = []
-        self._plans: dict[tuple, object] = {}
-        self._shares: dict[tuple, SharedBudget] = {}
-        self._engines: dict[tuple, EngineStep] = {}
-        self._point_engines: dict[tuple, EngineStep] = {}
-        self._deployments: dict[int, Deployment] = {}
-        self._steps: dict[tuple, tuple[float, float]] = {}
+        kept = evaluations(space.model_dump_json(), workload.model_dump_json())
+        self._plans, self._shares, self._engines = kept.plans, kept.shares, kept.engines
+        self._point_engines, self._deployments, self._steps = kept.point_engines, kept.deployments, kept.steps
+        self._runs = kept.runs
         self.simulations: dict[int, ServingMetrics] = {}
 
     # ----- the space ------------------------------------------------------------------------------
@@ -261,12 +294,18 @@ class Evaluator:
 
     def simulate(self, point: SearchPoint) -> None:
         """Figures from the serving simulator of one replica (replaces the screen's)."""
-        dep, workload, alpha, k = self.replica_run(point)
-        plan = self._plans.get((*self._group(point), point.k, point.max_num_seqs))
-        try:
-            run = simulate_one(dep, workload, alpha=alpha, k=k, engine=self.engine_of(point, dep), plan=plan)
-        except PlannerError as exc:
-            point.stage, point.reason = "memory", f"the simulation stopped: {exc}"
+        key = (*self._group(point), point.k, point.max_num_seqs)
+        run = self._runs.get(key)
+        if run is None:
+            dep, workload, alpha, k = self.replica_run(point)
+            try:
+                run = simulate_one(dep, workload, alpha=alpha, k=k, engine=self.engine_of(point, dep),
+                                   plan=self._plans.get(key))  # fmt: skip
+            except PlannerError as exc:
+                run = exc
+            self._runs[key] = run
+        if isinstance(run, PlannerError):
+            point.stage, point.reason = "memory", f"the simulation stopped: {run}"
             point.fits = False
             return
         self.simulations[point.index] = run

@@ -9,11 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+import planner.decisions.search.evaluate as evaluate
 from planner.decisions.fleet import fleet_quote
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, pareto, search
 from planner.decisions.search.frontier import Dominance, cheapest, cheapest_key, frontier_points
 from planner.decisions.search.traffic_sizing import CAPACITY_OVER_CLOSED_LOOP, least_cost, size_point, traffic_of
 from planner.errors import InputError, PlannerError
+from planner.facts import clear_caches
 from planner.input_types import INPUT_BOUNDS
 from planner.speed import simulate
 
@@ -304,3 +306,22 @@ def test_a_dataset_at_a_rate_is_sized_with_the_datasets_lengths():
     # the quote's traffic carries the dataset's mean lengths (which price the tokens)
     traffic = traffic_of(found.evaluator, found.recommended)
     assert traffic.prompt_tokens == round(workload.mean_prompt_tokens)
+
+
+def test_asking_again_with_other_objectives_reuses_every_evaluation_and_answers_as_a_fresh_search(monkeypatch):
+    space, tighter = SearchSpace.build(**SMALL), Objectives(tpot_slo_s=0.015, ttft_slo_s=1.0)
+    clear_caches()
+    fresh = search(space, WORKLOAD, tighter)
+    clear_caches()
+    search(space, WORKLOAD, OBJECTIVES)
+    runs = []
+    real = evaluate.simulate_one
+    monkeypatch.setattr(evaluate, "simulate_one", lambda *a, **kw: runs.append(a) or real(*a, **kw))
+    again = search(space, WORKLOAD, tighter)
+    assert [p.as_dict() for p in again.points] == [p.as_dict() for p in fresh.points]
+    assert again.recommended.index == fresh.recommended.index
+    simulated_before = {p.index for p in search(space, WORKLOAD, OBJECTIVES).points if p.stage == "simulated"}
+    assert len(runs) <= sum(p.stage == "simulated" and p.index not in simulated_before for p in again.points)
+    runs.clear()
+    search(space, WORKLOAD, tighter)
+    assert runs == []  # the same question again simulates nothing
