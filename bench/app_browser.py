@@ -15,8 +15,10 @@ own link. Two clocks per action:
 Fleet is also opened from the navigation after a fresh server has drawn its first page and planned the
 Fleet default in the background (ui/_warm_up.py), as a visitor who starts on Sizing would.
 
-``python -m bench.app_browser --pages fleet,sizing`` times only those pages. The machine's load is not
-controlled: on a shared machine every figure is an upper bound.
+``python -m bench.app_browser --pages fleet,sizing`` times only those pages. On a machine of two or more cores the
+server runs on the first core and the browser on the others (``SERVER_CPUS``), as a server and its visitors' browsers
+run on different machines: otherwise the browser drawing the charts of the last answer takes CPU time from the
+server's next one. The machine's other load is not controlled: on a shared machine every figure is an upper bound.
 """
 
 from __future__ import annotations
@@ -38,6 +40,26 @@ from urllib.parse import urlencode
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER_LIFETIME_S = 900
+#: The cores the server runs on; the browser (and this process) take the rest, where the machine has more.
+SERVER_CPUS = {0}
+
+
+#: The command prefix that starts a server on its cores (set by :func:`_split_cpus`; empty: anywhere).
+ON_SERVER_CPUS: list[str] = []
+
+
+def _split_cpus() -> bool:
+    """Keep this process and the browser it launches off the server's cores, and start servers on them (util-linux
+    ``taskset``); False where there is one core or no ``taskset``."""
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    taskset = shutil.which("taskset")
+    if len(cores) < 2 or not cores > SERVER_CPUS or not taskset:
+        return False
+    os.sched_setaffinity(0, cores - SERVER_CPUS)
+    ON_SERVER_CPUS[:] = [taskset, "-c", ",".join(map(str, sorted(SERVER_CPUS)))]
+    return True
+
+
 SETTLE_TIMEOUT_S = 600.0
 
 #: Six node types for the Fleet figure (the default four plus B200 and A100).
@@ -101,7 +123,7 @@ class Server:
         }
         server = ["--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.headless", "true"]
         self.proc = subprocess.Popen(
-            ["timeout", str(SERVER_LIFETIME_S), sys.executable, "-m", "ui._server", *server],
+            [*ON_SERVER_CPUS, "timeout", str(SERVER_LIFETIME_S), sys.executable, "-m", "ui._server", *server],
             cwd=REPO,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -232,6 +254,8 @@ def main(argv: list[str]) -> int:
     from planner.scenario import Scenario  # noqa: PLC0415
 
     store = _seeded_store()
+    if _split_cpus():
+        print(f"The server on CPU {sorted(SERVER_CPUS)}, the browser on CPU {sorted(os.sched_getaffinity(0))}")
     print("Real server and headless Chromium, ms (server: longest script run; browser: request to result on screen)")
     print("and the CPU time of the thread of that longest run (ui/_timing.py)")
     print(f"{'':<44} {'server':>10} {'browser':>10} {'server cpu':>10}")

@@ -134,7 +134,7 @@ class Activity:
 
 #: Seconds with no script run and no job before work no visitor asked for goes on. A visitor's next click usually
 #: comes sooner after a page is drawn; one that lands while such work runs shares the interpreter with it until
-#: its current step ends (for the Fleet warm-up, one node type's plan: 0.2-0.8 s of work for the default).
+#: its current step ends (for the Fleet warm-up, one simulation: tens of milliseconds).
 QUIET_S = 5.0
 
 

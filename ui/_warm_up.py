@@ -5,10 +5,10 @@ Once the first page of a freshly started server is on screen, one background thr
 asks the core for the default scenario's plan, which leaves every simulated run in the core's cache
 (planner/speed/step_cache.py); a visitor who then opens Fleet & Quote gets the plan from those runs. It runs only
 in a real browser session (never under AppTest; on any address, 127.0.0.1 included) and only in quiet moments:
-before each node type it waits until no script run has started for 5 s and no page's own work
+before each simulation it runs it waits until no script run has started for 5 s and no page's own work
 runs in the background (ui/_background.py ``wait_until_quiet``), so a visitor's clicks never share the CPU with it
-for longer than one node type's plan. A visitor who opened Fleet & Quote directly is computing the same plan; the
-warm-up then finds it in the cache. A failure is silent: the page computes the plan itself.
+for longer than one simulation (tens of milliseconds). A visitor who opened Fleet & Quote directly is computing the
+same plan; the warm-up then finds it in the cache. A failure is silent: the page computes the plan itself.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import threading
 import streamlit as st
 
 from planner import Scenario, get_model, get_node
+from planner.speed.step_cache import SIMULATIONS
 from ui._background import Activity, Jobs, browser_session, server_activity, server_jobs, wait_until_quiet
 from ui._common import fleet_engine
 from ui._fleet_plan import plan_by_node
@@ -31,7 +32,8 @@ def _plan_default_fleet(jobs: Jobs, activity: Activity) -> None:
 
     quiet()
     scenario = Scenario()
-    with timed("warm-up", "fleet"), contextlib.suppress(Exception):  # the Fleet page computes the plan itself
+    # the Fleet page computes the plan itself on a failure; a visitor's click waits for at most one simulation
+    with timed("warm-up", "fleet"), contextlib.suppress(Exception), SIMULATIONS.pausing(quiet):
         method = scenario.method
         draft = get_model(scenario.draft) if scenario.draft and not method else None
         plan_by_node(

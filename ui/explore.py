@@ -53,24 +53,26 @@ with st.expander("Search space", expanded=False):
     )
 
 
-def _explored(space: SearchSpace, workload: SearchWorkload, objectives: Objectives):
-    """The search, its two frontier charts in each colouring and its tables, computed in the background
-    (ui/_background.py) once per inputs and shared read-only by every session; None while the work runs (a
-    progress bar is drawn, and the page is drawn again once the search is in)."""
+def _explored(space: SearchSpace, workload: SearchWorkload, objectives: Objectives, colour: str):
+    """The search and its tables, then its two frontier charts in ``colour``'s colouring, each computed in the
+    background (ui/_background.py) once per inputs and shared read-only by every session (a progress bar is drawn
+    while the work runs). A colouring is drawn when first asked for, so an objective change waits for one pair."""
 
     def work(job):
         job.advance("Searching the design space...")
         result = search(space, workload, objectives)
-        job.advance("Drawing the frontiers...")
-        charts = {
-            name: tuple(_DrawnFigure(fig) for fig in frontier_charts(result, colour_by))
-            for name, colour_by in COLOUR_BY.items()
-        }
-        return result, charts, _tables(result)
+        return result, _tables(result)
 
     key = ("explore", space.model_dump_json(), workload.model_dump_json(), objectives.model_dump_json())
     job = server_jobs().start(key, work, steps=1, name="search")
-    return result_or_progress(job, "Searching the design space")
+    result, tables = result_or_progress(job, "Searching the design space")
+
+    def draw(job):
+        job.advance("Drawing the frontiers...")
+        return tuple(_DrawnFigure(fig) for fig in frontier_charts(result, COLOUR_BY[colour]))
+
+    job = server_jobs().start((*key, colour), draw, steps=1, name="frontier charts")
+    return result, result_or_progress(job, "Drawing the frontiers"), tables
 
 
 class _DrawnFigure(go.Figure):
@@ -169,9 +171,11 @@ def _chart_selected(key: str, result, workload: SearchWorkload) -> None:
 
 
 inputs = guarded(_inputs, "the search inputs")
-explored = guarded(lambda: _explored(*inputs), "the search") if inputs else None
+colour = st.session_state.get("explore_colour")
+colour = colour if colour in COLOUR_BY else next(iter(COLOUR_BY))  # the radio below keeps it; first run: its default
+explored = guarded(lambda: _explored(*inputs, colour), "the search") if inputs else None
 if explored is not None:
-    result, charts, (table, shown, unfit, unfit_count) = explored
+    result, (throughput, cost), (table, shown, unfit, unfit_count) = explored
     space, workload, objectives = inputs
     message = take_flash("explore_message")
     if message:
@@ -184,8 +188,7 @@ if explored is not None:
         f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, {result.simulated:,} "
         f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."
     )
-    colour = st.radio("Colour by", list(COLOUR_BY), horizontal=True, key="explore_colour")
-    throughput, cost = charts[colour]
+    st.radio("Colour by", list(COLOUR_BY), horizontal=True, key="explore_colour")
     left, right = st.columns(2)
     for col, fig, name in ((left, throughput, "throughput"), (right, cost, "cost")):
         chart_key = f"explore_chart_{name}"

@@ -90,6 +90,17 @@ def frontier_table(result: SearchResult) -> pd.DataFrame:
     return frame[list(FRONTIER_COLUMNS)].rename(columns=FRONTIER_COLUMNS)
 
 
+def _trace(frame: pd.DataFrame, x: str, y: str, **properties) -> dict:
+    """One series of points: their figures on ``x`` and ``y``, the point's index (what a click returns) and label."""
+    return {
+        "x": frame[x].to_numpy(),
+        "y": frame[y].to_numpy(),
+        "customdata": frame["index"].to_numpy(),
+        "text": frame["label"].tolist(),
+        **properties,
+    }
+
+
 def frontier_charts(result: SearchResult, colour_by: str = "method", limit: int = MAX_CLOUD_POINTS):
     """(throughput chart, cost chart): every point faint (thinned to ``limit``), the frontier bold; each marker's
     ``customdata`` is the point's index (a click names the point)."""
@@ -113,33 +124,32 @@ def frontier_charts(result: SearchResult, colour_by: str = "method", limit: int 
         ("cost", "tpot_ms", "usd_per_million_output_tokens", f"{pct} TPOT (ms)", "$ per million output tokens"),
     )
     for plane, x, y, x_title, y_title in planes:
-        fig = go.Figure()
+        traces: list[dict] = []
         if not frame.empty:
             on = frame.index.isin(sorted(planes_on[plane]))
             cloud = frame.loc[shown_of[plane]]
             cloud = cloud[cloud[y].notna()]
+            hover = f"{x_title} %{{x:,.2f}}<br>{y_title} %{{y:,.3f}}<extra></extra>"
             for name, part in cloud.groupby(colour_by, sort=True):
-                fig.add_trace(
-                    go.Scattergl(
-                        x=part[x], y=part[y], mode="markers", name=str(name), opacity=0.25,
-                        marker={"size": 5}, customdata=part["index"], text=part["label"],
-                        hovertemplate="%{text}<br>" + f"{x_title} %{{x:,.2f}}<br>{y_title} %{{y:,.3f}}<extra></extra>",
-                    )
+                traces.append(
+                    _trace(part, x, y, type="scattergl", mode="markers", name=str(name), opacity=0.25,
+                           marker={"size": 5}, hovertemplate="%{text}<br>" + hover)
                 )  # fmt: skip
-            front = frame[on].sort_values(x)
-            fig.add_trace(
-                go.Scatter(
-                    x=front[x], y=front[y], mode="lines+markers", name="frontier",
-                    line={"width": 3, "color": "black"}, marker={"size": 10, "color": "black"},
-                    customdata=front["index"], text=front["label"],
-                    hovertemplate="<b>%{text}</b><br>" + f"{x_title} %{{x:,.2f}}<br>{y_title} %{{y:,.3f}}"
-                    + "<extra></extra>",
-                )
+            traces.append(
+                _trace(frame[on].sort_values(x), x, y, type="scatter", mode="lines+markers", name="frontier",
+                       line={"width": 3, "color": "black"}, marker={"size": 10, "color": "black"},
+                       hovertemplate="<b>%{text}</b><br>" + hover)
             )  # fmt: skip
-        fig.update_layout(
-            xaxis_title=x_title, yaxis_title=y_title, height=420, margin={"t": 30}, legend={"orientation": "h"}
-        )
-        charts.append(fig)
+        layout = {
+            "xaxis": {"title": {"text": x_title}},
+            "yaxis": {"title": {"text": y_title}},
+            "height": 420,
+            "margin": {"t": 30},
+            "legend": {"orientation": "h"},
+        }
+        # built from plain properties this function sets (plotly's validation of each, the chart's main cost, is
+        # skipped: the same figure validated is equal, tests/core/decisions/test_search_view.py)
+        charts.append(go.Figure(data=traces, layout=layout, _validate=False))
     return charts[0], charts[1]
 
 

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -137,13 +138,39 @@ def replica_key(dep: Deployment) -> str:
 
 
 class SimulationCounter:
-    """How many replica simulations (:func:`planner.speed.simulate.simulate_one`) the caches have run."""
+    """How many replica simulations (:func:`planner.speed.simulate.simulate_one`) the caches have run; a thread may
+    have a pause taken before each of its own (:meth:`pausing`).
+
+    >>> waits = []
+    >>> with SIMULATIONS.pausing(lambda: waits.append("paused")):
+    ...     SIMULATIONS.pause()
+    >>> SIMULATIONS.pause(); waits
+    ['paused']
+    """
 
     def __init__(self) -> None:
         self.count = 0
         self.lock = threading.Lock()
+        self.local = threading.local()
+
+    @contextmanager
+    def pausing(self, pause: Callable[[], None]) -> Iterator[None]:
+        """Call ``pause()`` before each simulation this thread runs inside the block: work no one waits for (a
+        server's warm-up) gives way to a visitor's between two runs, not only between its larger steps."""
+        self.local.pause = pause
+        try:
+            yield
+        finally:
+            self.local.pause = None
+
+    def pause(self) -> None:
+        """This thread's pause, if it has one."""
+        pause = getattr(self.local, "pause", None)
+        if pause is not None:
+            pause()
 
     def __call__(self, dep: Deployment, workload: ServingWorkload, **options: Any) -> ServingMetrics:
+        self.pause()
         with self.lock:
             self.count += 1
         return simulate_one(dep, workload, **options)
@@ -201,6 +228,7 @@ def _with_parts(run: Callable[..., ServingMetrics]) -> Callable[..., ServingMetr
     """``run`` given the replica's shared engine step and memory plan (``run`` builds its own when they fail)."""
 
     def shared(dep: Deployment, workload: ServingWorkload, **options: Any) -> ServingMetrics:
+        SIMULATIONS.pause()  # before building the parts too: a thread that pauses gives way before any of the work
         speculative = options.get("alpha") is not None and dep.is_speculative
         try:
             engine, plan = PARTS.get(dep, speculative, options.get("profile"))

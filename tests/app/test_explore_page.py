@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.app.conftest import page
 
 TIMEOUT_S = 300
@@ -35,6 +37,22 @@ def test_making_a_frontier_point_the_scenario_changes_the_sidebar_and_the_link()
     tp = int(label.split(" TP ")[1].split()[0])
     assert at.session_state["scenario_tp"] == tp
     assert at.session_state["scenario_max_num_seqs"] == int(label.split(" seqs")[0].rsplit(" ", 1)[1])
+
+
+def test_colouring_by_node_type_redraws_both_charts_with_one_series_per_node_type():
+    at = _run(page("explore.py"))
+
+    def series(chart):
+        spec = json.loads(chart.proto.spec)
+        return {trace["name"] for trace in spec["data"] if trace["name"] != "frontier"}
+
+    by_method = [series(c) for c in at.get("plotly_chart")]
+    assert all("none" in names for names in by_method)
+    at.radio(key="explore_colour").set_value("node type")
+    _run(at)
+    assert not at.exception
+    nodes = {at.session_state["scenario_node"]}
+    assert [series(c) for c in at.get("plotly_chart")] == [nodes, nodes]
 
 
 def test_an_objective_nothing_meets_is_a_warning_not_an_error():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from planner.catalog.lookup import get_gpu, get_model, get_node
@@ -18,8 +20,10 @@ from planner.speed.step_cache import (
     ESTIMATES,
     PLANS,
     RUNS,
+    SIMULATIONS,
     estimate_speed_cached,
     plan_memory_cached,
+    replica_capacity_cached,
     simulate_one_cached,
 )
 from planner.speed.workload import SpeedWorkload
@@ -95,3 +99,21 @@ def test_the_decision_matrix_at_a_new_batch_sizes_no_memory_again(dep, monkeypat
     assert [(r.draft, r.kv_cache_tokens, r.fits) for r in again.rows] == [
         (r.draft, r.kv_cache_tokens, r.fits) for r in first.rows
     ]
+
+
+def test_a_thread_that_pauses_pauses_before_each_of_its_own_runs_only(dep):
+    clear_caches()
+    paused: list[str] = []
+    work = ServingWorkload.build(request_rate=5.0, num_prompts=40, prompt_tokens=256, output_tokens=32)
+    with SIMULATIONS.pausing(lambda: paused.append(threading.current_thread().name)):
+        before = SIMULATIONS.count
+        simulate_one_cached(dep, work)
+        replica_capacity_cached(dep, work.model_copy(update={"mode": "offline"}))
+        ran, pauses = SIMULATIONS.count - before, len(paused)
+        simulate_one_cached(dep, work)  # cached: no run, no pause
+        other = threading.Thread(target=simulate_one_cached, args=(dep, work.model_copy(update={"seed": 7})))
+        other.start()
+        other.join()
+    assert ran >= 2 and pauses >= ran and paused == [threading.current_thread().name] * pauses
+    simulate_one_cached(dep, work.model_copy(update={"seed": 8}))
+    assert len(paused) == pauses

@@ -1,0 +1,48 @@
+"""The Explore charts: built without plotly's per-property validation, equal to the same figure validated; every
+frontier point drawn in the bold series, the cloud thinned to its limit."""
+
+from __future__ import annotations
+
+import json
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, search
+from planner.reports.search_view import frontier_charts
+
+SPACE = {
+    "target": "Llama-3.1-8B",
+    "nodes": ("1x-h100-sxm-80gb",),
+    "methods": ("none", "ngram"),
+    "ks": (1, 3),
+    "dtypes": ("bf16", "fp8"),
+    "batch_caps": (8, 64),
+}
+
+
+@pytest.fixture(scope="module")
+def result():
+    workload = SearchWorkload(requests_per_s=4.0, prompt_tokens=512, output_tokens=128)
+    return search(SearchSpace.build(**SPACE), workload, Objectives(tpot_slo_s=0.03))
+
+
+@pytest.mark.parametrize("colour_by", ["method", "node"])
+def test_each_chart_equals_the_same_figure_validated(result, colour_by):
+    for fig in frontier_charts(result, colour_by):
+        drawn = json.loads(pio.to_json(fig, validate=False))
+        validated = json.loads(pio.to_json(go.Figure(fig.to_dict())))
+        assert drawn == validated
+
+
+def test_the_frontier_series_holds_every_frontier_point_and_the_cloud_its_limit(result):
+    throughput, cost = frontier_charts(result, "method", limit=5)
+    for fig, plane in ((throughput, "throughput"), (cost, "cost")):
+        frontier = [t for t in fig.data if t.name == "frontier"]
+        assert len(frontier) == 1
+        expected = {p.index for p in result.points if plane in p.frontiers}
+        assert set(frontier[0].customdata) == expected and expected
+        cloud = sum(len(t.x) for t in fig.data if t.name != "frontier")
+        assert cloud <= 5 + len(expected)
+        assert {t.name for t in fig.data if t.name != "frontier"} <= {"none", "ngram"}
