@@ -19,7 +19,7 @@ import threading
 import streamlit as st
 
 from planner import Scenario, get_model, get_node
-from planner.speed.step_cache import SIMULATIONS
+from planner.speed import pause_before_each_simulation
 from ui._background import Activity, Jobs, browser_session, server_activity, server_jobs, wait_until_quiet
 from ui._common import fleet_engine
 from ui._fleet_plan import plan_by_node
@@ -33,7 +33,7 @@ def _plan_default_fleet(jobs: Jobs, activity: Activity) -> None:
     quiet()
     scenario = Scenario()
     # the Fleet page computes the plan itself on a failure; a visitor's click waits for at most one simulation
-    with timed("warm-up", "fleet"), contextlib.suppress(Exception), SIMULATIONS.pausing(quiet):
+    with timed("warm-up", "fleet"), contextlib.suppress(Exception), pause_before_each_simulation(quiet):
         method = scenario.method
         draft = get_model(scenario.draft) if scenario.draft and not method else None
         plan_by_node(

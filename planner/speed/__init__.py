@@ -14,6 +14,7 @@ from planner.speed.serving_sweep import RatePoint, RateSweep, rate_sweep
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, SimulationResult, simulate
 from planner.speed.speed_source import speed_source
+from planner.speed.step_cache import pause_before_each_simulation
 from planner.speed.step_model import ForwardTime, StepModel
 from planner.speed.sweeps import BatchPoint, BatchSweep, SpeedGrid, SpeedReport, batch_sweep, speed_report, speedup_grid
 from planner.speed.workload import SpeedWorkload
@@ -48,6 +49,7 @@ __all__ = [
     "deployment_acceptance",
     "estimate_speed",
     "gate_verdict",
+    "pause_before_each_simulation",
     "rate_sweep",
     "runnable",
     "simulate",

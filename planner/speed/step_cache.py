@@ -36,7 +36,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -178,6 +178,14 @@ class SimulationCounter:
 
 #: Every simulation the caches below run, the capacity runs included (a count that tests and benchmarks read).
 SIMULATIONS = SimulationCounter()
+
+
+def pause_before_each_simulation(pause: Callable[[], None]) -> AbstractContextManager[None]:
+    """Within the block, call ``pause()`` before each replica simulation this thread runs
+    (:meth:`SimulationCounter.pausing`): how work no visitor waits for gives way to theirs."""
+    return SIMULATIONS.pausing(pause)
+
+
 RUNS = ResultCache()
 CAPACITIES = ResultCache()
 ESTIMATES = ResultCache()
