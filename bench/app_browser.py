@@ -40,10 +40,9 @@ from urllib.parse import urlencode
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER_LIFETIME_S = 900
+SETTLE_TIMEOUT_S = 600.0
 #: The cores the server runs on; the browser (and this process) take the rest, where the machine has more.
 SERVER_CPUS = {0}
-
-
 #: The command prefix that starts a server on its cores (set by :func:`_split_cpus`; empty: anywhere).
 ON_SERVER_CPUS: list[str] = []
 
@@ -59,8 +58,6 @@ def _split_cpus() -> bool:
     ON_SERVER_CPUS[:] = [taskset, "-c", ",".join(map(str, sorted(SERVER_CPUS)))]
     return True
 
-
-SETTLE_TIMEOUT_S = 600.0
 
 #: Six node types for the Fleet figure (the default four plus B200 and A100).
 SIX_NODES = (

@@ -148,7 +148,7 @@ def frontier_charts(result: SearchResult, colour_by: str = "method", limit: int 
             "legend": {"orientation": "h"},
         }
         # built from plain properties this function sets (plotly's validation of each, the chart's main cost, is
-        # skipped: the same figure validated is equal, tests/core/decisions/test_search_view.py)
+        # skipped: the same figure validated is equal, tests/core/reports/test_search_view.py)
         charts.append(go.Figure(data=traces, layout=layout, _validate=False))
     return charts[0], charts[1]
 
