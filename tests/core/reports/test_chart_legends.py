@@ -3,7 +3,10 @@ trace hides its legend (the speed, serving, selection and memory charts, built f
 
 from __future__ import annotations
 
+import json
+
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
@@ -92,3 +95,12 @@ def test_a_shown_legend_sits_below_the_axis_labels_with_room_kept(figures, name)
         return
     legend, bottom = fig.layout.legend, fig.layout.margin.b or 0
     assert legend.orientation != "h" or (legend.yref == "container" and bottom >= LEGEND_MARGIN_PX), name
+
+
+def test_the_selection_scatter_names_verdicts_and_methods_in_words_and_equals_itself_validated(figures):
+    fig = figures["speedup_vs_kv_scatter"]
+    names = [t.name for t in fig.data]
+    assert names and not [n for n in names if "_" in n], names  # "compatible, with warnings", not enum names
+    assert any("draft model" in n for n in names)
+    drawn = json.loads(pio.to_json(fig, validate=False))
+    assert drawn == json.loads(pio.to_json(go.Figure(fig.to_dict())))
