@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from planner.decisions.search import SearchPoint, SearchResult
+from planner.reports.charts.plain_figure import plain_figure
 from planner.reports.document import Report, Section, Summary
 
 #: Points drawn in a chart's cloud at most (WebGL draws these without freezing; the frontier is always drawn).
@@ -147,9 +147,7 @@ def frontier_charts(result: SearchResult, colour_by: str = "method", limit: int 
             "margin": {"t": 30},
             "legend": {"orientation": "h"},
         }
-        # built from plain properties this function sets (plotly's validation of each, the chart's main cost, is
-        # skipped: the same figure validated is equal, tests/core/reports/test_search_view.py)
-        charts.append(go.Figure(data=traces, layout=layout, _validate=False))
+        charts.append(plain_figure(traces, layout))  # unvalidated: tests/core/reports/test_search_view.py
     return charts[0], charts[1]
 
 

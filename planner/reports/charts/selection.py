@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from planner.decisions.selection import DecisionMatrix, matrix_table
+from planner.reports.charts.plain_figure import plain_figure
 from planner.reports.tables import VALUE_LABELS
 
 #: One marker shape per speculation method, in the order methods first appear (plotly express's own sequence).
@@ -14,10 +15,8 @@ SYMBOLS = ("circle", "diamond", "square", "x", "cross", "pentagon", "hexagram", 
 
 def speedup_vs_kv_scatter(matrix: DecisionMatrix) -> go.Figure | None:
     """Compatible candidates with a speed estimate, one colour per verdict and one marker shape per method, both
-    named as every page names them (:data:`VALUE_LABELS`); None when there is none.
-
-    Built from plain properties (plotly's validation of each, most of the chart's cost, is skipped: the same figure
-    validated is equal, tests/core/reports/test_chart_legends.py)."""
+    named as every page names them (:data:`VALUE_LABELS`); None when there is none (unvalidated,
+    :func:`planner.reports.charts.plain_figure.plain_figure`)."""
     table = matrix_table(matrix)
     speed = f"speedup @ batch {matrix.batch_size}"
     compatible = table[table["verdict"] != "incompatible"].dropna(subset=[speed])
@@ -56,4 +55,4 @@ def speedup_vs_kv_scatter(matrix: DecisionMatrix) -> go.Figure | None:
              "yanchor": "bottom", "showarrow": False}
         ],
     }  # fmt: skip
-    return go.Figure(data=traces, layout=layout, _validate=False)
+    return plain_figure(traces, layout)

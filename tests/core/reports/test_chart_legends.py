@@ -3,10 +3,7 @@ trace hides its legend (the speed, serving, selection and memory charts, built f
 
 from __future__ import annotations
 
-import json
-
 import plotly.graph_objects as go
-import plotly.io as pio
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
@@ -15,6 +12,7 @@ from planner.deployment import Deployment
 from planner.memory import plan_memory
 from planner.reports import charts
 from planner.reports.charts.legend import LEGEND_MARGIN_PX
+from planner.reports.charts.plain_figure import equals_validated
 from planner.speed import SpeedWorkload, rate_sweep, speed_report
 
 DEP = Deployment.on_node(
@@ -102,5 +100,4 @@ def test_the_selection_scatter_names_verdicts_and_methods_in_words_and_equals_it
     names = [t.name for t in fig.data]
     assert names and not [n for n in names if "_" in n], names  # "compatible, with warnings", not enum names
     assert any("draft model" in n for n in names)
-    drawn = json.loads(pio.to_json(fig, validate=False))
-    assert drawn == json.loads(pio.to_json(go.Figure(fig.to_dict())))
+    assert equals_validated(fig)

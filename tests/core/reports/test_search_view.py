@@ -3,13 +3,10 @@ frontier point drawn in the bold series, the cloud thinned to its limit."""
 
 from __future__ import annotations
 
-import json
-
-import plotly.graph_objects as go
-import plotly.io as pio
 import pytest
 
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, search
+from planner.reports.charts.plain_figure import equals_validated
 from planner.reports.search_view import frontier_charts
 
 SPACE = {
@@ -31,9 +28,7 @@ def result():
 @pytest.mark.parametrize("colour_by", ["method", "node"])
 def test_each_chart_equals_the_same_figure_validated(result, colour_by):
     for fig in frontier_charts(result, colour_by):
-        drawn = json.loads(pio.to_json(fig, validate=False))
-        validated = json.loads(pio.to_json(go.Figure(fig.to_dict())))
-        assert drawn == validated
+        assert equals_validated(fig)
 
 
 def test_the_frontier_series_holds_every_frontier_point_and_the_cloud_its_limit(result):
