@@ -31,7 +31,8 @@ def _ranked(batch_size: int, alpha: float | None, extra: tuple[tuple[str, str], 
     def work(job):
         job.advance("Ranking drafts...")
         matrix = decision_matrix(dep, batch_size=batch_size, alpha=alpha, extra_drafts=drafts)
-        return matrix, screen_table(matrix_table(matrix), "matrix"), speedup_vs_kv_scatter(matrix)
+        table = matrix_table(matrix)
+        return matrix, screen_table(table, "matrix"), speedup_vs_kv_scatter(matrix, table)
 
     job = server_jobs().start(
         ("draft_selection", dep.model_dump_json(), batch_size, alpha, extra), work, steps=1, name="draft ranking"

@@ -128,6 +128,8 @@ class ObjectiveMiss(BaseModel):
 
 class FleetOption(BaseModel):
     speculation: bool
+    #: The tensor-parallel degree of the option's replicas (a node type's options may differ in layout).
+    tp: int
     #: Mean running requests per replica in the simulation at the quoted load.
     batch_size: float
     k: int | None
@@ -154,7 +156,10 @@ class FleetOption(BaseModel):
 
 
 class FleetQuote(BaseModel):
+    """A node type's cheapest option without speculation and its cheapest option with it, each at its own layout."""
+
     node: str
+    #: The tensor-parallel degree of the chosen option.
     tp: int
     gpu: str
     gpus_per_node: int
@@ -168,7 +173,8 @@ class FleetQuote(BaseModel):
     #: Speculation meets the objectives and needs fewer GPUs (or the option without it misses) at this load on
     #: this node type: the option ``recommend_fleet`` recommends among this quote's two.
     speculation_chosen: bool = False
-    #: GPUs speculation saves on this node type, only when both options meet the objectives and it saves some.
+    #: GPUs speculation saves on this node type against its cheapest layout without it, only when both options meet
+    #: the objectives and it saves some.
     savings_frac: float | None
     notes: list[str]
     #: Where the replica's step times come from (measured kernel tables or the roofline), in words.
@@ -348,6 +354,7 @@ def size_option(
     pct = traffic.percentile
     return FleetOption(
         speculation=speculate,
+        tp=dep.tp,
         batch_size=run.mean_batch_size,
         k=k,
         tpot_s=run.tpot_at(pct),
@@ -393,18 +400,26 @@ def check_context(target: ModelSpec, traffic: Traffic) -> None:
         )
 
 
-def fleet_quote(dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = None) -> FleetQuote:
-    """Nodes and cost to serve ``traffic`` with ``dep`` (its draft, if any, for the speculative option).
+class _Layout:
+    """One layout's options for a quote: the replica without speculation and, when ``dep`` speculates, with it."""
 
-    ``beat_nodes``: only a quote whose chosen option meets the objectives on fewer nodes is wanted; one that
-    provably cannot raises ``CannotBeat`` as soon as that is known (the option without speculation is searched in
-    full when the speculative one needs its batch for K)."""
+    __slots__ = ("alpha_note", "dep", "k", "price", "price_source", "spec_error", "traffic", "with_spec", "without")
+
+    def __init__(self, dep: Deployment, traffic: Traffic, price, price_source: str, without: FleetOption) -> None:
+        self.dep, self.traffic, self.price, self.price_source, self.without = dep, traffic, price, price_source, without
+        self.with_spec: FleetOption | None = None
+        self.k: int | None = None
+        self.spec_error: str | None = None
+        self.alpha_note = "no speculation"
+
+
+def _layout(dep: Deployment, traffic: Traffic, beat_nodes: int | None, spec_beat_nodes: int | None) -> _Layout:
+    """Both options of ``dep``'s layout (``fleet_quote`` explains the bounds)."""
     if dep.replicas_per_node < 1:
         raise InputError("tp", dep.tp, f"tp x pp at most the node's {dep.gpu_count} GPUs")
     max_len = traffic.prompt_tokens + traffic.output_tokens
     check_context(dep.target, traffic)
     sized = dep.replace(max_model_len=max(max_len, 16))
-    alone = sized.without_draft()
     price_entry = get_price(dep.gpu.id)
     price = traffic.usd_per_gpu_hour or (price_entry.default_usd_per_gpu_hour if price_entry else None)
     source = (
@@ -415,81 +430,113 @@ def fleet_quote(dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = N
         if price_entry
         else "no price in the catalog: enter one"
     )
-    try:
-        without = size_option(alone, traffic, price, None, None if dep.is_speculative else beat_nodes)
+    try:  # searched in full when the layout speculates: the batch it runs at sets K
+        without = size_option(sized.without_draft(), traffic, price, None, None if dep.is_speculative else beat_nodes)
     except PlannerError as exc:
         raise PlannerError(f"the target does not fit {dep.node_id or dep.gpu.id}: {exc}", field="node") from exc
-    with_spec, savings, notes, chosen = None, None, [], False
-    alpha_note = "no speculation"
-    if dep.is_speculative and traffic.alpha is None:
+    layout = _Layout(sized, traffic, price, source, without)
+    if not dep.is_speculative:
+        return layout
+    if traffic.alpha is None:
         assumed = deployment_acceptance(dep)
-        traffic = traffic.model_copy(update={"alpha": assumed.alpha})
-        alpha_note = f"α = {assumed.alpha:.2f} for {dep.speculator_name} ({assumed.source}: {assumed.detail})"
-    elif dep.is_speculative:
-        alpha_note = f"α = {traffic.alpha:.2f} for {dep.speculator_name} (your value)"
-    if dep.is_speculative:
-        try:
-            k = _best_k(sized, traffic, without.batch_size)
-            plain_can_win = beat_nodes is None or (without.meets_slo and without.nodes < beat_nodes)
-            with_spec = size_option(sized, traffic, price, k, None if plain_can_win else beat_nodes)
-        except PlannerError as exc:
-            if not (beat_nodes is None or (without.meets_slo and without.nodes < beat_nodes)):
-                raise CannotBeat from None  # the option without the draft is then the chosen one, and cannot win
-            notes.append(f"with the draft: {exc}")
-        else:
-            both_meet = with_spec.meets_slo and without.meets_slo
-            savings = 1 - with_spec.gpus / without.gpus if both_meet and with_spec.gpus < without.gpus else None
-            # the rule recommend_fleet applies: the cheaper option that meets the objectives (a tie keeps the plain one)
-            chosen = with_spec.meets_slo and (not without.meets_slo or with_spec.gpus < without.gpus)
-            if not with_spec.meets_slo:
-                notes.append(f"with the draft (K {k}) the objectives are not met: {with_spec.limited_by}")
-            elif not chosen:
-                notes.append(
-                    f"speculation does not pay here at this load (K {k}: {with_spec.gpus} GPUs against "
-                    f"{without.gpus} without the draft)"
-                )
+        layout.traffic = traffic.model_copy(update={"alpha": assumed.alpha})
+        layout.alpha_note = f"α = {assumed.alpha:.2f} for {dep.speculator_name} ({assumed.source}: {assumed.detail})"
+    else:
+        layout.alpha_note = f"α = {traffic.alpha:.2f} for {dep.speculator_name} (your value)"
+    try:
+        layout.k = _best_k(sized, layout.traffic, without.batch_size)
+        layout.with_spec = size_option(sized, layout.traffic, price, layout.k, spec_beat_nodes)
+    except CannotBeat:
+        pass  # needs at least the nodes of a cheaper layout with speculation already quoted
+    except PlannerError as exc:
+        layout.spec_error = f"with the draft: {exc}"
+    return layout
+
+
+def fleet_quote(
+    dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = None, spec_beat_nodes: int | None = None
+) -> FleetQuote:
+    """Nodes and cost to serve ``traffic`` with ``dep``'s layout (its draft, if any, for the speculative option).
+
+    ``beat_nodes``: only an option without speculation that meets the objectives on fewer nodes is wanted; when
+    ``dep`` does not speculate and its option provably cannot, ``CannotBeat`` is raised as soon as that is known (a
+    speculative ``dep`` searches it in full: the batch it runs at sets K). ``spec_beat_nodes`` likewise for the
+    option with speculation, which is then left out (None)."""
+    layout = _layout(dep, traffic, beat_nodes, spec_beat_nodes)
+    return _quote(layout, layout)
+
+
+def _quote(plain: _Layout, spec: _Layout) -> FleetQuote:
+    """The quote of a node type from the layout of its cheapest option without speculation (``plain``) and that of
+    its cheapest option with it (``spec``; the same layout, or ``plain`` when none speculates): what speculation
+    saves is counted against the cheapest layout without it, never against the speculative option's own layout."""
+    without, with_spec, k = plain.without, spec.with_spec, spec.k
+    savings, notes, chosen = None, [], False
+    if spec.spec_error and with_spec is None:
+        notes.append(spec.spec_error)
+    if with_spec is not None:
+        both_meet = with_spec.meets_slo and without.meets_slo
+        savings = 1 - with_spec.gpus / without.gpus if both_meet and with_spec.gpus < without.gpus else None
+        # the rule recommend_fleet applies: the cheaper option that meets the objectives (a tie keeps the plain one)
+        chosen = with_spec.meets_slo and (not without.meets_slo or with_spec.gpus < without.gpus)
+        if not with_spec.meets_slo:
+            notes.append(f"with the draft (K {k}) the objectives are not met: {with_spec.limited_by}")
+        elif not chosen:
+            notes.append(
+                f"speculation does not pay here at this load (K {k}: {with_spec.gpus} GPUs against "
+                f"{without.gpus} without the draft)"
+            )
+    traffic = spec.traffic
     notes.append(
-        f"{alpha_note}; requests of "
+        f"{spec.alpha_note}; requests of "
         f"{traffic.prompt_tokens} + {traffic.output_tokens} tokens; objectives {traffic.objectives()}; "
         f"each replica simulated with {QUOTE_REQUESTS} Poisson requests (prefill and decode share its GPUs)"
     )
-    step_source = speed_source(sized if dep.is_speculative else alone)
+    dep = spec.dep if spec.dep.is_speculative else plain.dep.without_draft()
+    step_source = speed_source(dep)
     notes.append(f"{dep.node_id or dep.gpu.id} step times: {step_source}")
     return FleetQuote(
         node=dep.node_id or f"{dep.gpu_count}x {dep.gpu.id}",
-        tp=dep.tp,
+        tp=with_spec.tp if chosen and with_spec is not None else without.tp,
         gpu=dep.gpu.id,
         gpus_per_node=dep.gpu_count,
-        replicas_per_node=dep.replicas_per_node,
-        usd_per_gpu_hour=price,
-        price_source=source,
+        replicas_per_node=(spec.dep if chosen else plain.dep).replicas_per_node,
+        usd_per_gpu_hour=plain.price,
+        price_source=plain.price_source,
         traffic=traffic,
-        kv_concurrency_limit=replica_plan(alone).max_concurrency,
+        kv_concurrency_limit=replica_plan(plain.dep.without_draft()).max_concurrency,
         without_speculation=without,
         with_speculation=with_spec,
         speculation_chosen=chosen,
         savings_frac=savings,
         notes=notes,
         speed_source=step_source,
-        alpha_basis=alpha_note,
+        alpha_basis=spec.alpha_note,
     )
 
 
+def _option_key(option: FleetOption) -> tuple:
+    """Cheapest first among options: those that meet the objectives, then by $/hour (GPUs where unpriced)."""
+    return (not option.meets_slo, option.usd_per_hour if option.usd_per_hour is not None else float(option.gpus),
+            option.gpus)  # fmt: skip
+
+
 def _cost_key(quote: FleetQuote) -> tuple:
-    option = quote.chosen
-    meets = option.meets_slo
-    return (not meets, option.usd_per_hour if option.usd_per_hour is not None else float(option.gpus), option.gpus)
+    return _option_key(quote.chosen)
 
 
 def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, exhaustive: bool = False, **fields) -> FleetQuote:
     # ``fields`` may carry ``method`` (n-gram lookup, the target's MTP) for speculation without a draft model
-    """The cheapest tensor-parallel layout of ``target`` (+ ``draft``) on ``node`` for ``traffic``.
+    """The quote of ``target`` (+ ``draft``) on ``node`` for ``traffic``: the cheapest tensor-parallel layout without
+    speculation and the cheapest with it, each its own (so what speculation saves is counted against the best the
+    node type does without it, not against the speculative option's layout).
 
     Every TP degree the model admits up to the node's GPU count is tried in order; layouts that do not fit are
-    skipped. Raises a PlannerError naming the node when none fits. Once a layout meets the objectives on ``B``
-    nodes, a later layout is only searched while it could need fewer (it never needs fewer than one node, so
-    after a one-node quote none is): the same quote as trying every layout in full (``exhaustive``), for which a
-    later layout had to be strictly cheaper to replace it. The answer is memoised per input.
+    skipped. Raises a PlannerError naming the node when none fits. Once an option meets the objectives on ``B``
+    nodes, the same option of a later layout is only searched while it could need fewer (it never needs fewer than
+    one node, so once both options need one node no later layout is tried): the same quote as trying every layout
+    in full (``exhaustive``), for which a later layout had to be strictly cheaper to replace an option. The answer
+    is memoised per input.
     """
     inputs = (target, node, traffic, draft, exhaustive, *sorted(fields.items()))
     return QUOTES.get_or_compute(
@@ -498,25 +545,41 @@ def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, exhaustive
     )
 
 
+def _floor(option: FleetOption | None) -> int | None:
+    """The nodes another layout's option must come under to replace ``option`` (None: any layout may)."""
+    return option.nodes if option is not None and option.meets_slo else None
+
+
 def _best_quote_on_node(target, node, traffic: Traffic, *, draft, exhaustive: bool, **fields) -> FleetQuote:
-    quotes, reasons = [], []
+    layouts: list[_Layout] = []
+    reasons = []
+    plain: _Layout | None = None  # the layout of the cheapest option without speculation so far
+    spec: _Layout | None = None  # and with it
+    speculates = draft is not None or fields.get("method") is not None
     for tp in valid_tp_degrees(target.architecture, node.gpu_count):
-        best = min(quotes, key=_cost_key) if quotes else None
-        beat = best.chosen.nodes if best is not None and best.chosen.meets_slo and not exhaustive else None
-        if beat == 1:
-            break
+        beat = None if exhaustive or plain is None else _floor(plain.without)
+        spec_beat = None if exhaustive or spec is None else _floor(spec.with_spec)
+        if beat == 1 and (not speculates or spec_beat == 1):
+            break  # one node each: no layout needs fewer
         try:
             dep = Deployment.on_node(target, node, tp=tp, draft=draft, **fields)
-            quotes.append(fleet_quote(dep, traffic, beat_nodes=beat))
+            layout = _layout(dep, traffic, beat, spec_beat)
         except PlannerError as exc:
             reasons.append(f"TP {tp}: {exc}")
+            continue
         except CannotBeat:
             continue
-    if not quotes:
+        layouts.append(layout)
+        if plain is None or _option_key(layout.without) < _option_key(plain.without):
+            plain = layout
+        option = layout.with_spec
+        if option is not None and (spec is None or _option_key(option) < _option_key(spec.with_spec)):
+            spec = layout
+    if plain is None:
         raise PlannerError(
             f"{target.id} fits no layout of {node.id}: " + (reasons[-1] if reasons else "no TP"), field="node"
         )
-    return min(quotes, key=_cost_key)
+    return _quote(plain, spec or next((lay for lay in layouts if lay.spec_error), plain))
 
 
 def compare_nodes(target, nodes, traffic: Traffic, *, draft=None, **fields) -> tuple[list[FleetQuote], list[str]]:

@@ -42,7 +42,8 @@ class QuotedOption(BaseModel):
 
 
 class SpeculationSaving(BaseModel):
-    """What the recommended (speculative) option saves against the same node type and layout without speculation.
+    """What the recommended (speculative) option saves against the same node type without speculation, at its
+    cheapest layout without it.
 
     Both meet every objective; the saving is positive (never a negative saving)."""
 
@@ -116,10 +117,6 @@ class FleetRecommendation(BaseModel):
         )
 
 
-def _same_layout(a: QuotedOption, b: QuotedOption) -> bool:
-    return a.node == b.node and a.tp == b.tp
-
-
 def _saving(plain: QuotedOption, cheaper: QuotedOption) -> SpeculationSaving | None:
     """What ``cheaper`` saves against ``plain`` (None when it saves neither GPUs nor money)."""
     gpus = plain.option.gpus - cheaper.option.gpus
@@ -142,7 +139,7 @@ def _hardware_note(other: QuotedOption, same: QuotedOption) -> str:
 
     >>> from planner.decisions.fleet import FleetOption
     >>> def opt(node, gpus, usd):
-    ...     o = FleetOption(speculation=False, batch_size=1, k=None, tpot_s=0.01, ttft_s=0.1,
+    ...     o = FleetOption(speculation=False, tp=1, batch_size=1, k=None, tpot_s=0.01, ttft_s=0.1,
     ...         requests_per_s_per_replica=1, capacity_requests_per_s=1, replicas=1, nodes=1, gpus=gpus,
     ...         usd_per_hour=None, usd_per_month=usd, usd_per_million_output_tokens=None, limited_by="",
     ...         replica_limited_by="", meets_slo=True, delivered_flops_frac=0.1, delivered_bandwidth_frac=0.1)
@@ -176,7 +173,7 @@ def recommend_fleet(traffic: Traffic, quotes: list[FleetQuote], unusable: list[s
     speculates, against the cheapest option without speculation, and only where that one costs more.
     """
     options = [
-        QuotedOption(node=q.node, tp=q.tp, gpu=q.gpu, usd_per_gpu_hour=q.usd_per_gpu_hour, option=o)
+        QuotedOption(node=q.node, tp=o.tp, gpu=q.gpu, usd_per_gpu_hour=q.usd_per_gpu_hour, option=o)
         for q in quotes
         for o in (q.without_speculation, q.with_speculation)
         if o is not None
@@ -186,9 +183,10 @@ def recommend_fleet(traffic: Traffic, quotes: list[FleetQuote], unusable: list[s
     saving, note, hardware = None, None, None
     if meeting:
         best = meeting[0]
-        # speculation is credited only against the same node type and layout without it; a change of node type
-        # is a separate line (a B200 fleet with a draft against an H100 fleet without one is mostly hardware)
-        plain = next((o for o in meeting if not o.option.speculation and _same_layout(o, best)), None)
+        # speculation is credited only against the same node type without it, at that node type's cheapest layout
+        # without it (each quote holds it); a change of node type is a separate line (a B200 fleet with a draft
+        # against an H100 fleet without one is mostly hardware)
+        plain = next((o for o in meeting if not o.option.speculation and o.node == best.node), None)
         spec = next((o for o in meeting if o.option.speculation), None)
         if best.option.speculation and plain is not None and plain.cost_key() > best.cost_key():
             saving = _saving(plain, best)

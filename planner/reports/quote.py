@@ -128,7 +128,7 @@ def quotes_table(quotes: list[FleetQuote]) -> pd.DataFrame:
             rows.append(
                 {
                     "node": q.node,
-                    "TP": q.tp,
+                    "TP": option.tp,
                     "speculation": "yes" if option.speculation else "no",
                     "K": option.k,
                     "GPUs": option.gpus,
@@ -183,10 +183,7 @@ def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summa
     for flag in plan.flags:
         text += f" Warning: {flag}."
     rows = [("Recommended", best)] if best else []
-    plain = next(
-        (q for q in plan.meeting if not q.option.speculation and best and (q.node, q.tp) == (best.node, best.tp)),
-        None,
-    )
+    plain = next((q for q in plan.meeting if not q.option.speculation and best and q.node == best.node), None)
     if best is not None and best.option.speculation and plain is not None:
         rows.append(("Same node type without speculation", plain))
     if plan.nearest_miss is not None:

@@ -12,11 +12,12 @@ from planner.units import fmt_usd
 def cost_by_node(quotes: list[FleetQuote]) -> go.Figure:
     """Monthly cost (or GPUs, without prices) on each node type, with and without speculation.
 
-    Only options that meet every objective get a bar; an option that misses one is marked "misses an
-    objective" at the axis (its fleet is not a quote).
+    Only options that meet every objective get a bar, labelled with its layout (a node type's two options may use
+    different tensor-parallel degrees); an option that misses one is marked "misses an objective" at the axis (its
+    fleet is not a quote).
     """
     priced = all(q.usd_per_gpu_hour for q in quotes)
-    labels = [f"{q.node} (TP {q.tp})" for q in quotes]
+    labels = [q.node for q in quotes]
 
     def value(option):
         if option is None or not option.meets_slo:
@@ -28,7 +29,7 @@ def cost_by_node(quotes: list[FleetQuote]) -> go.Figure:
             return "no draft"
         if not option.meets_slo:
             return "misses an objective"
-        return fmt_usd(option.usd_per_month) if priced else f"{option.gpus:,} GPUs"
+        return f"TP {option.tp}: " + (fmt_usd(option.usd_per_month) if priced else f"{option.gpus:,} GPUs")
 
     fig = go.Figure()
     for name, pick, color in (

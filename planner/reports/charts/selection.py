@@ -13,11 +13,12 @@ from planner.reports.tables import VALUE_LABELS
 SYMBOLS = ("circle", "diamond", "square", "x", "cross", "pentagon", "hexagram", "star")
 
 
-def speedup_vs_kv_scatter(matrix: DecisionMatrix) -> go.Figure | None:
+def speedup_vs_kv_scatter(matrix: DecisionMatrix, table=None) -> go.Figure | None:
     """Compatible candidates with a speed estimate, one colour per verdict and one marker shape per method, both
     named as every page names them (:data:`VALUE_LABELS`); None when there is none (unvalidated,
-    :func:`planner.reports.charts.plain_figure.plain_figure`)."""
-    table = matrix_table(matrix)
+    :func:`planner.reports.charts.plain_figure.plain_figure`). ``table``: ``matrix_table(matrix)`` where the caller
+    already holds it."""
+    table = matrix_table(matrix) if table is None else table
     speed = f"speedup @ batch {matrix.batch_size}"
     compatible = table[table["verdict"] != "incompatible"].dropna(subset=[speed])
     if compatible.empty:

@@ -41,6 +41,26 @@ def test_the_solution_architects_quote_pays_for_prefill():
     assert quote.chosen.gpus >= 16
 
 
+def test_each_option_of_a_node_type_is_its_cheapest_layout_and_the_saving_is_counted_against_the_plain_one():
+    # 50 req/s at p99 TPOT 40 ms on 8x H200: the draft's cheapest layout is not the target's cheapest layout without
+    # it, so crediting speculation against the plain option of the draft's own layout would flatter it.
+    target, draft, node = get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B"), get_node("8x-h200-sxm-141gb")
+    traffic = Traffic(requests_per_s=50, prompt_tokens=1024, output_tokens=256, tpot_slo_s=0.04)
+    per_layout = [fleet_quote(Deployment.on_node(target, node, tp=tp, draft=draft), traffic) for tp in (2, 4, 8)]
+    plain = [q.without_speculation for q in per_layout if q.without_speculation.meets_slo]
+    spec = [q.with_speculation for q in per_layout if q.with_speculation and q.with_speculation.meets_slo]
+    cheapest_plain, cheapest_spec = min(plain, key=lambda o: o.gpus), min(spec, key=lambda o: o.gpus)
+    quote = best_quote_on_node(target, node, traffic, draft=draft)
+    assert quote.without_speculation == cheapest_plain and quote.with_speculation == cheapest_spec
+    assert {o.gpus for o in plain} != {cheapest_plain.gpus}, "a case where the layout matters"
+    saving = 1 - cheapest_spec.gpus / cheapest_plain.gpus
+    assert quote.savings_frac == (saving if saving > 0 else None)
+    assert quote.tp == quote.chosen.tp
+    plan = recommend_fleet(traffic, [quote], [])
+    if plan.saving is not None:
+        assert plan.saving.gpus_saved == cheapest_plain.gpus - cheapest_spec.gpus
+
+
 def test_an_interactive_objective_needs_more_gpus_than_server():
     server = fleet_quote(DEP.without_draft(), Traffic(requests_per_s=20, prompt_tokens=1024, output_tokens=256))
     ttft, tpot = SLO_PRESETS["interactive"]

@@ -59,6 +59,7 @@ def _option(speculation: bool, gpus: int, meets: bool, usd: float) -> FleetOptio
     misses = [] if meets else [ObjectiveMiss(objective="p99 TPOT", value_s=0.05, limit_s=0.04)]
     return FleetOption(
         speculation=speculation,
+        tp=8,
         batch_size=8,
         k=4 if speculation else None,
         tpot_s=0.05 if not meets else 0.03,
