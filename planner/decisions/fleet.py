@@ -430,12 +430,14 @@ def _layout(dep: Deployment, traffic: Traffic, beat_nodes: int | None, spec_beat
         if price_entry
         else "no price in the catalog: enter one"
     )
-    try:  # searched in full when the layout speculates: the batch it runs at sets K
-        without = size_option(sized.without_draft(), traffic, price, None, None if dep.is_speculative else beat_nodes)
+    # the option with speculation needs fewer than one node to beat a cheaper layout's: it is not wanted
+    spec_wanted = dep.is_speculative and (spec_beat_nodes is None or (spec_beat_nodes - 1) * dep.replicas_per_node >= 1)
+    try:  # searched in full when the option with speculation is wanted: the batch it runs at sets K
+        without = size_option(sized.without_draft(), traffic, price, None, None if spec_wanted else beat_nodes)
     except PlannerError as exc:
         raise PlannerError(f"the target does not fit {dep.node_id or dep.gpu.id}: {exc}", field="node") from exc
     layout = _Layout(sized, traffic, price, source, without)
-    if not dep.is_speculative:
+    if not spec_wanted:
         return layout
     if traffic.alpha is None:
         assumed = deployment_acceptance(dep)
@@ -459,8 +461,8 @@ def fleet_quote(
     """Nodes and cost to serve ``traffic`` with ``dep``'s layout (its draft, if any, for the speculative option).
 
     ``beat_nodes``: only an option without speculation that meets the objectives on fewer nodes is wanted; when
-    ``dep`` does not speculate and its option provably cannot, ``CannotBeat`` is raised as soon as that is known (a
-    speculative ``dep`` searches it in full: the batch it runs at sets K). ``spec_beat_nodes`` likewise for the
+    it provably cannot, ``CannotBeat`` is raised as soon as that is known (unless the option with speculation is
+    wanted: it is then searched in full, for the batch it runs at sets K). ``spec_beat_nodes`` likewise for the
     option with speculation, which is then left out (None)."""
     layout = _layout(dep, traffic, beat_nodes, spec_beat_nodes)
     return _quote(layout, layout)

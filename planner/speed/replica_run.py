@@ -272,6 +272,7 @@ class ReplicaRun:
             context = acc + n_dec * g
             # how many identical decode steps can run before something changes
             m = 1
+            at_start = None  # the step at this context, where it was priced to bound m
             if dec and chunks.tokens == 0 and not finishing_prefill:
                 while heap and alive[heap[0][2]] != heap[0][1]:
                     heapq.heappop(heap)
@@ -282,15 +283,15 @@ class ReplicaRun:
                 if m > 1 and (upcoming or (wl.mode == "concurrency" and pending)):
                     can_admit = not waiting and running < max_seqs
                     if upcoming and can_admit:
-                        first = self.step_time(dec, context, chunks)[0]
-                        m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / first)))
+                        at_start = self.step_time(dec, context, chunks)
+                        m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / at_start[0])))
             frozen = self.multi_step.steps > 1 and dec and chunks.tokens == 0
             if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
                 m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)
             if m > 1:
                 step_s, step_flops, step_bytes = self.step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
             else:
-                step_s, step_flops, step_bytes = self.step_time(dec, context, chunks)
+                step_s, step_flops, step_bytes = at_start or self.step_time(dec, context, chunks)
             dt = step_s * m
             pad, _ = graph_run(dec, per_dec, chunks.tokens)
             if pad:
