@@ -20,6 +20,11 @@ Each grid minimises the mean |log(predicted / measured)|. A row beating the band
 than 100% of HBM bandwidth with no overhead) is reported and left out: its published figure cannot
 be what the lengths say (e.g. fewer tokens generated). Three fitted values, each on the rows that
 determine it.
+
+The three values are the roofline's (a pass priced from measured kernel tables uses neither the bandwidth
+fraction nor this per-layer floor), so every row is priced on the roofline here, also on a GPU the tables
+cover (``roofline_only``): otherwise an H200 row would be priced from its kernel tables, which no value
+fitted here moves, and its bandwidth floor would be the tables' instead of the data sheet's.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import sys
 from bench.speed_eval import PlainRow, bandwidth_floor_violated, load_plain, log_error, predict_case, predict_plain
 from bench.speed_rows import Case, load_rows
 from planner.speed.estimate import baseline_speed
+from planner.speed.kernels.aiconfigurator_tables import roofline_only
 from planner.speed.profiles import SpeedProfile, speed_profile
 
 LAYER_GRID_S = [round(2e-6 * i, 7) for i in range(151)]  # 0 .. 300 us
@@ -124,6 +130,11 @@ def fit_plain_layer_overhead(vendor: str, rows: list[PlainRow]) -> tuple[float, 
 
 
 def main() -> int:
+    with roofline_only():  # the values fitted here are the roofline's (module docstring)
+        return _fit()
+
+
+def _fit() -> int:
     plain = load_plain()
     print("Step 1: AMD bandwidth fraction from TPOT against bytes per GPU")
     usable = _usable(plain)
