@@ -268,18 +268,13 @@ def acceptance_prior(
     priors = load_acceptance_priors()
     rel = priors.relation(relation)
     alpha = prior_alpha(relation, ratio)
-    how = (
-        f"α_10 {rel.alpha_at_ratio_10:.3f} − {priors.slope_per_decade:.3f}·log10({ratio:.1f}/10)"
-        if rel.slope_applies
-        else f"{rel.alpha_at_ratio_10:.3f} at every ratio"
-    )
+    how = "at its size ratio" if rel.slope_applies else "the same at every size ratio"
     return AcceptanceEstimate(
         alpha=alpha,
         source="prior",
         detail=(
-            f"assumed α = {alpha:.2f} ({rel.basis}): no measurement of this pair, so the "
-            f"{relation.replace('_', ' ')} prior at {ratio:.1f}x, {how}, clipped to "
-            f"[{priors.alpha_min}, {priors.alpha_max}] (data/acceptance_priors.json); measure the pair to "
+            f"assumed α = {alpha:.2f} ({rel.basis}): no measurement of this pair, so the prior fitted on published "
+            f"{relation.replace('_', ' ')} pairs, {how} ({ratio:.1f}x fewer parameters); measure the pair to "
             "replace it"
         ),
         relation=relation,
