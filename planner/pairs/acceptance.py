@@ -311,7 +311,7 @@ def _head_assumption(target: ModelSpec, head: ModelSpec, ratio: float, relation:
             source="prior",
             detail=(
                 f"assumed α = {alpha:.2f}: no published acceptance of {head.short_name} with {target.short_name}, "
-                f"so the median of {len(alphas)} published measurement(s) of {kind} heads (data/pair_evidence.json); "
+                f"so the median of {len(alphas)} published measurement(s) of {kind} heads in the planner's catalog; "
                 "measure the pair to replace it"
             ),
             relation=relation,
@@ -323,7 +323,7 @@ def _head_assumption(target: ModelSpec, head: ModelSpec, ratio: float, relation:
         source="prior",
         detail=(
             f"assumed α = {ACCEPTANCE_ALPHA:.2f} (the planner's default): no published acceptance of a {kind} head "
-            "in data/pair_evidence.json, and the draft-model prior (fitted on separate draft models by parameter "
+            "in the planner's catalog, and the draft-model prior (fitted on separate draft models by parameter "
             "ratio) does not apply to heads; measure the pair to replace it"
         ),
         relation=relation,

@@ -82,5 +82,5 @@ def lineage_check(ctx: PairContext) -> Check:
         name="lineage",
         status=status,
         detail="; ".join(parts),
-        evidence=["data/models.json lineage (model cards)"],
+        evidence=["the model catalog's lineage (model cards)"],
     )
