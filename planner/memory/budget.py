@@ -26,6 +26,7 @@ from planner.engines.components import (
     combine_peaks,
     cudagraph_bytes,
     forward_activation_bytes,
+    memory_accuracy,
     moe_workspace_bytes,
     non_torch_bytes,
     rejection_warmup_bytes,
@@ -371,6 +372,13 @@ def plan_budget(
     return plan
 
 
+def _calibration_note() -> str:
+    """What the calibrated memory terms rest on, with their recorded error against logs no fit used."""
+    unseen = memory_accuracy().get("kv_tokens_unseen_known")
+    recorded = f" ({unseen})" if unseen else ""
+    return "activation peak, non-torch and CUDA-graph memory are calibrated on real start-up logs" + recorded
+
+
 def _assumptions(
     dep: Deployment, profile: EngineProfile, limits: Limits, device, stage: StageInputs | None = None
 ) -> list[str]:
@@ -378,8 +386,7 @@ def _assumptions(
         f"engine profile {profile.id} (releases {profile.min_version} to <{profile.max_version}): {profile.source}",
         f"{profile.memory_knob or 'memory'} = {limits.memory_fraction:.3f}; max_num_batched_tokens = "
         f"{limits.max_num_batched_tokens:,}; max_num_seqs = {limits.max_num_seqs:,}; block size {limits.block_size}",
-        "activation peak, non-torch and CUDA-graph memory are calibrated on real start-up logs "
-        "(error: `make bench-accuracy`)",
+        _calibration_note(),
     ]
     if profile.compiles_in_profile and not dep.enforce_eager:
         notes.append(
