@@ -20,9 +20,31 @@ LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bot
 
 def legend_below(fig: go.Figure) -> go.Figure:
     """``fig`` with its legend at the bottom of the figure and the bottom margin it needs (the figure grows)."""
-    old = fig.layout.margin.b or 0
-    bottom = max(old, LEGEND_MARGIN_PX)
-    fig.update_layout(legend=LEGEND_BELOW, margin_b=bottom)
-    if fig.layout.height:  # the plot keeps its size: the figure grows by the room added under it
-        fig.update_layout(height=fig.layout.height + bottom - old)
+    room = legend_room(fig.layout.margin.b, fig.layout.height)
+    fig.update_layout(legend=LEGEND_BELOW, margin_b=room["margin_b"])
+    if "height" in room:
+        fig.update_layout(height=room["height"])
     return fig
+
+
+def legend_below_layout(layout: dict) -> dict:
+    """:func:`legend_below` of a plain layout dict (a figure built unvalidated,
+    :mod:`planner.reports.charts.plain_figure`): a new dict.
+
+    >>> legend_below_layout({"height": 300, "margin": {"l": 10, "b": 10}})["height"]
+    400
+    """
+    margin = dict(layout.get("margin") or {})
+    room = legend_room(margin.get("b"), layout.get("height"))
+    out = {**layout, "legend": dict(LEGEND_BELOW), "margin": {**margin, "b": room["margin_b"]}}
+    if "height" in room:
+        out["height"] = room["height"]
+    return out
+
+
+def legend_room(margin_b: float | None, height: float | None) -> dict:
+    """The bottom margin a legend below needs, and the figure's height grown by the room added (the plot keeps its
+    size; no height when the figure has none)."""
+    old = margin_b or 0
+    bottom = max(old, LEGEND_MARGIN_PX)
+    return {"margin_b": bottom, **({"height": height + bottom - old} if height else {})}

@@ -101,3 +101,37 @@ def test_the_selection_scatter_names_verdicts_and_methods_in_words_and_equals_it
     assert names and not [n for n in names if "_" in n], names  # "compatible, with warnings", not enum names
     assert any("draft model" in n for n in names)
     assert equals_validated(fig)
+
+
+def test_the_memory_charts_equal_themselves_validated(figures):
+    """Built from plain properties (planner.reports.charts.plain_figure), each serialises as the validated figure."""
+    small = Deployment.on_node(get_model("Llama-3.1-405B"), get_node("1x-h100-sxm-80gb"), tp=1, dtype="bf16")
+    short = plan_memory(small)  # does not fit: the shortfall chart
+    plan = plan_memory(DEP)
+    built = [
+        figures["gpu_memory_bar"],
+        figures["draft_cost_bars"],
+        charts.memory_shortfall_bar(short),
+        charts.concurrency_curve([(1024, 300.0), (8192, 40.0), (65536, 5.0)], plan.max_model_len),
+    ]
+    assert all(fig is not None and equals_validated(fig) for fig in built)
+    assert charts.memory_shortfall_bar(plan) is None  # nothing short
+    assert [s.type for s in figures["gpu_memory_bar"].layout.shapes] == ["line"]  # the engine's memory limit
+
+
+def test_the_speed_charts_equal_themselves_validated(figures):
+    """The Performance page's four charts, built from plain properties, serialise as the validated figures, also with
+    batches where no α pays (the shaded band) and without a crossover."""
+    report = speed_report(DEP, SpeedWorkload.build(alpha=0.8))
+    names = ("speedup_heatmap", "batch_speedup_chart", "break_even_chart", "latency_chart")
+    assert all(equals_validated(figures[name]) for name in names)
+    points = [
+        p.model_copy(update={"break_even_alpha": None}) if i >= len(report.sweep.points) - 2 else p
+        for i, p in enumerate(report.sweep.points)
+    ]
+    sweep = report.sweep.model_copy(update={"points": points, "crossover_batch": None})
+    band = charts.break_even_chart(sweep)
+    assert equals_validated(band) and [s.type for s in band.layout.shapes] == ["line", "rect"]
+    assert equals_validated(charts.batch_speedup_chart(sweep))
+    assert equals_validated(charts.speedup_heatmap(report.grid))  # without this workload's marker
+
