@@ -134,4 +134,3 @@ def test_the_speed_charts_equal_themselves_validated(figures):
     assert equals_validated(band) and [s.type for s in band.layout.shapes] == ["line", "rect"]
     assert equals_validated(charts.batch_speedup_chart(sweep))
     assert equals_validated(charts.speedup_heatmap(report.grid))  # without this workload's marker
-
