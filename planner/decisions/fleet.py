@@ -1,4 +1,4 @@
-"""Traffic → replicas → nodes → cost, with and without speculation, from the serving simulator.
+"""Traffic → replicas → nodes → cost of one option (a layout with or without speculation), from the serving simulator.
 
 A replica receives ``rate / replicas`` Poisson requests (the load balancer splits traffic evenly).
 The planner simulates one replica (``planner.speed.simulate``: continuous batching, chunked prefill,
@@ -6,24 +6,23 @@ the KV cache of the memory plan, the engine's request caps; prefill and decode s
 takes the fewest replicas at which the chosen percentile of TTFT and of TPOT meet their objectives
 (MLPerf-style presets: Server 2 s / 200 ms, Interactive 450 ms / 40 ms, both at p99). The search
 starts at ``rate / capacity`` replicas, the replica's saturated steady-state throughput
-(``planner.speed.replica_capacity``; without a TTFT objective the quote sizes there). Speculation is quoted
-at the K that pays most at the batch the plain replica runs, and chosen only where it needs fewer
-GPUs. Then ``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes × GPUs × $/GPU-hour
-(data/prices.json, dated and editable).
+(``planner.speed.replica_capacity``; without a TTFT objective the quote sizes there). Then
+``nodes = ceil(replicas / replicas_per_node)`` and the cost is nodes × GPUs × $/GPU-hour (data/prices.json, dated
+and editable).
 
 An option that misses an objective at every fleet size searched lists each miss and by how much
 (``ObjectiveMiss``); the doubling stops early at the latency floor (a doubled fleet improves no missed
-percentile by more than ``FLOOR_GAIN_FRAC``: more replicas cannot help). :func:`recommend_fleet` then
-names the cheapest option that meets every objective, keeps the options that miss apart (nearest miss
-first) and computes what speculation saves only between options that meet the objectives.
+percentile by more than ``FLOOR_GAIN_FRAC``: more replicas cannot help). A node type's quote (its cheapest layout
+with and without speculation) is :mod:`planner.decisions.fleet_quotes`; :func:`recommend_fleet` then names the
+cheapest option that meets every objective, keeps the options that miss apart (nearest miss first) and computes
+what speculation saves only between options that meet the objectives.
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
->>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4,
-...                          draft=get_model("Llama-3.2-1B"))
->>> quote = fleet_quote(dep, Traffic(requests_per_s=5, prompt_tokens=1024, output_tokens=256, alpha=0.8))
->>> quote.without_speculation.meets_slo, quote.without_speculation.replicas >= 1
-(True, True)
+>>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4)
+>>> option = size_option(dep, Traffic(requests_per_s=5, prompt_tokens=1024, output_tokens=256), 2.0, None)
+>>> option.meets_slo, option.tp, option.gpus == option.nodes * 8
+(True, 4, True)
 """
 
 from __future__ import annotations
@@ -32,21 +31,12 @@ from math import ceil, log
 
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
-from planner.catalog.lookup import get_price
-from planner.catalog.schemas import ModelSpec
 from planner.deployment import Deployment
-from planner.errors import InputError, PlannerError, first_pydantic_error
-from planner.model.parallelism import valid_tp_degrees
-from planner.speed.deployment_acceptance import deployment_acceptance
-from planner.speed.estimate import SpeedWorkload
+from planner.errors import first_pydantic_error
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics
-from planner.speed.speed_source import speed_source
 from planner.speed.step_cache import (
-    ResultCache,
-    estimate_speed_cached,
     replica_capacity_cached,
-    replica_plan,
     simulate_one_cached,
 )
 
@@ -63,9 +53,6 @@ QUOTE_REQUESTS = 400
 MAX_REPLICA_FACTOR = 64
 #: A doubled fleet that improves every missed percentile by less than this has reached the latency floor.
 FLOOR_GAIN_FRAC = 0.02
-#: The best quote per (model, node type, traffic, speculator, engine settings): a page that plans node type by node
-#: type and then all of them together, or asks again after a widget change that leaves them alone, reuses it.
-QUOTES = ResultCache(maxsize=256)
 
 
 class Traffic(BaseModel):
@@ -374,224 +361,3 @@ def size_option(
         delivered_bandwidth_frac=run.delivered_bytes_per_s / run.peak_bytes_per_s,
         misses=[] if meets else search.objective_misses(run),
     )
-
-
-def _best_k(dep: Deployment, traffic: Traffic, batch: float) -> int:
-    """The K that pays most at the batch the plain replica runs (the optimal K of the step model)."""
-    workload = SpeedWorkload.build(
-        batch_size=max(1, round(batch)),
-        prompt_tokens=traffic.prompt_tokens,
-        output_tokens=traffic.output_tokens,
-        alpha=traffic.alpha,
-    )
-    return estimate_speed_cached(dep, workload).optimal_k
-
-
-def check_context(target: ModelSpec, traffic: Traffic) -> None:
-    """An InputError when a request is longer than the target's context window (no engine would serve it)."""
-    context = target.architecture.max_position_embeddings
-    if context is not None and traffic.prompt_tokens + traffic.output_tokens > context:
-        field = "prompt_tokens" if traffic.prompt_tokens >= context else "output_tokens"
-        raise InputError(
-            field,
-            getattr(traffic, field),
-            f"prompt + output tokens within {target.short_name}'s context of {context:,} tokens "
-            f"(this request: {traffic.prompt_tokens:,} + {traffic.output_tokens:,})",
-        )
-
-
-class _Layout:
-    """One layout's options for a quote: the replica without speculation and, when ``dep`` speculates, with it."""
-
-    __slots__ = ("alpha_note", "dep", "k", "price", "price_source", "spec_error", "traffic", "with_spec", "without")
-
-    def __init__(self, dep: Deployment, traffic: Traffic, price, price_source: str, without: FleetOption) -> None:
-        self.dep, self.traffic, self.price, self.price_source, self.without = dep, traffic, price, price_source, without
-        self.with_spec: FleetOption | None = None
-        self.k: int | None = None
-        self.spec_error: str | None = None
-        self.alpha_note = "no speculation"
-
-
-def _layout(dep: Deployment, traffic: Traffic, beat_nodes: int | None, spec_beat_nodes: int | None) -> _Layout:
-    """Both options of ``dep``'s layout (``fleet_quote`` explains the bounds)."""
-    if dep.replicas_per_node < 1:
-        raise InputError("tp", dep.tp, f"tp x pp at most the node's {dep.gpu_count} GPUs")
-    max_len = traffic.prompt_tokens + traffic.output_tokens
-    check_context(dep.target, traffic)
-    sized = dep.replace(max_model_len=max(max_len, 16))
-    price_entry = get_price(dep.gpu.id)
-    price = traffic.usd_per_gpu_hour or (price_entry.default_usd_per_gpu_hour if price_entry else None)
-    source = (
-        "entered by the user"
-        if traffic.usd_per_gpu_hour
-        else f"median of {len(price_entry.observations)} dated on-demand prices (latest {price_entry.latest_date}) "
-        "in the price catalog"
-        if price_entry
-        else "no price in the catalog: enter one"
-    )
-    # the option with speculation needs fewer than one node to beat a cheaper layout's: it is not wanted
-    spec_wanted = dep.is_speculative and (spec_beat_nodes is None or (spec_beat_nodes - 1) * dep.replicas_per_node >= 1)
-    try:  # searched in full when the option with speculation is wanted: the batch it runs at sets K
-        without = size_option(sized.without_draft(), traffic, price, None, None if spec_wanted else beat_nodes)
-    except PlannerError as exc:
-        raise PlannerError(f"the target does not fit {dep.node_id or dep.gpu.id}: {exc}", field="node") from exc
-    layout = _Layout(sized, traffic, price, source, without)
-    if not spec_wanted:
-        return layout
-    if traffic.alpha is None:
-        assumed = deployment_acceptance(dep)
-        layout.traffic = traffic.model_copy(update={"alpha": assumed.alpha})
-        layout.alpha_note = f"α = {assumed.alpha:.2f} for {dep.speculator_name} ({assumed.source}: {assumed.detail})"
-    else:
-        layout.alpha_note = f"α = {traffic.alpha:.2f} for {dep.speculator_name} (your value)"
-    try:
-        layout.k = _best_k(sized, layout.traffic, without.batch_size)
-        layout.with_spec = size_option(sized, layout.traffic, price, layout.k, spec_beat_nodes)
-    except CannotBeat:
-        pass  # needs at least the nodes of a cheaper layout with speculation already quoted
-    except PlannerError as exc:
-        layout.spec_error = f"with the draft: {exc}"
-    return layout
-
-
-def fleet_quote(
-    dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = None, spec_beat_nodes: int | None = None
-) -> FleetQuote:
-    """Nodes and cost to serve ``traffic`` with ``dep``'s layout (its draft, if any, for the speculative option).
-
-    ``beat_nodes``: only an option without speculation that meets the objectives on fewer nodes is wanted; when
-    it provably cannot, ``CannotBeat`` is raised as soon as that is known (unless the option with speculation is
-    wanted: it is then searched in full, for the batch it runs at sets K). ``spec_beat_nodes`` likewise for the
-    option with speculation, which is then left out (None)."""
-    layout = _layout(dep, traffic, beat_nodes, spec_beat_nodes)
-    return _quote(layout, layout)
-
-
-def _quote(plain: _Layout, spec: _Layout) -> FleetQuote:
-    """The quote of a node type from the layout of its cheapest option without speculation (``plain``) and that of
-    its cheapest option with it (``spec``; the same layout, or ``plain`` when none speculates): what speculation
-    saves is counted against the cheapest layout without it, never against the speculative option's own layout."""
-    without, with_spec, k = plain.without, spec.with_spec, spec.k
-    savings, notes, chosen = None, [], False
-    if spec.spec_error and with_spec is None:
-        notes.append(spec.spec_error)
-    if with_spec is not None:
-        both_meet = with_spec.meets_slo and without.meets_slo
-        savings = 1 - with_spec.gpus / without.gpus if both_meet and with_spec.gpus < without.gpus else None
-        # the rule recommend_fleet applies: the cheaper option that meets the objectives (a tie keeps the plain one)
-        chosen = with_spec.meets_slo and (not without.meets_slo or with_spec.gpus < without.gpus)
-        if not with_spec.meets_slo:
-            notes.append(f"with the draft (K {k}) the objectives are not met: {with_spec.limited_by}")
-        elif not chosen:
-            notes.append(
-                f"speculation does not pay here at this load (K {k}: {with_spec.gpus} GPUs against "
-                f"{without.gpus} without the draft)"
-            )
-    traffic = spec.traffic
-    notes.append(
-        f"{spec.alpha_note}; requests of "
-        f"{traffic.prompt_tokens} + {traffic.output_tokens} tokens; objectives {traffic.objectives()}; "
-        f"each replica simulated with {QUOTE_REQUESTS} Poisson requests (prefill and decode share its GPUs)"
-    )
-    dep = spec.dep if spec.dep.is_speculative else plain.dep.without_draft()
-    step_source = speed_source(dep)
-    notes.append(f"{dep.node_id or dep.gpu.id} step times: {step_source}")
-    return FleetQuote(
-        node=dep.node_id or f"{dep.gpu_count}x {dep.gpu.id}",
-        tp=with_spec.tp if chosen and with_spec is not None else without.tp,
-        gpu=dep.gpu.id,
-        gpus_per_node=dep.gpu_count,
-        replicas_per_node=(spec.dep if chosen else plain.dep).replicas_per_node,
-        usd_per_gpu_hour=plain.price,
-        price_source=plain.price_source,
-        traffic=traffic,
-        kv_concurrency_limit=replica_plan(plain.dep.without_draft()).max_concurrency,
-        without_speculation=without,
-        with_speculation=with_spec,
-        speculation_chosen=chosen,
-        savings_frac=savings,
-        notes=notes,
-        speed_source=step_source,
-        alpha_basis=spec.alpha_note,
-    )
-
-
-def _option_key(option: FleetOption) -> tuple:
-    """Cheapest first among options: those that meet the objectives, then by $/hour (GPUs where unpriced)."""
-    return (not option.meets_slo, option.usd_per_hour if option.usd_per_hour is not None else float(option.gpus),
-            option.gpus)  # fmt: skip
-
-
-def _cost_key(quote: FleetQuote) -> tuple:
-    return _option_key(quote.chosen)
-
-
-def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, exhaustive: bool = False, **fields) -> FleetQuote:
-    # ``fields`` may carry ``method`` (n-gram lookup, the target's MTP) for speculation without a draft model
-    """The quote of ``target`` (+ ``draft``) on ``node`` for ``traffic``: the cheapest tensor-parallel layout without
-    speculation and the cheapest with it, each its own (so what speculation saves is counted against the best the
-    node type does without it, not against the speculative option's layout).
-
-    Every TP degree the model admits up to the node's GPU count is tried in order; layouts that do not fit are
-    skipped. Raises a PlannerError naming the node when none fits. Once an option meets the objectives on ``B``
-    nodes, the same option of a later layout is only searched while it could need fewer (it never needs fewer than
-    one node, so once both options need one node no later layout is tried): the same quote as trying every layout
-    in full (``exhaustive``), for which a later layout had to be strictly cheaper to replace an option. The answer
-    is memoised per input.
-    """
-    inputs = (target, node, traffic, draft, exhaustive, *sorted(fields.items()))
-    return QUOTES.get_or_compute(
-        tuple(v.model_dump_json() if isinstance(v, BaseModel) else repr(v) for v in inputs),
-        lambda: _best_quote_on_node(target, node, traffic, draft=draft, exhaustive=exhaustive, **fields),
-    )
-
-
-def _floor(option: FleetOption | None) -> int | None:
-    """The nodes another layout's option must come under to replace ``option`` (None: any layout may)."""
-    return option.nodes if option is not None and option.meets_slo else None
-
-
-def _best_quote_on_node(target, node, traffic: Traffic, *, draft, exhaustive: bool, **fields) -> FleetQuote:
-    layouts: list[_Layout] = []
-    reasons = []
-    plain: _Layout | None = None  # the layout of the cheapest option without speculation so far
-    spec: _Layout | None = None  # and with it
-    speculates = draft is not None or fields.get("method") is not None
-    for tp in valid_tp_degrees(target.architecture, node.gpu_count):
-        beat = None if exhaustive or plain is None else _floor(plain.without)
-        spec_beat = None if exhaustive or spec is None else _floor(spec.with_spec)
-        if beat == 1 and (not speculates or spec_beat == 1):
-            break  # one node each: no layout needs fewer
-        try:
-            dep = Deployment.on_node(target, node, tp=tp, draft=draft, **fields)
-            layout = _layout(dep, traffic, beat, spec_beat)
-        except PlannerError as exc:
-            reasons.append(f"TP {tp}: {exc}")
-            continue
-        except CannotBeat:
-            continue
-        layouts.append(layout)
-        if plain is None or _option_key(layout.without) < _option_key(plain.without):
-            plain = layout
-        option = layout.with_spec
-        if option is not None and (spec is None or _option_key(option) < _option_key(spec.with_spec)):
-            spec = layout
-    if plain is None:
-        raise PlannerError(
-            f"{target.id} fits no layout of {node.id}: " + (reasons[-1] if reasons else "no TP"), field="node"
-        )
-    return _quote(plain, spec or next((lay for lay in layouts if lay.spec_error), plain))
-
-
-def compare_nodes(target, nodes, traffic: Traffic, *, draft=None, **fields) -> tuple[list[FleetQuote], list[str]]:
-    """The best quote on each node type, cheapest first, and the node types that cannot serve the model
-    (``fields`` as :func:`best_quote_on_node` takes them, ``exhaustive`` included)."""
-    check_context(target, traffic)
-    quotes, unusable = [], []
-    for node in nodes:
-        try:
-            quotes.append(best_quote_on_node(target, node, traffic, draft=draft, **fields))
-        except PlannerError as exc:
-            unusable.append(str(exc))
-    return sorted(quotes, key=_cost_key), unusable

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from planner.decisions.fleet import FleetOption, FleetQuote, Traffic, compare_nodes
+from planner.decisions.fleet import FleetOption, FleetQuote, Traffic
+from planner.decisions.fleet_quotes import compare_nodes
 from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS
 
 

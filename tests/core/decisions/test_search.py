@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import planner.decisions.search.evaluate as evaluate
-from planner.decisions.fleet import fleet_quote
+from planner.decisions.fleet_quotes import fleet_quote
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, pareto, search
 from planner.decisions.search.frontier import Dominance, cheapest, cheapest_key, frontier_points
 from planner.decisions.search.traffic_sizing import CAPACITY_OVER_CLOSED_LOOP, least_cost, size_point, traffic_of
