@@ -8,7 +8,7 @@ Explore page's display path at 100,000 points (prints, never asserts).
    Then the same with a p99 TTFT objective of 1 s, where sizing the recommendation for the traffic matters.
 2. A medium space (Llama-3.1-70B on one node type, K 1/3/5, two precisions, three batch caps): the search's two
    frontiers against those of simulating every point that fits; its recommendation, sized for the traffic, against
-   sizing every candidate (with and without a TTFT objective), and the most a candidate's saturated capacity
+   sizing every point that fits (with and without a TTFT objective), and the most a point's saturated capacity
    exceeded its closed-loop rate.
 3. Display: 100,000 points (copies of the medium space's screened points, spread so none coincide) drawn by
    ``planner.reports.search_view.frontier_charts``: seconds to build both charts, markers sent to the browser
@@ -30,8 +30,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, search
-from planner.decisions.search.frontier import cheapest_key, frontier_points
-from planner.decisions.search.traffic_sizing import CAPACITY_OVER_CLOSED_LOOP, least_cost, size_point
+from planner.decisions.search.frontier import frontier_points
+from planner.decisions.search.traffic_sizing import CAPACITY_OVER_CLOSED_LOOP, size_point
 from planner.reports.search_view import MAX_CLOUD_POINTS, frontier_charts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,26 +80,29 @@ def medium_space(ttft_slo_s: float | None = None):
 
 
 def sizing_check(result) -> None:
-    """Every candidate of the recommendation sized for the traffic: the answer against the search's, and the most a
-    saturated replica's capacity exceeded its closed-loop rate (the bound the search's order relies on)."""
+    """Every point that fits sized for the traffic (simulated first where the search did not): the cheapest fleet
+    against the search's recommendation, and the most a saturated replica's capacity exceeded its closed-loop rate
+    (the bound the search's order relies on)."""
     ev = result.evaluator
-    candidates = sorted(
-        (p for p in result.points if p.stage == "simulated" and p.meets_objectives),
-        key=lambda p: (least_cost(ev, p, CAPACITY_OVER_CLOSED_LOOP), cheapest_key(p)),
-    )
+    fitting = [p for p in result.points if p.fits and p.starts]
     start = time.perf_counter()
+    for p in fitting:
+        if p.stage != "simulated":
+            ev.simulate(p)
+    candidates = [p for p in fitting if p.stage == "simulated"]
     fleets = [(p, size_point(ev, p)) for p in candidates]
     all_s = time.perf_counter() - start
     meeting = [(p, f) for p, f in fleets if f.meets_slo]
     best = min(meeting, key=lambda pf: pf[1].usd_per_hour if pf[1].usd_per_hour is not None else pf[1].gpus)
     ratio = max(f.capacity_requests_per_s / p.replica_requests_per_s for p, f in fleets)
     objectives = result.objectives.describe()
+    found = result.recommended_fleet
     print(
-        f"sizing for the traffic ({objectives}): the search sized {result.sizing.sized} of {len(candidates)} "
-        f"candidates in {result.stage_seconds['size']:.1f} s; sizing all took {all_s:.1f} s; recommendation equal: "
-        f"{best[0].index == result.recommended.index and best[1] == result.recommended_fleet}; "
-        f"{result.recommended_fleet.gpus} GPUs sized against {result.recommended.gpus} at the batch cap; capacity over "
-        f"closed-loop rate at most {ratio:.2f} (bound {CAPACITY_OVER_CLOSED_LOOP})"
+        f"sizing for the traffic ({objectives}): the search sized {result.sizing.sized} of {len(candidates)} points "
+        f"that fit in {result.stage_seconds['size']:.1f} s; sizing all took {all_s:.1f} s; cheapest fleet equal: "
+        f"{found.usd_per_hour == best[1].usd_per_hour and found.gpus == best[1].gpus} (${found.usd_per_hour:,.2f}/h "
+        f"against ${best[1].usd_per_hour:,.2f}/h); {found.gpus} GPUs sized against {result.recommended.gpus} at the "
+        f"batch cap; capacity over closed-loop rate at most {ratio:.2f} (bound {CAPACITY_OVER_CLOSED_LOOP})"
     )
 
 

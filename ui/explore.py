@@ -204,11 +204,14 @@ if explored is not None:
     st.dataframe(shown, hide_index=True)
     if result.steps:
         st.markdown("\n".join(f"- {s.sentence}" for s in result.steps[:8]))
-    front = result.frontier
-    if front:
-        labels = [p.label for p in front]
-        chosen = st.selectbox("Frontier point", labels, key="explore_pick")
-        point = front[labels.index(chosen)]
+    # the recommendation first (sized for the traffic it need not be on a frontier drawn at the batch cap)
+    picks = result.frontier
+    if result.recommended is not None and all(p.index != result.recommended.index for p in picks):
+        picks = [result.recommended, *picks]
+    if picks:
+        labels = [p.label for p in picks]
+        chosen = st.selectbox("Configuration: the recommendation, then the frontier", labels, key="explore_pick")
+        point = picks[labels.index(chosen)]
         st.button(
             "Make it the scenario", key="explore_apply", on_click=_make_scenario, args=(point, workload), type="primary"
         )

@@ -25,6 +25,8 @@ def test_the_page_draws_two_frontier_charts_a_table_and_names_the_cheapest():
     assert len(table) >= 1 and table["frontier"].str.len().gt(0).all()
     # the Fleet workload is a request rate: the recommendation is sized for it as a quote is, and says how
     assert any(c.value.startswith("The recommendation is sized for ") for c in at.caption)
+    # the recommendation is the first configuration offered as the scenario, on a frontier or not
+    assert f" × {at.selectbox(key='explore_pick').options[0]}: " in headline
 
 
 def test_making_a_frontier_point_the_scenario_changes_the_sidebar_and_the_link():

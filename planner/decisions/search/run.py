@@ -254,7 +254,15 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
         for p in frontiers[plane]:
             p.frontiers.append(plane)
     full_load = cheapest(feasible)
-    sizing = sized_recommendation(ev, feasible) if workload.requests_per_s is not None else None
+    sizing = None
+    if workload.requests_per_s is not None:
+
+        def closed_loop_bound(p: SearchPoint) -> float:
+            """The most an unsimulated point's closed loop can serve: its screen corrected by the most favourable
+            error seen in its family, widened as the frontiers' weighing widens it."""
+            return (p.replica_requests_per_s or 0.0) * bounds.of(families[p.index]).gpu * SCREEN_MARGIN
+
+        sizing = sized_recommendation(ev, fitting, closed_loop_bound)
     recommended = sizing.point if sizing is not None else full_load
     sized_at = time.perf_counter()
     notes = [
@@ -298,6 +306,12 @@ def _sizing_note(sizing: TrafficSizing, full_load: SearchPoint | None, workload:
     fleet, best = sizing.fleet, sizing.point
     if fleet is None:
         return note + "; none meets the objectives at any fleet size"
+    if best is not None and not best.meets_objectives:
+        note += (
+            f"; with its batch cap of requests in flight it would miss {' and '.join(best.misses)}, but offered its "
+            f"share of the rate each replica runs fewer at once ({fleet.batch_size:,.0f} on average) and meets every "
+            "objective"
+        )
     if best is not None and fleet.gpus != best.gpus:
         note += (
             f"; at its batch cap it would carry the rate on {best.gpus:,} GPUs, but with requests arriving at random "

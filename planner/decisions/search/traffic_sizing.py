@@ -9,14 +9,16 @@ replicas ``n`` at which one replica offered ``R / n`` Poisson requests meets the
 (starting from the replica's saturated capacity). The same configuration then gets the same fleet in the search, on
 Explore, on Fleet & Quote and in ``python -m planner quote``.
 
-Candidates are the points the search simulated (those that could reach a frontier at full load) that meet the
-objectives there, taken in order of the least their sized fleet can cost: a fleet carries ``R`` only if each
-replica's capacity does, and a saturated replica's capacity is at most ``CAPACITY_OVER_CLOSED_LOOP`` times what it
-serves at its batch cap (widened to what the candidates sized so far showed), so
-``replicas ≥ ceil(R / (that · closed-loop requests/s))``. A candidate whose bound is no cheaper than the best fleet
-found is not sized, and one is dropped as soon as its own sizing proves it cannot be cheaper (``CannotBeat``): the
-answer is the one sizing every candidate gives (a test checks it on a small space); ties go to the candidate met
-first (at equal bounds, the cheaper at full load).
+Candidates are every point that fits and would start, whether or not it meets the objectives at its batch cap: a
+replica offered its share of the rate runs fewer requests at once than its cap, so a configuration too slow at full
+load can meet the objectives once sized (and be the cheapest that does). They are taken in order of the least their
+sized fleet can cost: a fleet carries ``R`` only if each replica's capacity does, and a saturated replica's capacity
+is at most ``CAPACITY_OVER_CLOSED_LOOP`` times what it serves at its batch cap (widened to what the candidates sized
+so far showed), so ``replicas ≥ ceil(R / (that · closed-loop requests/s))``. A candidate the search did not simulate
+is ordered by its screen, corrected as the frontiers' search corrects it, and simulated when its turn comes. Sizing
+stops when no candidate's bound is below the best fleet found, and a candidate is dropped as soon as its own sizing
+proves it cannot be cheaper (``CannotBeat``): the answer is the one sizing every point that fits gives (a test
+checks it on a small space); ties go to the candidate met first (at equal bounds, the cheaper at full load).
 
 >>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
 >>> from planner.decisions.search.run import search
@@ -30,6 +32,8 @@ first (at equal bounds, the cheaper at full load).
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import ceil
 
@@ -91,16 +95,20 @@ def _cost(fleet: FleetOption) -> tuple[bool, float]:
     return (fleet.usd_per_hour is None, fleet.usd_per_hour if fleet.usd_per_hour is not None else float(fleet.gpus))
 
 
-def least_cost(ev: Evaluator, point: SearchPoint, over: float) -> tuple[bool, float]:
+def least_cost(
+    ev: Evaluator, point: SearchPoint, over: float, closed_loop_requests_per_s: float | None = None
+) -> tuple[bool, float]:
     """The least ``point``'s sized fleet can cost: the fleet of replicas serving ``over`` times its closed-loop
-    rate (:func:`planner.decisions.search.points.fleet_figures`), priced as :func:`_cost` prices a fleet."""
+    rate (its own, or ``closed_loop_requests_per_s``; :func:`planner.decisions.search.points.fleet_figures`),
+    priced as :func:`_cost` prices a fleet."""
     usd = default_usd_per_gpu_hour(point.gpu)
+    per_replica = point.replica_requests_per_s if closed_loop_requests_per_s is None else closed_loop_requests_per_s
     fleet = fleet_figures(
         requests_per_s=ev.workload.requests_per_s,
         concurrency=None,
         mean_output_tokens=ev.workload.mean_output_tokens,
-        replica_requests_per_s=over * point.replica_requests_per_s,
-        replica_output_tok_s=over * point.replica_output_tok_s,
+        replica_requests_per_s=over * per_replica,
+        replica_output_tok_s=over * per_replica * ev.workload.mean_output_tokens,
         replicas_for_concurrency=None,
         replicas_per_node=point.gpus_per_node // point.gpus_per_replica,
         gpu_count=point.gpus_per_node,
@@ -119,16 +127,40 @@ def _beat_nodes(point: SearchPoint, best: FleetOption) -> int:
     return max(1, ceil(best.gpus / point.gpus_per_node - 1e-9))
 
 
-def sized_recommendation(ev: Evaluator, candidates: list[SearchPoint]) -> TrafficSizing:
-    """The cheapest of ``candidates`` (points that meet the objectives in their simulation) once each is sized for the
-    search's request rate; see the module's docstring for the order and the bounds."""
+def sized_recommendation(
+    ev: Evaluator, candidates: list[SearchPoint], closed_loop_bound: Callable[[SearchPoint], float] | None = None
+) -> TrafficSizing:
+    """The cheapest of ``candidates`` (every point that fits and would start) once each is sized for the search's
+    request rate; see the module's docstring for the order and the bounds.
+
+    A candidate the search did not simulate is ordered by ``closed_loop_bound`` (the most its closed loop can serve,
+    requests/s, from its screen) and simulated when its turn comes, before it is sized."""
     over = CAPACITY_OVER_CLOSED_LOOP
-    order = sorted(candidates, key=lambda p: (least_cost(ev, p, over), cheapest_key(p)))
+    ranked = sorted(candidates, key=cheapest_key)  # ties of the bound go to the cheaper at full load
+
+    def rate(p: SearchPoint) -> float:
+        if p.stage == "simulated" or closed_loop_bound is None:
+            return p.replica_requests_per_s or 0.0
+        return closed_loop_bound(p)
+
+    def heap_of(points: list[tuple[int, SearchPoint]]) -> list[tuple[tuple[bool, float], int, SearchPoint]]:
+        heap = [(least_cost(ev, p, over, rate(p)), rank, p) for rank, p in points]
+        heapq.heapify(heap)
+        return heap
+
+    pending = heap_of(list(enumerate(ranked)))
     best: tuple[SearchPoint, FleetOption] | None = None
     sized = 0
-    for point in order:
-        if best is not None and least_cost(ev, point, over) >= _cost(best[1]):
-            continue  # cannot be cheaper (checked for each: a bound widened on the way can reorder them)
+    while pending:
+        bound, rank, point = heapq.heappop(pending)
+        if best is not None and bound >= _cost(best[1]):
+            break  # no candidate left can be cheaper: each is at least its bound
+        if point.stage != "simulated":
+            ev.simulate(point)  # its closed loop, for a bound of its own
+            if point.stage != "simulated":
+                continue  # the replica cannot be simulated: it is no candidate
+            heapq.heappush(pending, (least_cost(ev, point, over, rate(point)), rank, point))
+            continue
         sized += 1
         try:
             fleet = size_point(ev, point, _beat_nodes(point, best[1]) if best is not None else None)
@@ -136,7 +168,10 @@ def sized_recommendation(ev: Evaluator, candidates: list[SearchPoint]) -> Traffi
             continue
         except PlannerError:
             continue  # the replica cannot be simulated at this load: it is no candidate
-        over = max(over, 1.1 * fleet.capacity_requests_per_s / point.replica_requests_per_s)  # what it showed, widened
+        shown = 1.1 * fleet.capacity_requests_per_s / point.replica_requests_per_s  # what it showed, widened
+        if shown > over:  # every bound is lower now: order the rest again
+            over = shown
+            pending = heap_of([(r, p) for _, r, p in pending])
         if fleet.meets_slo and (best is None or _cost(fleet) < _cost(best[1])):
             best = (point, fleet)
     return TrafficSizing(best[0], best[1], sized) if best is not None else TrafficSizing(None, None, sized)
