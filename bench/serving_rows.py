@@ -20,7 +20,8 @@ One rule per source (never per row):
   speed profile (its scheduler ran between GPU steps: the overlap scheduler came with v0.4); bf16.
 * ``VLLMSD-`` vLLM spec-decode blog (V0 era, bf16 assumed): Llama-3-70B TP4 + a 0.5B draft (Qwama-0.5B, a
   Qwen2-0.5B with Llama-3's vocabulary: Qwen2.5-0.5B's geometry stands in) at K = 4, ShareGPT, Poisson rate;
-  speedup = plain / speculative mean end-to-end latency; α is the pair prior. n-gram rows have no draft model.
+  speedup = plain / speculative mean end-to-end latency; α is the pair prior. The n-gram rows (CNN/DailyMail)
+  state neither n-gram lookup's acceptance there nor the set's lengths.
 * ``NIM18-`` NVIDIA NIM for LLMs 1.8.0 benchmark tables: Llama-3.3-70B-Instruct FP8 on 2x H100 at TP2, a closed
   loop at each published concurrency with fixed lengths; TensorRT-LLM (NIM's FP8 profiles), FP8 KV cache as for the
   ``TRTPO-`` rows. The tables average the benchmark's measurement after its warm-up, so the steady-window figures are
@@ -159,7 +160,11 @@ def _vllm060(row: dict) -> list[ServingCase] | Unexpressible:
 def _vllmsd(row: dict) -> list[ServingCase] | Unexpressible:
     case = row["case_id"]
     if "NGRAM" in case:
-        return Unexpressible(case, "n-gram prompt lookup has no draft model to cost")
+        return Unexpressible(
+            case,
+            "n-gram lookup on CNN/DailyMail: its acceptance there (summaries copy their article) and the set's prompt "
+            "and output lengths are not stated at the sources read (the speedup depends on both)",
+        )
     target, draft = get_model("Llama-3.1-70B"), get_model("Qwen2.5-0.5B")
     dep = Deployment.build(
         target=target, draft=draft, gpu=get_gpu("h100-sxm-80gb"), gpu_count=4, tp=4, engine="vllm-v0",

@@ -32,7 +32,7 @@ st.caption(
 st.caption(
     "From the sidebar this page uses the **target**, the **draft**, the **serving engine** and the **KV-cache "
     "dtype**. Tensor parallelism is chosen per option (every degree the model admits on each node type is tried), "
-    "K per option (the one that pays most at the replica's load), and the max model length is prompt + output "
+    "K likewise (the draft length that needs the fewest nodes), and the max model length is prompt + output "
     "tokens: the sidebar's node type, TP/PP, weights, K and max model length are not used here."
 )
 

@@ -1,12 +1,16 @@
 """A node type's quote: its cheapest tensor-parallel layout without speculation and its cheapest with it, each
 option sized by :func:`planner.decisions.fleet.size_option`, and the comparison of node types.
 
-Each layout is sized twice, without and with the speculator: speculation at the K that pays most at the batch the
-layout's plain replica runs, chosen only where it meets the objectives and needs fewer GPUs (a tie keeps the plain
-option). Each option of a node type is the cheapest over its layouts, so what speculation saves is counted against
-the best the node type does without it, never against the speculative option's own layout. Layouts that provably
-cannot beat an option already quoted are cut short (``CannotBeat``), option by option; ``exhaustive=True`` tries every
-layout in full and gives the same quote.
+Each layout is sized without the speculator and with it at every draft length K the step model weighs, keeping the K
+that needs the fewest nodes (sized in order of promise: the K that pays most at the batch the layout's plain replica
+runs first, then by static speedup there; a tie keeps the K met first; a K that provably cannot need fewer nodes is
+cut short after one run, ``CannotBeat``). Speculation is chosen only where it meets the objectives and needs fewer
+GPUs (a tie keeps the plain option). Each option of a node type is the cheapest over its layouts, so what
+speculation saves is counted against the best the node type does without it, never against the speculative
+option's own layout. Layouts that provably cannot beat an option already quoted are cut short (``CannotBeat``),
+option by option; ``exhaustive=True`` tries every layout and every K in full and gives the same quote (tested). The
+design-space search sizes the same options the same way: restricted to a quote's configurations, its cheapest fleet
+per node type is the quote's (tested).
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
@@ -44,15 +48,18 @@ from planner.speed.step_cache import ResultCache, estimate_speed_cached, replica
 QUOTES = ResultCache(maxsize=256)
 
 
-def _best_k(dep: Deployment, traffic: Traffic, batch: float) -> int:
-    """The K that pays most at the batch the plain replica runs (the optimal K of the step model)."""
+def _ks_by_promise(dep: Deployment, traffic: Traffic, batch: float) -> list[int]:
+    """Every draft length the step model weighs: the one that pays most at the batch the plain replica runs (the
+    optimal K of the step model) first, then the others by their static speedup there."""
     workload = SpeedWorkload.build(
         batch_size=max(1, round(batch)),
         prompt_tokens=traffic.prompt_tokens,
         output_tokens=traffic.output_tokens,
         alpha=traffic.alpha,
     )
-    return estimate_speed_cached(dep, workload).optimal_k
+    estimate = estimate_speed_cached(dep, workload)
+    speedup = estimate.speedup_by_k
+    return [estimate.optimal_k, *sorted((k for k in speedup if k != estimate.optimal_k), key=lambda k: -speedup[k])]
 
 
 def check_context(target: ModelSpec, traffic: Traffic) -> None:
@@ -81,7 +88,9 @@ class _Layout:
         self.alpha_note = "no speculation"
 
 
-def _layout(dep: Deployment, traffic: Traffic, beat_nodes: int | None, spec_beat_nodes: int | None) -> _Layout:
+def _layout(
+    dep: Deployment, traffic: Traffic, beat_nodes: int | None, spec_beat_nodes: int | None, exhaustive: bool = False
+) -> _Layout:
     """Both options of ``dep``'s layout (``fleet_quote`` explains the bounds)."""
     if dep.replicas_per_node < 1:
         raise InputError("tp", dep.tp, f"tp x pp at most the node's {dep.gpu_count} GPUs")
@@ -114,13 +123,33 @@ def _layout(dep: Deployment, traffic: Traffic, beat_nodes: int | None, spec_beat
     else:
         layout.alpha_note = f"α = {traffic.alpha:.2f} for {dep.speculator_name} (your value)"
     try:
-        layout.k = _best_k(sized, layout.traffic, without.batch_size)
-        layout.with_spec = size_option(sized, layout.traffic, price, layout.k, spec_beat_nodes)
-    except CannotBeat:
-        pass  # needs at least the nodes of a cheaper layout with speculation already quoted
+        ks = _ks_by_promise(sized, layout.traffic, without.batch_size)
     except PlannerError as exc:
         layout.spec_error = f"with the draft: {exc}"
+        return layout
+    for k in ks:
+        _size_k(layout, k, None if exhaustive else spec_beat_nodes, exhaustive)
     return layout
+
+
+def _size_k(layout: _Layout, k: int, spec_beat_nodes: int | None, exhaustive: bool) -> None:
+    """The option with speculation at draft length ``k``, kept when it is the first or needs fewer nodes than the
+    option so far (a tie keeps the K met first, the more promising); unless ``exhaustive``, a K that provably
+    needs as many nodes is cut short (``CannotBeat``)."""
+    best = layout.with_spec
+    beat = spec_beat_nodes
+    if not exhaustive and best is not None and best.meets_slo:
+        beat = best.nodes if beat is None else min(beat, best.nodes)
+    try:
+        option = size_option(layout.dep, layout.traffic, layout.price, k, beat)
+    except CannotBeat:
+        return  # needs at least the nodes of an option with speculation already quoted
+    except PlannerError as exc:
+        if best is None:
+            layout.spec_error = f"with the draft: {exc}"
+        return
+    if best is None or _option_key(option) < _option_key(best):
+        layout.with_spec, layout.k, layout.spec_error = option, k, None
 
 
 def fleet_quote(
@@ -233,7 +262,7 @@ def _best_quote_on_node(target, node, traffic: Traffic, *, draft, exhaustive: bo
             break  # one node each: no layout needs fewer
         try:
             dep = Deployment.on_node(target, node, tp=tp, draft=draft, **fields)
-            layout = _layout(dep, traffic, beat, spec_beat)
+            layout = _layout(dep, traffic, beat, spec_beat, exhaustive)
         except PlannerError as exc:
             reasons.append(f"TP {tp}: {exc}")
             continue

@@ -20,7 +20,9 @@ the previous state, never half a row.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +38,8 @@ __all__ = ["BUSY_TIMEOUT_S", "IntegrityError", "StoreError", "connect", "is_abse
 
 #: How long a SQLite writer waits for another process's lock before giving up (seconds).
 BUSY_TIMEOUT_S = 10.0
+#: How often a new store file's switch to WAL mode is tried again while another process holds the file (seconds).
+WAL_RETRY_S = 0.01
 
 _engines: dict[str, Engine] = {}
 _migrated: set[str] = set()
@@ -54,8 +58,7 @@ def _sqlite_engine(url: str) -> Engine:
         dbapi_conn.isolation_level = None  # the driver's own BEGIN is off: _on_begin emits it
         cursor = dbapi_conn.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            cursor.execute("PRAGMA journal_mode = WAL")
+        _ensure_wal(cursor)
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.close()
 
@@ -64,6 +67,23 @@ def _sqlite_engine(url: str) -> Engine:
         conn.exec_driver_sql(conn.info.pop("begin", "BEGIN"))
 
     return engine
+
+
+def _ensure_wal(cursor) -> None:
+    """Put a new store file in WAL mode (kept in the file: once set, every later connection finds it). Switching
+    needs the file to itself, and SQLite answers "database is locked" at once rather than waiting out the busy
+    timeout when another process holds it (two processes opening a new store together): try again until the
+    timeout, unless the other process has switched it meanwhile."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+                return
+            cursor.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(WAL_RETRY_S)
 
 
 def _engine(url: str) -> Engine:
