@@ -40,6 +40,7 @@ from planner.errors import InputError, PlannerError
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.deployment_acceptance import deployment_acceptance
 from planner.speed.estimate import SpeedWorkload
+from planner.speed.simulate import check_fits
 from planner.speed.speed_source import speed_source
 from planner.speed.step_cache import ResultCache, estimate_speed_cached, replica_plan
 
@@ -123,6 +124,7 @@ def _layout(
     else:
         layout.alpha_note = f"α = {traffic.alpha:.2f} for {dep.speculator_name} (your value)"
     try:
+        check_fits(sized, replica_plan(sized, speculative=True))  # the same plan at every K: one check for all
         ks = _ks_by_promise(sized, layout.traffic, without.batch_size)
     except PlannerError as exc:
         layout.spec_error = f"with the draft: {exc}"

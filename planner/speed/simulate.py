@@ -48,15 +48,20 @@ __all__ = [
 ]
 
 
+def check_fits(dep: Deployment, plan: MemoryPlan) -> None:
+    """A PlannerError naming where ``dep`` does not fit when its memory ``plan`` does not: no replica to simulate."""
+    if not plan.fits:
+        where = dep.node_id or dep.gpu.id
+        raise PlannerError(f"the deployment does not fit {where}: {plan.problems[0]}", field="deployment")
+
+
 def replica_limits(
     dep: Deployment, engine: EngineStep, speculative: bool, lookahead: int, plan: MemoryPlan | None = None
 ) -> ReplicaLimits:
     """The scheduler's limits of ``dep`` from its memory plan (``plan``, when the caller has it; raises when it does
     not fit)."""
     plan = plan or plan_memory(dep, with_suggestions=False)
-    if not plan.fits:
-        where = dep.node_id or dep.gpu.id
-        raise PlannerError(f"the deployment does not fit {where}: {plan.problems[0]}", field="deployment")
+    check_fits(dep, plan)
     # The engine's request cap (SGLang's cap of running requests with a draft included) comes from the plan.
     seqs = plan.limits.max_num_seqs
     reason = "max_num_seqs"
