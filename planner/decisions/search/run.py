@@ -268,8 +268,9 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
     notes = [
         "figures per replica with its batch cap of requests in flight (closed loop); replicas enough for the "
         "workload at that throughput; cost per million output tokens at the catalog's median on-demand price",
-        "points that fit were screened with the step model; those that could reach a frontier were simulated "
-        f"({sum(p.stage == 'simulated' for p in points):,} of {len(fitting):,})",
+        "points that fit were screened with the step model; those that could reach a frontier"
+        + (" or be the cheapest once sized for the traffic" if sizing is not None else "")
+        + f" were simulated ({sum(p.stage == 'simulated' for p in points):,} of {len(fitting):,})",
     ]
     if sizing is not None:
         sizing.note = _sizing_note(sizing, full_load, workload)
