@@ -1,16 +1,16 @@
 """A node type's quote: its cheapest tensor-parallel layout without speculation and its cheapest with it, each
 option sized by :func:`planner.decisions.fleet.size_option`, and the comparison of node types.
 
-Each layout is sized without the speculator and with it at every draft length K the step model weighs, keeping the K
-that needs the fewest nodes (sized in order of promise: the K that pays most at the batch the layout's plain replica
-runs first, then by static speedup there; a tie keeps the K met first; a K that provably cannot need fewer nodes is
-cut short after one run, ``CannotBeat``). Speculation is chosen only where it meets the objectives and needs fewer
-GPUs (a tie keeps the plain option). Each option of a node type is the cheapest over its layouts, so what
-speculation saves is counted against the best the node type does without it, never against the speculative
-option's own layout. Layouts that provably cannot beat an option already quoted are cut short (``CannotBeat``),
-option by option; ``exhaustive=True`` tries every layout and every K in full and gives the same quote (tested). The
-design-space search sizes the same options the same way: restricted to a quote's configurations, its cheapest fleet
-per node type is the quote's (tested).
+Each layout is sized without the speculator and with it at every draft length of the design-space search's K axis
+(and at the step model's optimal K), keeping the K that needs the fewest nodes (sized in order of promise: the K that
+pays most at the batch the layout's plain replica runs first, then by static speedup there; a tie keeps the K met
+first; a K that provably cannot need fewer nodes is cut short after one run, ``CannotBeat``). Speculation is chosen
+only where it meets the objectives and needs fewer GPUs (a tie keeps the plain option). Each option of a node type
+is the cheapest over its layouts, so what speculation saves is counted against the best the node type does without
+it, never against the speculative option's own layout. Layouts that provably cannot beat an option already quoted
+are cut short (``CannotBeat``), option by option; ``exhaustive=True`` tries every layout and every K in full and
+gives the same quote (tested). The design-space search sizes the same options the same way: restricted to a quote's
+configurations, its cheapest fleet per node type is the quote's (tested).
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
@@ -35,6 +35,7 @@ from planner.decisions.fleet import (
     Traffic,
     size_option,
 )
+from planner.decisions.search.space import DEFAULT_KS
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError
 from planner.model.parallelism import valid_tp_degrees
@@ -50,8 +51,9 @@ QUOTES = ResultCache(maxsize=256)
 
 
 def _ks_by_promise(dep: Deployment, traffic: Traffic, batch: float) -> list[int]:
-    """Every draft length the step model weighs: the one that pays most at the batch the plain replica runs (the
-    optimal K of the step model) first, then the others by their static speedup there."""
+    """The draft lengths a quote sizes, the most promising first: the one that pays most at the batch the plain
+    replica runs (the optimal K of the step model), then the design-space search's K axis (``DEFAULT_KS``: a quote
+    and the search weigh the same K) by their static speedup there."""
     workload = SpeedWorkload.build(
         batch_size=max(1, round(batch)),
         prompt_tokens=traffic.prompt_tokens,
@@ -60,7 +62,8 @@ def _ks_by_promise(dep: Deployment, traffic: Traffic, batch: float) -> list[int]
     )
     estimate = estimate_speed_cached(dep, workload)
     speedup = estimate.speedup_by_k
-    return [estimate.optimal_k, *sorted((k for k in speedup if k != estimate.optimal_k), key=lambda k: -speedup[k])]
+    others = [k for k in DEFAULT_KS if k in speedup and k != estimate.optimal_k]
+    return [estimate.optimal_k, *sorted(others, key=lambda k: -speedup[k])]
 
 
 def check_context(target: ModelSpec, traffic: Traffic) -> None:

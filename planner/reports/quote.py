@@ -283,7 +283,8 @@ def quote_report(
             "plan's KV cache, the engine's request caps) meets the objectives at its share of the traffic; "
             "throughput is met by sizing (replicas x capacity covers the offered rate)",
             "tensor parallelism is chosen per option (every degree the model admits on the node is tried) and so is "
-            "K (every draft length is tried; the one that needs the fewest nodes is quoted)",
+            "K (every draft length from 1 to 8 and the step model's optimal one are tried; the one that needs the "
+            "fewest nodes is quoted)",
             *notes,
             f"objective presets: MLPerf Inference Server (TTFT {SLO_PRESETS['server'][0]:g} s, TPOT "
             f"{fmt_ms(SLO_PRESETS['server'][1], 0)}) and Interactive (TTFT {SLO_PRESETS['interactive'][0]:g} s, "

@@ -19,11 +19,11 @@ from planner.scenario import Scenario
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.step_cache import RUNS, SIMULATIONS, simulate_one_cached
 
-#: The default scenario's plan needs 154 simulations (capacity runs included) where trying every layout and every K
-#: in full needs 964 (each node type's cheapest layout without speculation and its cheapest with it, at the K that
+#: The default scenario's plan needs 138 simulations (capacity runs included) where trying every layout and every K
+#: in full needs 530 (each node type's cheapest layout without speculation and its cheapest with it, at the K that
 #: needs the fewest nodes, are both found); the bound leaves room for a change of the step model that moves a search
 #: by a few probes.
-DEFAULT_PLAN_MAX_SIMULATIONS = 170
+DEFAULT_PLAN_MAX_SIMULATIONS = 150
 
 LOOSE = SLO_PRESETS["server"]
 TIGHT = SLO_PRESETS["interactive"]
