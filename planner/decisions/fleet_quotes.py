@@ -133,14 +133,14 @@ def _layout(
         layout.spec_error = f"with the draft: {exc}"
         return layout
     for k in ks:
-        _size_k(layout, k, None if exhaustive else spec_beat_nodes, exhaustive)
+        _size_k(layout, k, spec_beat_nodes, exhaustive)
     return layout
 
 
 def _size_k(layout: _Layout, k: int, spec_beat_nodes: int | None, exhaustive: bool) -> None:
     """The option with speculation at draft length ``k``, kept when it is the first or needs fewer nodes than the
-    option so far (a tie keeps the K met first, the more promising); unless ``exhaustive``, a K that provably
-    needs as many nodes is cut short (``CannotBeat``)."""
+    option so far (a tie keeps the K met first, the more promising); unless ``exhaustive`` (where the caller passes
+    no ``spec_beat_nodes``), a K that provably needs as many nodes is cut short (``CannotBeat``)."""
     best = layout.with_spec
     beat = spec_beat_nodes
     if not exhaustive and best is not None and best.meets_slo:
