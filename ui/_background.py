@@ -43,6 +43,9 @@ class Job:
         self.ahead = ahead
         self.done_steps = 0
         self.label = ""
+        #: What the work has to show before it is done (drawn under the progress bar), and how often it changed.
+        self.partial: Any = None
+        self.partial_version = 0
         self.finished = threading.Event()
         self.value: Any = None
         self.error: BaseException | None = None
@@ -50,6 +53,11 @@ class Job:
     def advance(self, label: str) -> None:
         """Called by the work as it goes: one more step is starting, described by ``label``."""
         self.label = label
+
+    def show(self, partial: Any) -> None:
+        """Called by the work as it goes: ``partial`` is what there is to show so far."""
+        self.partial = partial
+        self.partial_version += 1
 
     def step_done(self) -> None:
         self.done_steps = min(self.steps, self.done_steps + 1)
@@ -170,18 +178,27 @@ def browser_session() -> bool:
         return False
 
 
-def result_or_progress(job: Job, what: str) -> Any:
-    """``job``'s result; while it works (in a browser session), a progress bar of its steps above the page.
+def result_or_progress(job: Job, what: str, draw_partial: Callable[[Any], None] | None = None) -> Any:
+    """``job``'s result; while it works (in a browser session), a progress bar of its steps above the page, and
+    under it what the work has shown so far (:meth:`Job.show`), drawn by ``draw_partial``.
 
     The script run waits on the job, updating the bar a few times a second: each update is a point where a newer
     widget change interrupts the run (the job goes on in the background, shared by its key, and the next run
     asks for its own). Outside a live server (AppTest, bare mode) the run simply waits.
     """
     slot = st.empty()  # in every run: the elements below keep their places (an open expander stays open)
+    shown = st.empty() if draw_partial is not None else None
     if job.finished.is_set() or not browser_session():
         return job.result()
     bar = slot.progress(job.fraction, text=job.label or f"{what}...")
+    version = 0
     while not job.finished.wait(POLL_S):
         bar.progress(job.fraction, text=job.label or f"{what}...")
+        if shown is not None and job.partial_version != version:
+            version, partial = job.partial_version, job.partial
+            with shown.container():
+                draw_partial(partial)
     slot.empty()
+    if shown is not None:
+        shown.empty()
     return job.result()

@@ -3,6 +3,7 @@ every objective, the options that miss apart, and the quote as a document."""
 
 import streamlit as st
 
+from planner import PlannerError
 from planner.catalog import get_node, list_nodes
 from planner.decisions import Traffic
 from planner.launch import quoted_deployment
@@ -117,12 +118,19 @@ def _planned(key):
     fields = {"draft": draft, "method": method, "engine": engine, "kv_dtype": kv_dtype}
 
     def work(job):
+        sized = []
+
+        def node_done(node, alone):
+            sized.append((node.id, alone))
+            job.show((tuple(sized), len(nodes)))
+            job.step_done()
+
         plan = plan_by_node(
             target,
             nodes,
             traffic,
             before_node=lambda done, node: job.advance(f"Sizing fleets on {node.id} ({done + 1} of {len(nodes)})..."),
-            after_node=job.step_done,
+            after_node=node_done,
             before_all=lambda: job.advance("Pricing the options..."),
             **fields,
         )
@@ -130,7 +138,20 @@ def _planned(key):
 
     models = tuple(m.model_dump_json() if m else None for m in (target, draft))  # an imported model by its config
     job = server_jobs().start((repr(key), models), work, steps=len(nodes) + 1, name="fleet plan")
-    return result_or_progress(job, "Sizing fleets")
+    return result_or_progress(job, "Sizing fleets", _sized_so_far)
+
+
+def _sized_so_far(partial) -> None:
+    """Each node type's own plan as it is done, while the others are still being sized (a live server only)."""
+    sized, total = partial
+    st.caption(f"Sized so far: {len(sized)} of {total} node types. The comparison follows once every one is done.")
+    st.markdown(
+        "\n".join(
+            f"- **{node}**: "
+            + plain_text(alone.headline if not isinstance(alone, PlannerError) else f"cannot be planned: {alone}")
+            for node, alone in sized
+        )
+    )
 
 
 planned = guarded(lambda: _planned(key)) if key else None

@@ -101,3 +101,22 @@ def test_work_drawn_ahead_waits_for_the_visitors_jobs_and_never_for_other_work_d
     assert first.finished.wait(30) and second.finished.wait(30), "work drawn ahead waited for itself"
     assert plan.result() is True and first.result() == "one" and second.result() == "two"
     assert not jobs.running()
+
+
+def test_what_work_shows_before_it_is_done_is_kept_with_how_often_it_changed():
+    """The Fleet page's job shows each node type's own plan as it is done (ui/fleet.py), drawn under the bar."""
+    jobs, release = Jobs(), threading.Event()
+
+    def work(job):
+        job.show(("8x-h100-sxm-80gb",))
+        release.wait(30)
+        job.show(("8x-h100-sxm-80gb", "8x-h200-sxm-141gb"))
+        return "plan"
+
+    job = jobs.start("shown", work, steps=2)
+    deadline = time.monotonic() + 30
+    while job.partial_version < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert job.partial == ("8x-h100-sxm-80gb",) and job.partial_version == 1
+    release.set()
+    assert job.result() == "plan" and job.partial_version == 2 and len(job.partial) == 2

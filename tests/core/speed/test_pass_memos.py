@@ -181,3 +181,24 @@ def test_a_steps_totals_are_its_passes_added_up(name):
             assert (step.total_s, step.flops, step.bytes_moved) == expected
             for _ in range(2):  # the kept batch shape, at this context and again
                 assert engine.step_totals(shape, dec, context, chunks) == expected
+
+
+@pytest.mark.parametrize("name", sorted(DEPLOYMENTS))
+def test_a_decode_steps_totals_are_its_passes_added_up_past_the_measured_grid_too(name):
+    """Decode-only steps (the serving simulator's runs between events) take a shorter path in ``step_totals``; it
+    gives the passes' own prices to the last bit, at every batch around the captured sizes and at contexts from one
+    token to past the measured attention grid (where the kernel tables hand the step back to the roofline)."""
+    dep = DEPLOYMENTS[name]
+    engine = EngineStep(dep)
+    shapes = [None, *([engine.shape(k) for k in (1, 3)] if dep.is_speculative else [])]
+    for dec in BATCHES:
+        for per_seq in (1.0, 517.5, 4096.0, 2_000_000.0):
+            for shape in shapes:
+                if shape is None:
+                    step = engine.plain(decode_seqs=dec, decode_context_tokens=dec * per_seq)
+                else:
+                    step = engine.speculative(shape.k, decode_seqs=dec, decode_context_tokens=dec * per_seq)
+                expected = _summed(engine, step, dec, shape)
+                assert (step.total_s, step.flops, step.bytes_moved) == expected
+                for _ in range(2):
+                    assert engine.step_totals(shape, dec, dec * per_seq) == expected

@@ -1,0 +1,43 @@
+"""The Fleet page's plan, node type by node type (ui/_fleet_plan.py): each node type's own plan, or the error that
+stopped it, is handed over as it is done, in order, before the plan of all of them."""
+
+from __future__ import annotations
+
+from planner.catalog import get_model, get_node
+from planner.decisions import FleetRecommendation, Traffic, plan_fleet
+from planner.errors import PlannerError
+from ui import _fleet_plan
+
+
+def test_each_node_types_own_plan_or_its_error_is_handed_over_in_order(monkeypatch):
+    target = get_model("Llama-3.1-8B")
+    nodes = [get_node("1x-h100-sxm-80gb"), get_node("1x-l40s-48gb"), get_node("1x-a100-sxm-80gb")]
+    traffic = Traffic(requests_per_s=2, prompt_tokens=512, output_tokens=128)
+
+    def planned(target, node_list, traffic, **fields):
+        if [n.id for n in node_list] == ["1x-l40s-48gb"]:
+            raise PlannerError("no room for this workload", field="fleet_nodes")
+        return plan_fleet(target, node_list, traffic, **fields)
+
+    monkeypatch.setattr(_fleet_plan, "plan_fleet", planned)
+    events = []
+    plan = _fleet_plan.plan_by_node(
+        target,
+        nodes,
+        traffic,
+        before_node=lambda done, node: events.append(("before", done, node.id)),
+        after_node=lambda node, alone: events.append(("after", node.id, alone)),
+        before_all=lambda: events.append(("all",)),
+        engine="vllm",
+    )
+    assert [e[:2] for e in events] == [
+        ("before", 0), ("after", "1x-h100-sxm-80gb"), ("before", 1), ("after", "1x-l40s-48gb"), ("before", 2),
+        ("after", "1x-a100-sxm-80gb"), ("all",),
+    ]  # fmt: skip
+    alone = {e[1]: e[2] for e in events if e[0] == "after"}
+    assert isinstance(alone["1x-l40s-48gb"], PlannerError)
+    assert isinstance(alone["1x-h100-sxm-80gb"], FleetRecommendation)
+    assert [q.node for q in alone["1x-h100-sxm-80gb"].quotes] == ["1x-h100-sxm-80gb"]
+    # each node type's own quote is the one the plan of all of them holds
+    by_node = {q.node: q for q in plan.quotes}
+    assert alone["1x-a100-sxm-80gb"].quotes[0] == by_node["1x-a100-sxm-80gb"]

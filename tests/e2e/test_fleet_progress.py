@@ -1,0 +1,29 @@
+"""While the Fleet page sizes its node types, each node type's own plan is shown as soon as it is done, under the
+progress bar; the comparison replaces it once every node type is sized."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.steps import WAIT_MS, settled
+
+
+@pytest.mark.e2e
+def test_each_node_type_is_shown_as_it_is_sized_then_the_comparison(page, app_url):
+    page.goto(f"{app_url}/fleet")
+    page.get_by_role("heading", name="Fleet & Quote", exact=True).wait_for()
+    settled(page)
+    tpot = page.get_by_label("TPOT objective (ms, 0 = none)")
+    tpot.fill("57")  # an objective nothing else asks for: the plan is computed now, node type by node type
+    tpot.press("Enter")
+    so_far = page.get_by_text(re.compile(r"Sized so far: [1-3] of 4 node types"))
+    so_far.wait_for(timeout=WAIT_MS)
+    shown = page.locator("[data-testid=stMain]").inner_text()
+    # a node type done is listed with its own headline (its fleet, or why it has none)
+    assert re.search(r"8x-h100-sxm-80gb: (Cheapest option|No option|cannot be planned)", shown), shown
+    expect(page.get_by_role("heading", name="Export the quote")).to_be_visible(timeout=WAIT_MS)
+    settled(page)
+    expect(page.get_by_text(re.compile("Sized so far"))).to_have_count(0)
