@@ -3,9 +3,10 @@
 - ``python -m planner params --model Llama-3.1-8B`` as a process, wall and CPU time (median of 5): the
   command line imports only the command it runs;
 - the Fleet page's default scenario planned by the core (:func:`planner.decisions.plan_fleet`) in a fresh
-  process: cold (nothing simulated yet; catalog and imports already loaded), warm (the same call again) and
-  after one objective change (TPOT to 40 ms), with the replica simulations it ran (capacity runs included); then
-  the same for six node types (the default four, 8x B200 and 8x A100 80GB) in another fresh process.
+  process, its garbage collector set as the app's server sets it (``planner.interpreter``): cold (nothing
+  simulated yet; catalog and imports already loaded), warm (the same call again) and after one objective change
+  (TPOT to 40 ms), with the replica simulations it ran (capacity runs included); then the same for six node
+  types (the default four, 8x B200 and 8x A100 80GB) in another fresh process.
 
 On a shared machine every figure is an upper bound (the CPU time of the fleet plans is printed beside it).
 """
@@ -27,6 +28,7 @@ _FLEET = """
 import json, time
 from planner.catalog import get_model, get_node
 from planner.decisions import plan_fleet
+from planner.interpreter import tune_collector
 from planner.scenario import Scenario
 from planner.speed.step_cache import SIMULATIONS
 
@@ -35,6 +37,7 @@ traffic = s.traffic()
 target, draft = get_model(s.target), get_model(s.draft) if s.draft else None
 nodes = [get_node(n) for n in s.fleet_nodes + tuple(EXTRA_NODES)]
 out = {}
+tune_collector()  # as the app's server does once it has started (ui/_server.py)
 tighter = traffic.model_copy(update={"tpot_slo_s": 0.04})
 engine = "vllm" if s.engine == "hf" else s.engine
 for label, t in (("cold", traffic), ("warm", traffic), ("TPOT objective changed", tighter)):

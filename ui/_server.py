@@ -6,7 +6,8 @@ two seconds of CPU). This launcher imports every module app.py and the page scri
 level (read from their source, so a new page needs nothing here; ui's own small helpers aside) before the server
 listens: the imports are
 part of the server's start, and the first page only renders. The catalog's facts of every model are computed
-then too (:func:`warm_data`). Options are ``streamlit run``'s, e.g.
+then too (:func:`warm_data`), and what all this loaded is frozen out of the garbage collector's scans
+(``planner.interpreter.tune_collector``). Options are ``streamlit run``'s, e.g.
 ``python -m ui._server --server.port 8501 --server.headless true``.
 """
 
@@ -54,6 +55,9 @@ def warm_data() -> None:
 def main(argv: list[str]) -> None:
     preload()
     warm_data()
+    from planner.interpreter import tune_collector  # noqa: PLC0415 (after the preload's sys.path)
+
+    tune_collector()  # what start-up loaded stays out of the collector's scans (planner/interpreter.py)
     from streamlit.web import cli  # noqa: PLC0415 (after the preload, as `streamlit run` would import it)
 
     sys.argv = ["streamlit", "run", str(APP), *argv]
