@@ -6,7 +6,8 @@
   process, its garbage collector set as the app's server sets it (``planner.interpreter``): cold (nothing
   simulated yet; catalog and imports already loaded), warm (the same call again) and after one objective change
   (TPOT to 40 ms), with the replica simulations it ran (capacity runs included); then the same for six node
-  types (the default four, 8x B200 and 8x A100 80GB) in another fresh process.
+  types (the default four, 8x B200 and 8x A100 80GB) in another fresh process; then the default scenario cold once
+  more with CPython's own collector settings, for what the tuning saves.
 
 On a shared machine every figure is an upper bound (the CPU time of the fleet plans is printed beside it).
 """
@@ -37,10 +38,11 @@ traffic = s.traffic()
 target, draft = get_model(s.target), get_model(s.draft) if s.draft else None
 nodes = [get_node(n) for n in s.fleet_nodes + tuple(EXTRA_NODES)]
 out = {}
-tune_collector()  # as the app's server does once it has started (ui/_server.py)
+if TUNED:
+    tune_collector()  # as the app's server does once it has started (ui/_server.py)
 tighter = traffic.model_copy(update={"tpot_slo_s": 0.04})
 engine = "vllm" if s.engine == "hf" else s.engine
-for label, t in (("cold", traffic), ("warm", traffic), ("TPOT objective changed", tighter)):
+for label, t in (("cold", traffic), ("warm", traffic), ("TPOT objective changed", tighter))[: 3 if TUNED else 1]:
     runs = SIMULATIONS.count
     wall, cpu = time.perf_counter(), time.process_time()
     plan_fleet(target, nodes, t, draft=draft, method=s.method, engine=engine, kv_dtype=s.kv_dtype)
@@ -69,10 +71,11 @@ def params_process_s(samples: int = 5) -> tuple[list[float], list[float]]:
     return times, cpu
 
 
-def fleet_plan_times(extra_nodes: tuple[str, ...] = ()) -> dict[str, list[float]]:
-    """Wall s, CPU s and simulations of the default Fleet plan (plus ``extra_nodes``): cold, warm, objective change."""
+def fleet_plan_times(extra_nodes: tuple[str, ...] = (), tuned: bool = True) -> dict[str, list[float]]:
+    """Wall s, CPU s and simulations of the default Fleet plan (plus ``extra_nodes``): cold, warm, objective change
+    (``tuned`` False: cold only, with CPython's own garbage-collector settings)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    code = f"EXTRA_NODES = {extra_nodes!r}\n" + _FLEET
+    code = f"EXTRA_NODES = {extra_nodes!r}\nTUNED = {tuned!r}\n" + _FLEET
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, capture_output=True, text=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -86,6 +89,9 @@ def main() -> int:
         print(f"{title + ', plan_fleet':<52} {'wall':>8} {'cpu':>8} {'simulations':>12}")
         for label, (wall, cpu, runs) in fleet_plan_times(extra).items():
             print(f"{'  ' + label:<52} {wall * 1e3:8.0f} {cpu * 1e3:8.0f} {runs:12d}")
+    print(f"{'Fleet default scenario, CPython collector settings':<52} {'wall':>8} {'cpu':>8} {'simulations':>12}")
+    for label, (wall, cpu, runs) in fleet_plan_times(tuned=False).items():
+        print(f"{'  ' + label:<52} {wall * 1e3:8.0f} {cpu * 1e3:8.0f} {runs:12d}")
     return 0
 
 

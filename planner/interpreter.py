@@ -3,8 +3,8 @@
 The planner's long computations (a Fleet plan, a design-space search) allocate millions of short-lived tuples and
 floats that never form reference cycles, beside long-lived data loaded once (the catalog, the kernel tables, the
 memoised step prices). CPython 3.11's collector scans its youngest generation every 700 container allocations and
-every generation now and then, the long-lived data included: about a tenth of a Fleet plan's CPU time (3.9 s
-against 3.45 s for the default scenario, `python -m bench.core_timing`) is spent finding no garbage.
+every generation now and then, the long-lived data included: about 7% of a Fleet plan's CPU time (3.7 s against
+3.5 s for the default scenario; `python -m bench.core_timing` prints both) is spent finding no garbage.
 :func:`tune_collector` moves what is alive at start-up out of the collector's sight (``gc.freeze``, meant for
 exactly this: https://docs.python.org/3/library/gc.html#gc.freeze) and collects the youngest generation every
 ``GEN0_THRESHOLD`` allocations instead; cycles are still collected.

@@ -147,7 +147,7 @@ def _sized_so_far(partial) -> None:
     st.caption(f"Sized so far: {len(sized)} of {total} node types. The comparison follows once every one is done.")
     st.markdown(
         "\n".join(
-            f"- **{node}**: "
+            f"- **{plain_text(node)}**: "
             + plain_text(alone.headline if not isinstance(alone, PlannerError) else f"cannot be planned: {alone}")
             for node, alone in sized
         )
