@@ -60,7 +60,7 @@ def _explored(space: SearchSpace, workload: SearchWorkload, objectives: Objectiv
 
     def work(job):
         job.advance("Searching the design space...")
-        result = search(space, workload, objectives)
+        result = search(space, workload, objectives, progress=job.advance)  # the bar's label follows its stages
         return result, _tables(result)
 
     key = ("explore", space.model_dump_json(), workload.model_dump_json(), objectives.model_dump_json())

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import log2
 
@@ -211,16 +212,24 @@ class _Bounds:
         return self.overall
 
 
-def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives) -> SearchResult:
-    """Every point of ``space`` for ``workload``: planned, screened, the frontier simulated; the frontiers."""
+def search(
+    space: SearchSpace,
+    workload: SearchWorkload,
+    objectives: Objectives,
+    progress: Callable[[str], None] = lambda stage: None,
+) -> SearchResult:
+    """Every point of ``space`` for ``workload``: planned, screened, the frontier simulated; the frontiers.
+    ``progress(stage)`` is told what the search is doing, in words, as it goes (a page's progress bar)."""
     started = time.perf_counter()
     ev = Evaluator(space, workload, objectives)
     points = ev.points()
     if len(points) > MAX_POINTS:
         raise InputError("space", len(points), f"at most {MAX_POINTS:,} points: narrow the nodes, K or batch caps")
+    progress(f"Planning the memory of {len(points):,} configurations...")
     _plan_all(ev, points)
     planned = time.perf_counter()
     fitting = [p for p in points if p.fits and p.starts]
+    progress(f"Screening the {len(fitting):,} configurations that fit with the step model...")
     for p in fitting:
         ev.screen(p)
     families = {p.index: _family(p) for p in fitting}
@@ -235,8 +244,11 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
     weigh = _Screened(fitting, screened, families)
     todo = [p for p in fitting if p.index in seeds]
     simulated: list[SearchPoint] = []
+    tried = 0
     while todo:
         for p in _most_promising(todo, screened):
+            tried += 1
+            progress(f"Simulating the configurations that could reach a frontier: {tried:,} so far...")
             ev.simulate(p)
             weigh.done(p)
             if p.stage == "simulated":
@@ -262,6 +274,7 @@ def search(space: SearchSpace, workload: SearchWorkload, objectives: Objectives)
             error seen in its family, widened as the frontiers' weighing widens it."""
             return (p.replica_requests_per_s or 0.0) * bounds.of(families[p.index]).gpu * SCREEN_MARGIN
 
+        progress(f"Sizing the cheapest fleet for {workload.requests_per_s:g} req/s...")
         sizing = sized_recommendation(ev, fitting, closed_loop_bound)
     recommended = sizing.point if sizing is not None else full_load
     sized_at = time.perf_counter()

@@ -340,3 +340,18 @@ def test_asking_again_with_other_objectives_reuses_every_evaluation_and_answers_
     runs.clear()
     search(space, WORKLOAD, tighter)
     assert runs == []  # the same question again simulates nothing
+
+
+def test_the_search_says_what_it_is_doing_as_it_goes():
+    """Explore's progress bar follows the search's stages in words: planning, screening, each simulation, sizing."""
+    clear_caches()
+    said: list[str] = []
+    result = search(SearchSpace.build(**SMALL), WORKLOAD, OBJECTIVES, progress=said.append)
+    kinds = [text.split(" ", 1)[0] for text in said]
+    assert kinds[:2] == ["Planning", "Screening"] and kinds[-1] == "Sizing"
+    assert set(kinds[2:-1]) == {"Simulating"} and 1 <= len(kinds) - 3 <= result.simulated
+    assert said[0] == f"Planning the memory of {len(result.points):,} configurations..."
+    assert said[1] == f"Screening the {result.fitting_points:,} configurations that fit with the step model..."
+    counted = [int(text.rsplit(": ", 1)[1].split()[0].replace(",", "")) for text in said[2:-1]]
+    assert counted == list(range(1, len(counted) + 1))
+    assert said[-1] == f"Sizing the cheapest fleet for {WORKLOAD.requests_per_s:g} req/s..."
