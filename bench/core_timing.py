@@ -42,7 +42,8 @@ if TUNED:
     tune_collector()  # as the app's server does once it has started (ui/_server.py)
 tighter = traffic.model_copy(update={"tpot_slo_s": 0.04})
 engine = "vllm" if s.engine == "hf" else s.engine
-for label, t in (("cold", traffic), ("warm", traffic), ("TPOT objective changed", tighter))[: 3 if TUNED else 1]:
+asked = (("cold", traffic), ("warm", traffic), ("TPOT objective changed", tighter))
+for label, t in asked if TUNED else asked[:1]:  # with CPython's own collector settings: cold only
     runs = SIMULATIONS.count
     wall, cpu = time.perf_counter(), time.process_time()
     plan_fleet(target, nodes, t, draft=draft, method=s.method, engine=engine, kv_dtype=s.kv_dtype)

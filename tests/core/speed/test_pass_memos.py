@@ -13,7 +13,7 @@ from planner.catalog.lookup import get_gpu, get_model, get_node
 from planner.deployment import Deployment
 from planner.facts import clear_caches
 from planner.speed.drafting import DraftShape
-from planner.speed.engine_step import Chunks, EngineStep, EngineStepTime
+from planner.speed.engine_step import NO_CHUNKS, Chunks, EngineStep, EngineStepTime
 from planner.speed.kernels import aiconfigurator_tables as tables_module
 from planner.speed.kernels.grid import Grid
 
@@ -154,6 +154,18 @@ def _summed(engine: EngineStep, step: EngineStepTime, dec: int, shape) -> tuple[
     return engine.with_host(total), flops, moved
 
 
+def _assert_totals_are_the_passes(engine: EngineStep, shape, dec: int, context: float, chunks: Chunks = NO_CHUNKS):
+    """``step_totals`` of a step equals its passes priced one by one, to the last bit, afresh and kept."""
+    if shape is None:
+        step = engine.plain(decode_seqs=dec, decode_context_tokens=context, chunks=chunks)
+    else:
+        step = engine.speculative(shape.k, decode_seqs=dec, decode_context_tokens=context, chunks=chunks, shape=shape)
+    expected = _summed(engine, step, dec, shape)
+    assert (step.total_s, step.flops, step.bytes_moved) == expected
+    for _ in range(2):  # the kept batch shape, at this context and again
+        assert engine.step_totals(shape, dec, context, chunks) == expected
+
+
 @pytest.mark.parametrize("name", sorted(DEPLOYMENTS))
 def test_a_steps_totals_are_its_passes_added_up(name):
     """What the serving simulator and the search read (``step_totals``, kept per batch shape) equals the step's
@@ -171,34 +183,18 @@ def test_a_steps_totals_are_its_passes_added_up(name):
         for tokens, cached in parts:
             chunks.add(tokens, cached)
         for shape in shapes:
-            if shape is None:
-                step = engine.plain(decode_seqs=dec, decode_context_tokens=context, chunks=chunks)
-            else:
-                step = engine.speculative(
-                    shape.k, decode_seqs=dec, decode_context_tokens=context, chunks=chunks, shape=shape
-                )
-            expected = _summed(engine, step, dec, shape)
-            assert (step.total_s, step.flops, step.bytes_moved) == expected
-            for _ in range(2):  # the kept batch shape, at this context and again
-                assert engine.step_totals(shape, dec, context, chunks) == expected
+            _assert_totals_are_the_passes(engine, shape, dec, context, chunks)
 
 
 @pytest.mark.parametrize("name", sorted(DEPLOYMENTS))
 def test_a_decode_steps_totals_are_its_passes_added_up_past_the_measured_grid_too(name):
-    """Decode-only steps (the serving simulator's runs between events) take a shorter path in ``step_totals``; it
-    gives the passes' own prices to the last bit, at every batch around the captured sizes and at contexts from one
-    token to past the measured attention grid (where the kernel tables hand the step back to the roofline)."""
+    """Decode-only steps (the serving simulator's runs between events) likewise, at every batch around the captured
+    sizes and at contexts from one token to past the measured attention grid (where the kernel tables hand the step
+    back to the roofline)."""
     dep = DEPLOYMENTS[name]
     engine = EngineStep(dep)
     shapes = [None, *([engine.shape(k) for k in (1, 3)] if dep.is_speculative else [])]
     for dec in BATCHES:
         for per_seq in (1.0, 517.5, 4096.0, 2_000_000.0):
             for shape in shapes:
-                if shape is None:
-                    step = engine.plain(decode_seqs=dec, decode_context_tokens=dec * per_seq)
-                else:
-                    step = engine.speculative(shape.k, decode_seqs=dec, decode_context_tokens=dec * per_seq)
-                expected = _summed(engine, step, dec, shape)
-                assert (step.total_s, step.flops, step.bytes_moved) == expected
-                for _ in range(2):
-                    assert engine.step_totals(shape, dec, dec * per_seq) == expected
+                _assert_totals_are_the_passes(engine, shape, dec, dec * per_seq)
