@@ -27,6 +27,7 @@ what speculation saves only between options that meet the objectives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import ceil, log
 
 from pydantic import BaseModel, Field, ValidationError, computed_field
@@ -248,11 +249,42 @@ class _Search:
         x = miss + (hit - miss) * m_miss / (m_miss - m_hit)
         return min(hit - 1, max(miss + 1, ceil(x - 1e-9)))
 
+    def gallop_down(self, miss: int, hit: int) -> tuple[int, int]:
+        """A bracket (a count that misses, one that meets) inside (``miss``, ``hit``], found from ``hit`` down in
+        steps that double (1, 2, 4, …), so an answer near ``hit`` costs a few runs: where a cheaper option already
+        quoted shows how many replicas this one needs about, and ``hit`` is a count known to meet the objectives.
+
+        >>> s = _Search.__new__(_Search)
+        >>> s.at, s.misses = (lambda n: n), (lambda n: n < 100)  # the objectives are met from 100 replicas on
+        >>> s.gallop_down(30, 103)
+        (96, 100)
+        """
+        step = 1
+        while hit - step > miss:
+            if self.misses(self.at(hit - step)):
+                return hit - step, hit
+            hit, step = hit - step, step * 2
+        return miss, hit
+
     def at_floor(self, fewer: int, more: int) -> bool:
         """True when ``more`` replicas improve no missed percentile of ``fewer`` by ``FLOOR_GAIN_FRAC``."""
         before = {m.objective: m.value_s for m in self.objective_misses(self.at(fewer))}
         after = {m.objective: m.value_s for m in self.objective_misses(self.at(more))}
         return all(name in after and after[name] > before[name] * (1 - FLOOR_GAIN_FRAC) for name in before)
+
+
+def _narrow(search: _Search, miss: int, hit: int, check_bound: Callable[[int], None]) -> int:
+    """The first count that meets the objectives between ``miss`` (a count that misses) and ``hit`` (one that meets):
+    interpolated probes while they halve the bracket (:meth:`_Search.probe`), then bisection; ``check_bound`` after
+    each miss (``size_option``'s ``CannotBeat``)."""
+    interpolate = True
+    while hit - miss > 1:
+        width = hit - miss
+        mid = search.probe(miss, hit) if interpolate else (miss + hit) // 2
+        miss, hit = (mid, hit) if search.misses(search.at(mid)) else (miss, mid)
+        interpolate = interpolate and 2 * (hit - miss) <= width  # once it fails to halve it: bisect
+        check_bound(miss + 1)
+    return hit
 
 
 class CannotBeat(Exception):  # noqa: N818 (a signal, never shown to a user)
@@ -277,16 +309,20 @@ def size_option(
     With ``beat_nodes`` the search stops (``CannotBeat``) once the option provably needs ``beat_nodes`` nodes or
     more, or misses: at once when the objectives are missed at the largest fleet below that bound (one run), else as
     it goes, for the replicas it settles on are never below ``low`` nor below one more than a count that missed (the
-    doubling and the bisection only move up from a miss), so its cost can no longer be below that bound.
+    doubling and the bisection only move up from a miss), so its cost can no longer be below that bound. When that
+    largest fleet meets the objectives, the answer is searched down from it (:meth:`_Search.gallop_down`): the same
+    count for objectives that ease as replicas are added, from a few runs where the bound came from a similar option.
     """
     speculate = k is not None
     search = _Search(dep, traffic, traffic.alpha if speculate else None, k, dataset)
+    known_hit: int | None = None  # a count known to meet the objectives
     if beat_nodes is not None and (traffic.ttft_slo_s is not None or traffic.tpot_slo_s is not None):
         # the largest fleet that could still beat the bound: missing there, it misses with fewer replicas too (as the
         # bisection below assumes), so one run rules the option out before its capacity runs
         most = (beat_nodes - 1) * dep.replicas_per_node
         if most < 1 or search.misses(search.at(most)):
             raise CannotBeat
+        known_hit = most
     capacity = search.capacity()
     low = max(1, ceil(traffic.requests_per_s / capacity.steady_requests_per_s))
 
@@ -297,7 +333,12 @@ def size_option(
     check_bound(low)
     high = low * MAX_REPLICA_FACTOR
     n, meets, floor = low, True, False
-    if search.misses(search.at(low)):
+    if search.misses(search.at(low)) and known_hit is not None and low < known_hit <= high:
+        # the bound's own run met the objectives, so every count above it does: the answer lies below it, near the
+        # cheaper option's count where the two options are alike
+        miss, hit = search.gallop_down(low, known_hit)
+        n = _narrow(search, miss, hit, check_bound)
+    elif search.misses(search.at(low)):
         check_bound(low + 1)
         miss, hit = low, low * 2
         while hit <= high and search.misses(search.at(hit)):
@@ -312,14 +353,7 @@ def size_option(
             n, meets = min(hit, high), False
             search.at(n)
         else:
-            interpolate = True
-            while hit - miss > 1:  # narrow the bracket between the last miss and the first success
-                width = hit - miss
-                mid = search.probe(miss, hit) if interpolate else (miss + hit) // 2
-                miss, hit = (mid, hit) if search.misses(search.at(mid)) else (miss, mid)
-                interpolate = interpolate and 2 * (hit - miss) <= width  # once it fails to halve it: bisect
-                check_bound(miss + 1)
-            n = hit
+            n = _narrow(search, miss, hit, check_bound)
     run = search.at(n)
     if not meets and floor:
         reason = (
