@@ -5,9 +5,10 @@
 - the Fleet page's default scenario planned by the core (:func:`planner.decisions.plan_fleet`) in a fresh
   process, its garbage collector set as the app's server sets it (``planner.interpreter``): cold (nothing
   simulated yet; catalog and imports already loaded), warm (the same call again) and after one objective change
-  (TPOT to 40 ms), with the replica simulations it ran (capacity runs included); then the same for six node
-  types (the default four, 8x B200 and 8x A100 80GB) in another fresh process; then the default scenario cold once
-  more with CPython's own collector settings, for what the tuning saves.
+  (TPOT to 40 ms), with the replica simulations it ran (capacity runs included), and the Fleet page's check of
+  every option that meets the objectives on three draws of the traffic (after the cold plan, its button); then the
+  same for six node types (the default four, 8x B200 and 8x A100 80GB) in another fresh process; then the default
+  scenario cold once more with CPython's own collector settings, for what the tuning saves.
 
 On a shared machine every figure is an upper bound (the CPU time of the fleet plans is printed beside it).
 """
@@ -28,8 +29,10 @@ REPO = Path(__file__).resolve().parents[1]
 _FLEET = """
 import json, time
 from planner.catalog import get_model, get_node
-from planner.decisions import plan_fleet
+from planner.decisions import options_across_draws, plan_fleet
+from planner.decisions.traffic_draws import DEFAULT_DRAWS
 from planner.interpreter import tune_collector
+from planner.launch import quoted_deployment
 from planner.scenario import Scenario
 from planner.speed.step_cache import SIMULATIONS
 
@@ -46,8 +49,16 @@ asked = (("cold", traffic), ("warm", traffic), ("TPOT objective changed", tighte
 for label, t in asked if TUNED else asked[:1]:  # with CPython's own collector settings: cold only
     runs = SIMULATIONS.count
     wall, cpu = time.perf_counter(), time.process_time()
-    plan_fleet(target, nodes, t, draft=draft, method=s.method, engine=engine, kv_dtype=s.kv_dtype)
+    plan = plan_fleet(target, nodes, t, draft=draft, method=s.method, engine=engine, kv_dtype=s.kv_dtype)
     out[label] = [time.perf_counter() - wall, time.process_time() - cpu, SIMULATIONS.count - runs]
+    if label == "cold" and DRAWS:  # the page's button: every option that meets the objectives on 3 draws
+        fields = {"method": s.method, "engine": engine, "kv_dtype": s.kv_dtype}
+        runs = SIMULATIONS.count
+        wall, cpu = time.perf_counter(), time.process_time()
+        options_across_draws(plan, lambda q: quoted_deployment(target, q, t, draft=draft, **fields), DEFAULT_DRAWS)
+        out["its options on 3 draws of the traffic"] = [
+            time.perf_counter() - wall, time.process_time() - cpu, SIMULATIONS.count - runs
+        ]
 print(json.dumps(out))
 """
 
@@ -76,7 +87,7 @@ def fleet_plan_times(extra_nodes: tuple[str, ...] = (), tuned: bool = True) -> d
     """Wall s, CPU s and simulations of the default Fleet plan (plus ``extra_nodes``): cold, warm, objective change
     (``tuned`` False: cold only, with CPython's own garbage-collector settings)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    code = f"EXTRA_NODES = {extra_nodes!r}\nTUNED = {tuned!r}\n" + _FLEET
+    code = f"EXTRA_NODES = {extra_nodes!r}\nTUNED = {tuned!r}\nDRAWS = {tuned and not extra_nodes!r}\n" + _FLEET
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, capture_output=True, text=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

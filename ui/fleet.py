@@ -5,9 +5,9 @@ import streamlit as st
 
 from planner import PlannerError
 from planner.catalog import get_node, list_nodes
-from planner.decisions import Traffic
+from planner.decisions import DEFAULT_DRAWS, QUOTE_REQUESTS, Traffic, options_across_draws
 from planner.launch import quoted_deployment
-from planner.reports import misses_table, options_table, plain_text, quote_report
+from planner.reports import draws_table, misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
 from ui._background import (
     AHEAD_QUIET_S,
@@ -154,6 +154,42 @@ def _sized_so_far(partial) -> None:
     )
 
 
+def _deployment_of(quoted):
+    """The deployment of one quoted option, as the quote sized it."""
+    fields = {"method": method, "engine": key[4], "kv_dtype": key[5]}
+    draft = lookup_model(draft_id) if draft_id else None
+    return quoted_deployment(lookup_model(scenario.target), quoted, traffic, draft=draft, **fields)
+
+
+def _draws_check(plan):
+    """Every option that meets the objectives sized again on other draws of the traffic, once asked (a button:
+    it simulates each option a few more times), in the background under a progress bar."""
+    st.subheader("How much each count owes to one draw of the traffic")
+    st.caption(
+        f"Each option is sized on one simulated draw of the traffic ({QUOTE_REQUESTS:,} Poisson requests). A high "
+        "percentile of a latency that queues moves from one draw to the next, and the fewest replicas that meet it "
+        f"with it: size every option on {DEFAULT_DRAWS} draws to see how far, and the count that meets the "
+        "objectives in every draw."
+    )
+    asked_key = repr(key)
+    if st.button(f"Size every option on {DEFAULT_DRAWS} draws of the traffic", key="fleet_draws"):
+        st.session_state["fleet_draws_for"] = asked_key
+    if st.session_state.get("fleet_draws_for") != asked_key:
+        return None
+
+    def work(job):
+        job.advance(f"Sizing {len(plan.meeting)} option(s) on {DEFAULT_DRAWS} draws of the traffic...")
+        return options_across_draws(plan, _deployment_of, DEFAULT_DRAWS)
+
+    job = server_jobs().start((asked_key, "draws"), work, steps=1, name="traffic draws")
+    checks = guarded(lambda: result_or_progress(job, "Sizing on other draws of the traffic"), "the draws check")
+    if checks:
+        best = checks[0]
+        st.info(plain_text(f"{best[0].label}: {best[1].describe()}."), icon="🎲")
+        st.dataframe(draws_table(checks).formatted(), hide_index=True)
+    return checks
+
+
 planned = guarded(lambda: _planned(key)) if key else None
 plan, views = planned if planned is not None else (None, None)
 if not chosen:
@@ -184,6 +220,7 @@ if plan is not None:
         st.dataframe(decisive, hide_index=True)
         with st.expander("Every figure of these options"):
             st.dataframe(details, hide_index=True)
+    checks = _draws_check(plan) if decisive is not None else None
     if misses is not None:
         st.subheader("Options that miss an objective")
         st.caption("Shown apart and not priced: each lists what it misses and by how much at the largest fleet tried.")
@@ -204,20 +241,12 @@ if plan is not None:
 
     launched = None
     if plan.recommended is not None:
-        fields = {"method": method, "engine": key[4], "kv_dtype": key[5]}
-        launched = guarded(
-            lambda: quoted_deployment(
-                lookup_model(scenario.target),
-                plan.recommended,
-                traffic,
-                draft=lookup_model(draft_id) if draft_id else None,
-                **fields,
-            ),
-            "the recommended option",
-        )
+        launched = guarded(lambda: _deployment_of(plan.recommended), "the recommended option")
 
     def build_report():
-        return quote_report(scenario.target, speculator_label, plan, scenario_link=link, launch=launched)
+        return quote_report(
+            scenario.target, speculator_label, plan, scenario_link=link, launch=launched, draws=checks or None
+        )
 
     if browser_session():  # the document's charts drawn ahead of the first download click, in a quiet moment
         jobs, activity = server_jobs(), server_activity()

@@ -17,7 +17,7 @@ from planner.cli.common import (
     positive_int,
     write_report,
 )
-from planner.decisions import SLO_PRESETS, Traffic, compare_nodes, recommend_fleet
+from planner.decisions import MAX_DRAWS, SLO_PRESETS, Traffic, compare_nodes, options_across_draws, recommend_fleet
 from planner.launch import quoted_deployment
 from planner.reports import quote_report
 from planner.scenario import Scenario
@@ -31,6 +31,16 @@ def _percentile(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0 < value <= 100:
         raise argparse.ArgumentTypeError(f"{value} must be in (0, 100]")
+    return value
+
+
+def _draws(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_DRAWS:
+        raise argparse.ArgumentTypeError(f"{value} must be from 1 to {MAX_DRAWS}")
     return value
 
 
@@ -100,6 +110,14 @@ def register(subparsers) -> None:
         help="assumed acceptance α (default: the pair's measured, published or prior α, printed with its source)",
     )
     parser.add_argument("--price-usd-per-gpu-hour", type=positive_float, help="override the catalog price")
+    parser.add_argument(
+        "--traffic-draws",
+        type=_draws,
+        default=1,
+        metavar="N",
+        help=f"also size every option that meets the objectives on N draws of the traffic (2 to {MAX_DRAWS}; "
+        "default 1, the one it is quoted on) and print the replicas each draw needs",
+    )
     parser.add_argument("--engine", default="vllm", choices=["vllm", "vllm-v0", "sglang", "trtllm"])
     parser.add_argument("--kv-dtype", default="auto", type=catalog_name)
     parser.add_argument(
@@ -137,12 +155,25 @@ def run(args: argparse.Namespace) -> int:
     quotes, unusable = compare_nodes(target, nodes, traffic, **speculation, engine=args.engine, kv_dtype=args.kv_dtype)
     plan = recommend_fleet(traffic, quotes, unusable)
     speculator = draft.id if draft else {"ngram": "n-gram lookup", "mtp": "MTP module"}.get(args.method or "")
+    fields = {"method": args.method, "engine": args.engine, "kv_dtype": args.kv_dtype}
     launched = None
     if args.export and plan.recommended is not None:  # the appendix: the recommended option's launch
-        fields = {"method": args.method, "engine": args.engine, "kv_dtype": args.kv_dtype}
         launched = quoted_deployment(target, plan.recommended, traffic, draft=draft, **fields)
+    checks = (
+        options_across_draws(
+            plan, lambda quoted: quoted_deployment(target, quoted, traffic, draft=draft, **fields), args.traffic_draws
+        )
+        if args.traffic_draws > 1
+        else []
+    )
     report = quote_report(
-        target.id, speculator, plan, customer=args.customer, prepared_by=args.prepared_by, launch=launched
+        target.id,
+        speculator,
+        plan,
+        customer=args.customer,
+        prepared_by=args.prepared_by,
+        launch=launched,
+        draws=checks or None,
     )
     if args.export:
         write_report(report, args.export)
@@ -173,6 +204,8 @@ def run(args: argparse.Namespace) -> int:
                     f"{o.nodes} node(s), {o.gpus} GPUs, {cost}, p{traffic.percentile:g} TTFT {o.ttft_s * 1e3:,.0f} ms, "
                     f"TPOT {o.tpot_s * 1e3:.1f} ms; binds: {o.limited_by}{mark}"
                 )
+    for quoted, check in checks:
+        lines.append(f"  {quoted.label}: {check.describe()}")
     lines += [f"  cannot serve: {u}" for u in unusable]
     recommended = plan.recommended
     emit(
@@ -187,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
             "flags": plan.flags,
             "recommended": recommended.model_dump() if recommended else None,
             "saving": plan.saving.model_dump() if plan.saving else None,
+            "traffic_draws": [{"option": quoted.label, **check.model_dump()} for quoted, check in checks],
             "report": report.to_json(),
         },
         lines,

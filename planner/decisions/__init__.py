@@ -10,7 +10,10 @@ import importlib
 from typing import Any
 
 _OWNER: dict[str, str] = {
+    "DEFAULT_DRAWS": "traffic_draws",
     "HOURS_PER_MONTH": "fleet",
+    "MAX_DRAWS": "traffic_draws",
+    "QUOTE_REQUESTS": "fleet",
     "SLO_PRESETS": "fleet",
     "FleetOption": "fleet",
     "FleetQuote": "fleet",
@@ -24,6 +27,9 @@ _OWNER: dict[str, str] = {
     "SpeculationSaving": "fleet_recommendation",
     "plan_fleet": "fleet_recommendation",
     "recommend_fleet": "fleet_recommendation",
+    "CountAcrossDraws": "traffic_draws",
+    "count_across_draws": "traffic_draws",
+    "options_across_draws": "traffic_draws",
     "DecisionMatrix": "selection",
     "MatrixRow": "selection",
     "candidate_drafts": "selection",
@@ -32,8 +38,12 @@ _OWNER: dict[str, str] = {
 }
 
 __all__ = [
+    "DEFAULT_DRAWS",
     "HOURS_PER_MONTH",
+    "MAX_DRAWS",
+    "QUOTE_REQUESTS",
     "SLO_PRESETS",
+    "CountAcrossDraws",
     "DecisionMatrix",
     "FleetOption",
     "FleetQuote",
@@ -46,9 +56,11 @@ __all__ = [
     "best_quote_on_node",
     "candidate_drafts",
     "compare_nodes",
+    "count_across_draws",
     "decision_matrix",
     "fleet_quote",
     "matrix_table",
+    "options_across_draws",
     "plan_fleet",
     "recommend_fleet",
 ]

@@ -177,14 +177,22 @@ class FleetQuote(BaseModel):
         return self.without_speculation
 
 
-class _Search:
+class ReplicaSearch:
     """Simulate one replica at ``rate / n`` for candidate replica counts ``n`` (memoised)."""
 
     def __init__(
-        self, dep: Deployment, traffic: Traffic, alpha: float | None, k: int | None, dataset: str = "fixed"
+        self,
+        dep: Deployment,
+        traffic: Traffic,
+        alpha: float | None,
+        k: int | None,
+        dataset: str = "fixed",
+        seed: int = 0,
     ) -> None:
         self.dep, self.traffic, self.alpha, self.k = dep, traffic, alpha, k
         self.dataset = dataset
+        #: The draw of the traffic simulated (its arrivals, and its lengths when drawn from a dataset).
+        self.seed = seed
         self.runs: dict[int, ServingMetrics] = {}
 
     def workload(self, **arrivals) -> ServingWorkload:
@@ -194,7 +202,7 @@ class _Search:
             if self.dataset == "fixed"
             else {"dataset": self.dataset}
         )
-        return ServingWorkload.build(num_prompts=QUOTE_REQUESTS, **lengths, **arrivals)
+        return ServingWorkload.build(num_prompts=QUOTE_REQUESTS, seed=self.seed, **lengths, **arrivals)
 
     def capacity(self) -> ServingMetrics:
         return replica_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
@@ -238,7 +246,7 @@ class _Search:
         rounded up and kept strictly inside the bracket. The bracket and its answer are the bisection's (for
         objectives that ease as replicas are added); only the counts tried differ.
 
-        >>> s = _Search.__new__(_Search)
+        >>> s = ReplicaSearch.__new__(ReplicaSearch)
         >>> s.margin = lambda n: (100 - n) / 100  # the objectives are met from 100 replicas on
         >>> s.probe(60, 160)
         100
@@ -254,7 +262,7 @@ class _Search:
         steps that double (1, 2, 4, …), so an answer near ``hit`` costs a few runs: where a cheaper option already
         quoted shows how many replicas this one needs about, and ``hit`` is a count known to meet the objectives.
 
-        >>> s = _Search.__new__(_Search)
+        >>> s = ReplicaSearch.__new__(ReplicaSearch)
         >>> s.at, s.misses = (lambda n: n), (lambda n: n < 100)  # the objectives are met from 100 replicas on
         >>> s.gallop_down(30, 103)
         (96, 100)
@@ -273,10 +281,12 @@ class _Search:
         return all(name in after and after[name] > before[name] * (1 - FLOOR_GAIN_FRAC) for name in before)
 
 
-def _narrow(search: _Search, miss: int, hit: int, check_bound: Callable[[int], None]) -> int:
+def first_count_that_meets(
+    search: ReplicaSearch, miss: int, hit: int, check_bound: Callable[[int], None] = lambda replicas: None
+) -> int:
     """The first count that meets the objectives between ``miss`` (a count that misses) and ``hit`` (one that meets):
-    interpolated probes while they halve the bracket (:meth:`_Search.probe`), then bisection; ``check_bound`` after
-    each miss (``size_option``'s ``CannotBeat``)."""
+    interpolated probes while they halve the bracket (:meth:`ReplicaSearch.probe`), then bisection; ``check_bound``
+    after each miss (``size_option``'s ``CannotBeat``)."""
     interpolate = True
     while hit - miss > 1:
         width = hit - miss
@@ -310,11 +320,12 @@ def size_option(
     more, or misses: at once when the objectives are missed at the largest fleet below that bound (one run), else as
     it goes, for the replicas it settles on are never below ``low`` nor below one more than a count that missed (the
     doubling and the bisection only move up from a miss), so its cost can no longer be below that bound. When that
-    largest fleet meets the objectives, the answer is searched down from it (:meth:`_Search.gallop_down`): the same
-    count for objectives that ease as replicas are added, from a few runs where the bound came from a similar option.
+    largest fleet meets the objectives, the answer is searched down from it (:meth:`ReplicaSearch.gallop_down`): the
+    same count for objectives that ease as replicas are added, from a few runs where the bound came from a similar
+    option.
     """
     speculate = k is not None
-    search = _Search(dep, traffic, traffic.alpha if speculate else None, k, dataset)
+    search = ReplicaSearch(dep, traffic, traffic.alpha if speculate else None, k, dataset)
     known_hit: int | None = None  # a count known to meet the objectives
     if beat_nodes is not None and (traffic.ttft_slo_s is not None or traffic.tpot_slo_s is not None):
         # the largest fleet that could still beat the bound: missing there, it misses with fewer replicas too (as the
@@ -337,7 +348,7 @@ def size_option(
         # the bound's own run met the objectives, so every count above it does: the answer lies below it, near the
         # cheaper option's count where the two options are alike
         miss, hit = search.gallop_down(low, known_hit)
-        n = _narrow(search, miss, hit, check_bound)
+        n = first_count_that_meets(search, miss, hit, check_bound)
     elif search.misses(search.at(low)):
         check_bound(low + 1)
         miss, hit = low, low * 2
@@ -353,7 +364,7 @@ def size_option(
             n, meets = min(hit, high), False
             search.at(n)
         else:
-            n = _narrow(search, miss, hit, check_bound)
+            n = first_count_that_meets(search, miss, hit, check_bound)
     run = search.at(n)
     if not meets and floor:
         reason = (

@@ -13,6 +13,7 @@ import pandas as pd
 from planner.catalog.lookup import get_price
 from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote
 from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
+from planner.decisions.traffic_draws import CountAcrossDraws
 from planner.deployment import Deployment
 from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
 from planner.reports.charts.fleet import cost_by_node
@@ -116,6 +117,57 @@ def misses_table(options: list[QuotedOption], percentile: float = 99.0) -> Table
     ]
     frame = pd.DataFrame(rows, columns=["Option", "Misses", "Worst shortfall", "p99 TTFT", "p99 TPOT", "GPUs tried"])
     return Table(_percentile_columns(frame, percentile), {**_kinds(percentile), "GPUs tried": "int"})
+
+
+DRAW_COLUMNS = [
+    "Option",
+    "Quoted replicas",
+    "Replicas in each draw",
+    "Replicas for every draw",
+    "Nodes for every draw",
+    "Nodes beyond the quote",
+    "Cost / month for every draw",
+]
+
+
+def draws_table(checks: list[tuple[QuotedOption, CountAcrossDraws]]) -> Table:
+    """Each option's count sized again on other draws of its traffic
+    (:func:`planner.decisions.options_across_draws`)."""
+    rows = [
+        {
+            "Option": q.label,
+            "Quoted replicas": c.quoted_replicas,
+            "Replicas in each draw": ", ".join(
+                f"{d.replicas:,}" if d.replicas is not None else f"> {c.limit_replicas:,}" for d in c.draws
+            ),
+            "Replicas for every draw": c.replicas_every_draw,
+            "Nodes for every draw": c.nodes_every_draw,
+            "Nodes beyond the quote": c.extra_nodes,
+            "Cost / month for every draw": c.usd_per_month_every_draw,
+        }
+        for q, c in checks
+    ]
+    kinds = {
+        "Quoted replicas": "int",
+        "Replicas for every draw": "int",
+        "Nodes for every draw": "int",
+        "Nodes beyond the quote": "int",
+        "Cost / month for every draw": "usd_month",
+    }
+    return Table(pd.DataFrame(rows, columns=DRAW_COLUMNS), kinds)
+
+
+def draws_section(checks: list[tuple[QuotedOption, CountAcrossDraws]]) -> Section:
+    """The draws check as a section of the quote document."""
+    first = checks[0][1]
+    return Section(
+        title="How much each count owes to one draw of the traffic",
+        text=f"Each option was sized on one simulated draw of the traffic ({first.requests_per_draw:,} Poisson "
+        f"requests) and again on {len(first.draws) - 1} more: a high percentile of a latency that queues moves from "
+        "one draw to the next, and the fewest replicas that meet it with it. Buy the count for every draw for a "
+        "fleet that meets the objectives however the requests happen to arrive.",
+        table=draws_table(checks),
+    )
 
 
 def quotes_table(quotes: list[FleetQuote]) -> pd.DataFrame:
@@ -226,9 +278,11 @@ def quote_report(
     prepared_by: str = "",
     scenario_link: str = "",
     launch: Deployment | None = None,
+    draws: list[tuple[QuotedOption, CountAcrossDraws]] | None = None,
 ) -> Report:
     """The quote document for ``plan`` (:func:`planner.decisions.plan_fleet`); with ``launch`` (the recommended
-    option's deployment, :func:`planner.launch.quoted_deployment`), its launch configuration as an appendix."""
+    option's deployment, :func:`planner.launch.quoted_deployment`), its launch configuration as an appendix; with
+    ``draws`` (:func:`planner.decisions.options_across_draws`), each count sized on other draws of the traffic."""
     t, quotes, pct = plan.traffic, plan.quotes, plan.traffic.percentile
     sections = [
         Section(
@@ -251,6 +305,8 @@ def quote_report(
                 table=misses_table(plan.missing, pct),
             )
         )
+    if draws:
+        sections.append(draws_section(draws))
     if plan.unusable:
         sections.append(Section(title="Node types that cannot serve the model", notes=plan.unusable))
     notes = list(dict.fromkeys(for_customers(n) for q in quotes for n in q.notes))

@@ -62,3 +62,20 @@ def test_a_prompt_longer_than_the_context_is_an_error_naming_the_field():
     assert not at.exception
     assert any("prompt_tokens" in e.value and "131,072" in e.value for e in at.error)
     assert not at.success
+
+
+def test_the_counts_are_sized_on_other_draws_of_the_traffic_when_asked():
+    at = page("fleet.py").run()
+    assert not at.exception
+    assert not any("draws of the same traffic" in i.value for i in at.info), "checked only when asked"
+    at.button(key="fleet_draws").click().run()
+    assert not at.exception
+    said = next(i.value for i in at.info if "draws of the same traffic" in i.value)
+    meeting = _table(at, "Cost / month")
+    assert said.startswith(meeting["Option"].iloc[0] + ": Sized on 3 draws")  # the recommended option first
+    draws = _table(at, "Replicas in each draw")
+    assert list(draws["Option"]) == list(meeting["Option"])
+    assert draws["Replicas in each draw"].str.fullmatch(r"[\d,]+, [\d,]+, [\d,]+").all()
+    # a later run keeps the check (the button's click is remembered for these inputs)
+    at.run()
+    assert any("draws of the same traffic" in i.value for i in at.info)

@@ -19,7 +19,12 @@ def test_quote_json_and_export(tmp_path):
 
 
 def test_quote_bad_inputs_exit_2():
-    for args in (("--requests-per-s", "-1"), ("--requests-per-s", "1", "--alpha", "2")):
+    for args in (
+        ("--requests-per-s", "-1"),
+        ("--requests-per-s", "1", "--alpha", "2"),
+        ("--requests-per-s", "1", "--traffic-draws", "11"),
+        ("--requests-per-s", "1", "--traffic-draws", "three"),
+    ):
         proc = run_cli("quote", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", *args)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 
@@ -50,3 +55,20 @@ def test_quote_for_ngram_uses_the_methods_alpha_and_marks_the_recommended_option
         ).stdout
     )  # fmt: skip
     assert entered["alpha"] == 0.7 and "your value" in entered["alpha_basis"]
+
+
+def test_quote_sizes_every_option_on_other_draws_of_the_traffic_when_asked():
+    args = "quote --target Llama-3.1-70B --node 8x-h100-sxm-80gb --requests-per-s 20 --traffic-draws 3"
+    out = json.loads(run_cli(*args.split(), "--json", check=True).stdout)
+    titles = [s["title"] for s in out["report"]["sections"]]
+    assert titles.count("How much each count owes to one draw of the traffic") == 1
+    checks = out["traffic_draws"]
+    assert checks and checks[0]["option"] == out["recommended"]["node"] + ", TP " + str(out["recommended"]["tp"]) + (
+        ", without speculation"
+    )
+    assert all(len(c["draws"]) == 3 and c["draws"][0]["replicas"] == c["quoted_replicas"] for c in checks)
+    assert all(c["replicas_every_draw"] >= max(d["replicas"] for d in c["draws"]) for c in checks)
+    text = run_cli(*args.split(), check=True).stdout
+    assert "Sized on 3 draws of the same traffic (400 simulated requests each)" in text
+    plain = json.loads(run_cli(*args.split()[:-2], "--json", check=True).stdout)
+    assert plain["traffic_draws"] == []  # one draw, the quote's own: nothing more is simulated

@@ -172,20 +172,21 @@ def test_the_quoted_replicas_meet_the_objectives_where_one_fewer_misses(monkeypa
     dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=2)
     traffic = Traffic(requests_per_s=20, prompt_tokens=1024, output_tokens=256)
     tried: dict[str, set[int]] = {}
-    at = fleet._Search.at
+    at = fleet.ReplicaSearch.at
 
     def counting(self, n):
         tried[label].add(n)
         return at(self, n)
 
-    monkeypatch.setattr(fleet._Search, "at", counting)
+    monkeypatch.setattr(fleet.ReplicaSearch, "at", counting)
     answers = {}
-    for label, probe in (("interpolated", fleet._Search.probe), ("bisected", lambda s, miss, hit: (miss + hit) // 2)):
+    bisected = lambda s, miss, hit: (miss + hit) // 2  # noqa: E731
+    for label, probe in (("interpolated", fleet.ReplicaSearch.probe), ("bisected", bisected)):
         tried[label] = set()
-        monkeypatch.setattr(fleet._Search, "probe", probe)
+        monkeypatch.setattr(fleet.ReplicaSearch, "probe", probe)
         answers[label] = fleet_quote(dep, traffic).without_speculation
     quoted = answers["interpolated"]
     assert quoted.replicas == answers["bisected"].replicas and quoted.limited_by.startswith("objective at one replica")
     assert len(tried["interpolated"]) < len(tried["bisected"])
-    search = fleet._Search(dep.replace(max_model_len=1280).without_draft(), traffic, None, None)
+    search = fleet.ReplicaSearch(dep.replace(max_model_len=1280).without_draft(), traffic, None, None)
     assert search.misses(search.at(quoted.replicas - 1)) and not search.misses(search.at(quoted.replicas))
