@@ -7,8 +7,9 @@ planner's step times came from (measured kernel tables or the roofline). Rows us
 (bench/fit_step_model.py) are marked ``fit`` and kept out of the goal statistics. Then the median and worst
 |error| per metric and per family of rows (unfitted rows; aiconfigurator over the rows both cover), the goals,
 the speedup rows' goal at each published load and how far each speedup moves when its run holds twice the
-requests, the rows it cannot express with the reason, and the time of a 2,000-request simulation. It measures;
-it never asserts.
+requests, how far the rows whose requests are drawn from a dataset (ShareGPT lengths) move over ten draws of them,
+the rows it cannot express with the reason, and the time of a 2,000-request simulation. It measures; it never
+asserts.
 """
 
 from __future__ import annotations
@@ -41,15 +42,31 @@ def _run(case: ServingCase) -> tuple[float, ServingMetrics]:
     run = _RUNS.get(case.row)  # a row's figures (TTFT, TPOT, throughput) come from one run
     if run is None:
         run = _RUNS[case.row] = simulate_one(case.deployment, case.workload, profile=case.profile)
+    return _figure(case, run), run
+
+
+def _figure(case: ServingCase, run: ServingMetrics) -> float:
+    """The figure of ``run`` that ``case`` publishes (a plain row: throughput, TTFT or TPOT)."""
     if case.steady:  # the source averages its measurement after a warm-up
         value = {
             "output_tok_s": run.steady_output_tokens_per_s,
             "ttft_s": run.steady_ttft_s.mean,
             "tpot_s": run.steady_tpot_s.mean,
         }
-        return value[case.kind], run
+        return value[case.kind]
     value = {"output_tok_s": run.output_tokens_per_s, "ttft_s": run.ttft_s.mean, "tpot_s": run.tpot_s.mean}
-    return value[case.kind], run
+    return value[case.kind]
+
+
+#: Draws of a dataset row's requests the spread is printed over (seed 0 is the one the rows above use).
+DATASET_DRAWS = 10
+
+
+def dataset_draws(case: ServingCase) -> list[float]:
+    """A plain row drawn from a dataset (its lengths, and its arrivals at a rate) simulated on ``DATASET_DRAWS``
+    draws of its requests: the figure of each (the first is the row's own)."""
+    draws = (case.workload.model_copy(update={"seed": seed}) for seed in range(DATASET_DRAWS))
+    return [_figure(case, simulate_one(case.deployment, work, profile=case.profile)) for work in draws]
 
 
 @functools.cache
@@ -158,6 +175,18 @@ def main() -> int:
         moved = doubled_speedup_pct(case, once)
         count = case.workload.num_prompts
         print(f"  {case.row:<40} {count:>5} -> {2 * count:>5} requests {moved:+5.1f}%")
+    print(
+        f"\nRows whose requests are drawn from a dataset, on {DATASET_DRAWS} draws of them (lengths and arrivals; the"
+        " error above is the first draw's): the error of each draw's figure, median and range"
+    )
+    drawn = [r for r in rows if r[0].workload.dataset != "fixed" and r[0].kind != "speedup"]
+    for case, _, error, *_ in sorted(drawn, key=lambda r: r[0].row):
+        errors = sorted(pct_error(v, case.measured) for v in dataset_draws(case))
+        tag = "fit " if case.fitted else "    "
+        print(
+            f"  {tag}{case.row:<40} {case.kind:<12} first draw {error:+6.1f}%   "
+            f"median {statistics.median(errors):+6.1f}%   range {errors[0]:+6.1f}% to {errors[-1]:+6.1f}%"
+        )
     _, skipped = load_cases()
     print("\nRows it cannot express:")
     for item in skipped:
