@@ -31,3 +31,9 @@ LARGEST_REPORTED_CLUSTER_GPUS = 200_000
 
 #: The planner's release, printed on every exported document (``planner.__version__``).
 PLANNER_VERSION = "0.1.0"
+
+#: Draws of the traffic a quoted replica count is checked on when asked (the quote's own and two more), and the
+#: most one check runs: each draw sizes the option again on another seed of its Poisson arrivals
+#: (:mod:`planner.decisions.traffic_draws`). Three is the fewest that shows a spread and a count for every draw.
+TRAFFIC_DRAWS = 3
+MAX_TRAFFIC_DRAWS = 10

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from planner import PlannerError, Scenario
 from planner.catalog import list_nodes
+from planner.decisions import DEFAULT_DRAWS
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
 from planner.errors import first_pydantic_error
 from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
@@ -170,6 +171,22 @@ def _chart_selected(key: str, result, workload: SearchWorkload) -> None:
         _make_scenario(result.points[int(index)], workload)
 
 
+def _draws_check(result, asked_key: str) -> None:
+    """The recommendation's fleet sized again on other draws of the traffic, once asked (a button), in the
+    background under a progress bar (as Fleet & Quote checks its options)."""
+    label = f"Size it on {DEFAULT_DRAWS} draws of the traffic"
+    if st.button(label, key="explore_draws", help="Each draw is another seed of the simulated Poisson arrivals"):
+        st.session_state["explore_draws_for"] = asked_key
+    if st.session_state.get("explore_draws_for") != asked_key:
+        return
+    job = server_jobs().start(
+        (asked_key, "draws"), lambda job: result.recommendation_across_draws(DEFAULT_DRAWS), 1, "traffic draws"
+    )
+    check = guarded(lambda: result_or_progress(job, "Sizing on other draws of the traffic"), "the draws check")
+    if check is not None:
+        st.info(check.describe() + ".", icon="🎲")
+
+
 inputs = guarded(_inputs, "the search inputs")
 colour = st.session_state.get("explore_colour")
 colour = colour if colour in COLOUR_BY else next(iter(COLOUR_BY))  # the radio below keeps it; first run: its default
@@ -184,6 +201,9 @@ if explored is not None:
     (st.success if result.recommended else st.warning)(result.headline)
     if result.sizing is not None and result.sizing.note:
         st.caption(result.sizing.note[0].upper() + result.sizing.note[1:] + ".")
+    fleet = result.recommended_fleet
+    if fleet is not None and fleet.meets_slo:
+        _draws_check(result, repr(inputs))
     st.caption(
         f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, {result.simulated:,} "
         f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."

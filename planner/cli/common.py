@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.catalog.importing import resolve_model
 from planner.catalog.schemas import ModelSpec
+from planner.defaults import MAX_TRAFFIC_DRAWS
 from planner.errors import InputError, quoted
 from planner.input_types import Count, Fraction, PositiveReal, Seed, bounded_input, parse_input
 from planner.user_files import check_output_path, chmod_as_created, shown_path
@@ -45,6 +46,17 @@ def positive_int(text: str) -> int:
 def positive_float(text: str) -> float:
     """A finite number > 0 (at most 1e9): NaN, infinities and denormals are refused."""
     return _typed(PositiveReal, text)
+
+
+def traffic_draws(text: str) -> int:
+    """A number of draws of the traffic: 1 (the quote's own: no check) to ``MAX_TRAFFIC_DRAWS``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not allowed: expected a whole number") from None
+    if not 1 <= value <= MAX_TRAFFIC_DRAWS:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed: expected 1 to {MAX_TRAFFIC_DRAWS} draws")
+    return value
 
 
 def fraction(text: str) -> float:

@@ -15,9 +15,11 @@ from planner.cli.common import (
     path_arg,
     positive_float,
     positive_int,
+    traffic_draws,
     write_report,
 )
-from planner.decisions import MAX_DRAWS, SLO_PRESETS, Traffic, compare_nodes, options_across_draws, recommend_fleet
+from planner.decisions import SLO_PRESETS, Traffic, compare_nodes, options_across_draws, recommend_fleet
+from planner.defaults import MAX_TRAFFIC_DRAWS
 from planner.launch import quoted_deployment
 from planner.reports import quote_report
 from planner.scenario import Scenario
@@ -31,16 +33,6 @@ def _percentile(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0 < value <= 100:
         raise argparse.ArgumentTypeError(f"{value} must be in (0, 100]")
-    return value
-
-
-def _draws(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= value <= MAX_DRAWS:
-        raise argparse.ArgumentTypeError(f"{value} must be from 1 to {MAX_DRAWS}")
     return value
 
 
@@ -112,10 +104,10 @@ def register(subparsers) -> None:
     parser.add_argument("--price-usd-per-gpu-hour", type=positive_float, help="override the catalog price")
     parser.add_argument(
         "--traffic-draws",
-        type=_draws,
+        type=traffic_draws,
         default=1,
         metavar="N",
-        help=f"also size every option that meets the objectives on N draws of the traffic (2 to {MAX_DRAWS}; "
+        help=f"also size every option that meets the objectives on N draws of the traffic (2 to {MAX_TRAFFIC_DRAWS}; "
         "default 1, the one it is quoted on) and print the replicas each draw needs",
     )
     parser.add_argument("--engine", default="vllm", choices=["vllm", "vllm-v0", "sglang", "trtllm"])

@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from planner.catalog import get_node, list_nodes
-from planner.cli.common import add_json_flag, catalog_name, emit, positive_float, positive_int
+from planner.cli.common import add_json_flag, catalog_name, emit, positive_float, positive_int, traffic_draws
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
 from planner.errors import InputError, first_pydantic_error
 from planner.user_files import check_output_path, shown_path
@@ -87,6 +87,14 @@ def register(subparsers) -> None:
     parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective")
     parser.add_argument("--percentile", type=_percentile, default=99.0, help="percentile of the objectives (99)")
     parser.add_argument("--csv", type=_csv_path, metavar="FILE", help="write every point to a CSV file")
+    parser.add_argument(
+        "--traffic-draws",
+        type=traffic_draws,
+        default=1,
+        metavar="N",
+        help="at a request rate, also size the recommendation's fleet on N draws of the traffic (default 1, the "
+        "one it is sized on) and print the replicas each draw needs",
+    )
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 
@@ -145,8 +153,13 @@ def run(args: argparse.Namespace) -> int:
             f"[{', '.join(p.frontiers)}]"
         )
     lines += [f"  {s.sentence}" for s in result.steps]
+    check = result.recommendation_across_draws(args.traffic_draws) if args.traffic_draws > 1 else None
+    if check is not None:
+        lines.insert(3, check.describe())
     if args.json:  # one compact write: the whole space can be 100,000 points (indenting them costs seconds)
-        sys.stdout.write(json.dumps(result.as_json(), default=str) + "\n")
+        out = result.as_json()
+        out["traffic_draws"] = None if check is None else check.model_dump()
+        sys.stdout.write(json.dumps(out, default=str) + "\n")
     else:
         emit(args, {}, lines)
     return 0

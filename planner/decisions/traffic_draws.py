@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from math import ceil
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -38,14 +39,15 @@ from planner.decisions.fleet import (
     Traffic,
     first_count_that_meets,
 )
-from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
+from planner.defaults import MAX_TRAFFIC_DRAWS, TRAFFIC_DRAWS
 from planner.deployment import Deployment
 from planner.errors import InputError
 
-#: Draws a quoted count is checked on by default: the quote's own and two more.
-DEFAULT_DRAWS = 3
-#: The most draws one check runs (each sizes the option again: a few simulations of its replica).
-MAX_DRAWS = 10
+if TYPE_CHECKING:  # the recommendation imports the quotes, which import the search, which imports this module
+    from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
+
+#: Draws a quoted count is checked on by default (the quote's own and two more), and the most one check runs.
+DEFAULT_DRAWS, MAX_DRAWS = TRAFFIC_DRAWS, MAX_TRAFFIC_DRAWS
 
 
 class DrawCount(BaseModel):
@@ -133,10 +135,11 @@ def _count_in_draw(search: ReplicaSearch, start: int, limit: int) -> int | None:
 
 
 def count_across_draws(
-    dep: Deployment, traffic: Traffic, option: FleetOption, draws: int = DEFAULT_DRAWS
+    dep: Deployment, traffic: Traffic, option: FleetOption, draws: int = DEFAULT_DRAWS, *, dataset: str = "fixed"
 ) -> CountAcrossDraws:
     """``option`` (sized by :func:`planner.decisions.fleet.size_option` for ``dep`` and ``traffic``, the α of a
-    speculative option in ``traffic.alpha``) sized again on ``draws`` draws of the traffic, the quote's own first."""
+    speculative option in ``traffic.alpha``, its request lengths from ``dataset`` where it drew them) sized again on
+    ``draws`` draws of the traffic, the quote's own first."""
     if isinstance(draws, bool) or not isinstance(draws, int) or not 2 <= draws <= MAX_DRAWS:
         raise InputError("draws", draws, f"a whole number of draws from 2 (the quote's and one more) to {MAX_DRAWS}")
     if not option.meets_slo:
@@ -145,7 +148,8 @@ def count_across_draws(
     limit = option.replicas * MAX_REPLICA_FACTOR
     counts: list[int | None] = [option.replicas]
     for seed in range(1, draws):
-        search = ReplicaSearch(dep, traffic, traffic.alpha if option.speculation else None, option.k, seed=seed)
+        alpha = traffic.alpha if option.speculation else None
+        search = ReplicaSearch(dep, traffic, alpha, option.k, dataset=dataset, seed=seed)
         counts.append(_count_in_draw(search, option.replicas, limit))
     every = None if None in counts else max(counts)
     nodes = None if every is None else ceil(every / per_node)

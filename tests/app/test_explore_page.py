@@ -70,3 +70,15 @@ def test_exports_are_offered_csv_and_report_formats():
     at = _run(page("explore.py"))
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels[0] == "Frontier as CSV" and labels[1:] == ["PDF", "HTML", "XLSX", "Markdown", "JSON"]
+
+
+def test_the_recommendation_is_sized_on_other_draws_of_the_traffic_when_asked():
+    at = _run(page("explore.py"))
+    assert not any("draws of the same traffic" in i.value for i in at.info), "checked only when asked"
+    at.button(key="explore_draws").click()
+    _run(at)
+    assert not at.exception
+    said = next(i.value for i in at.info if "draws of the same traffic" in i.value)
+    assert said.startswith("Sized on 3 draws of the same traffic (400 simulated requests each), this option needs ")
+    _run(at)  # kept for these inputs
+    assert any("draws of the same traffic" in i.value for i in at.info)

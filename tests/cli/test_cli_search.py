@@ -86,3 +86,19 @@ def test_bad_input_exits_2_with_one_line(args):
 def test_lengths_are_required_without_a_dataset():
     proc = run_cli("search", "--target", "Llama-3.1-8B", "--requests-per-s", "1")
     assert proc.returncode == 2 and "prompt_tokens" in proc.stderr
+
+
+def test_search_sizes_its_recommendation_on_other_draws_of_the_traffic_when_asked():
+    space = "--nodes 8x-h100-sxm-80gb --methods none,ngram --dtypes bf16 --k 2 --batch-caps 16,64"
+    load = "--requests-per-s 30 --prompt-tokens 512 --output-tokens 128 --ttft-slo-ms 200"
+    args = ["search", "--target", "Llama-3.1-8B", *space.split(), *load.split(), "--traffic-draws", "3"]
+    out = json.loads(run_cli(*args, "--json", check=True).stdout)
+    check = out["traffic_draws"]
+    sized = out["recommended"]["sized_for_traffic"]
+    assert [d["draw"] for d in check["draws"]] == [1, 2, 3]
+    assert check["draws"][0]["replicas"] == check["quoted_replicas"] == sized["replicas"]
+    assert check["replicas_every_draw"] == max(d["replicas"] for d in check["draws"])
+    assert "Sized on 3 draws of the same traffic" in run_cli(*args, check=True).stdout
+    assert json.loads(run_cli(*args[:-2], "--json", check=True).stdout)["traffic_draws"] is None
+    bad = run_cli(*args[:-1], "0")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -48,7 +48,8 @@ from planner.decisions.search.frontier import (
 )
 from planner.decisions.search.points import SearchPoint
 from planner.decisions.search.space import MAX_POINTS, Objectives, SearchSpace, SearchWorkload
-from planner.decisions.search.traffic_sizing import TrafficSizing, sized_recommendation
+from planner.decisions.search.traffic_sizing import TrafficSizing, sized_recommendation, sizing_across_draws
+from planner.decisions.traffic_draws import CountAcrossDraws
 from planner.errors import InputError
 
 PLANES = ("throughput", "cost")
@@ -80,6 +81,11 @@ class SearchResult:
     def recommended_fleet(self) -> FleetOption | None:
         """The recommendation's fleet sized for the traffic (None at a concurrency, or when nothing qualifies)."""
         return self.sizing.fleet if self.sizing is not None else None
+
+    def recommendation_across_draws(self, draws: int) -> CountAcrossDraws | None:
+        """The recommendation's fleet sized again on ``draws`` draws of the traffic (None at a concurrency, or when
+        nothing qualifies): :mod:`planner.decisions.traffic_draws`."""
+        return None if self.sizing is None else sizing_across_draws(self.evaluator, self.sizing, draws)
 
     @property
     def fitting_points(self) -> int:
