@@ -178,10 +178,15 @@ def _draws_check(plan):
         return None
 
     def work(job):
-        job.advance(f"Sizing {len(plan.meeting)} option(s) on {DEFAULT_DRAWS} draws of the traffic...")
-        return options_across_draws(plan, _deployment_of, DEFAULT_DRAWS)
+        def before_option(done, quoted):
+            if done:
+                job.step_done()
+            job.advance(f"Sizing {quoted.label} on {DEFAULT_DRAWS} draws of the traffic ({done + 1} of {count})...")
 
-    job = server_jobs().start((asked_key, "draws"), work, steps=1, name="traffic draws")
+        return options_across_draws(plan, _deployment_of, DEFAULT_DRAWS, before_option=before_option)
+
+    count = len(plan.meeting)
+    job = server_jobs().start((asked_key, "draws"), work, steps=count, name="traffic draws")
     checks = guarded(lambda: result_or_progress(job, "Sizing on other draws of the traffic"), "the draws check")
     if checks:
         best = checks[0]

@@ -172,12 +172,20 @@ def count_across_draws(
 
 
 def options_across_draws(
-    plan: FleetRecommendation, deployment_of: Callable[[QuotedOption], Deployment], draws: int = DEFAULT_DRAWS
+    plan: FleetRecommendation,
+    deployment_of: Callable[[QuotedOption], Deployment],
+    draws: int = DEFAULT_DRAWS,
+    *,
+    before_option: Callable[[int, QuotedOption], None] = lambda done, quoted: None,
 ) -> list[tuple[QuotedOption, CountAcrossDraws]]:
     """Every option of ``plan`` that meets the objectives (the recommended one first) sized again on ``draws`` draws
-    of its traffic; ``deployment_of`` gives each option's deployment (``planner.launch.quoted_deployment``)."""
+    of its traffic; ``deployment_of`` gives each option's deployment (``planner.launch.quoted_deployment``);
+    ``before_option(i, option)`` is called before each (a page's progress bar)."""
     traffic_of = {q.node: q.traffic for q in plan.quotes}  # a node type's quote holds the α its options assume
-    return [
-        (quoted, count_across_draws(deployment_of(quoted), traffic_of[quoted.node], quoted.option, draws))
-        for quoted in plan.meeting
-    ]
+    checks = []
+    for done, quoted in enumerate(plan.meeting):
+        before_option(done, quoted)
+        checks.append(
+            (quoted, count_across_draws(deployment_of(quoted), traffic_of[quoted.node], quoted.option, draws))
+        )
+    return checks
