@@ -115,10 +115,12 @@ def _nodes(count: int) -> str:
     return f"{count:,} node" + ("" if count == 1 else "s")
 
 
-def _count_in_draw(search: ReplicaSearch, start: int, limit: int) -> int | None:
-    """The fewest replicas that meet the objectives in ``search``'s draw, searched from ``start`` outwards: down in
-    steps that double where ``start`` meets them, else up (``start + 1, + 2, + 4, …`` up to ``limit``), then
-    narrowed between the last count that missed and the first that met."""
+def _count_in_draw(search: ReplicaSearch, start: int, low: int, limit: int) -> int | None:
+    """The fewest replicas from ``low`` up that meet the objectives in ``search``'s draw, searched from ``start``
+    outwards: down in steps that double where ``start`` meets them, else up (``start + 1, + 2, + 4, …`` up to
+    ``limit``), then narrowed between the last count that missed and the first that met. ``low`` is the quote's
+    capacity bound (the offered rate over one replica's capacity): no count below it serves the traffic, whatever
+    the latency percentiles say."""
     if search.misses(search.at(start)):
         miss, step = start, 1
         while start + step <= limit:
@@ -126,11 +128,11 @@ def _count_in_draw(search: ReplicaSearch, start: int, limit: int) -> int | None:
                 return first_count_that_meets(search, miss, start + step)
             miss, step = start + step, step * 2
         return None
-    miss, hit = search.gallop_down(0, start)
-    if miss == 0:  # every count tried down to ``hit`` met the objectives: one replica is the last to try
-        if hit == 1 or not search.misses(search.at(1)):
-            return 1
-        miss = 1
+    miss, hit = search.gallop_down(low - 1, start)
+    if miss == low - 1:  # every count tried down to ``hit`` met the objectives: the capacity bound is the last to try
+        if hit == low or not search.misses(search.at(low)):
+            return low
+        miss = low
     return first_count_that_meets(search, miss, hit)
 
 
@@ -146,11 +148,12 @@ def count_across_draws(
         raise InputError("option", option.replicas, "an option that meets the objectives (this one misses them)")
     per_node = dep.replicas_per_node
     limit = option.replicas * MAX_REPLICA_FACTOR
+    low = min(option.replicas, max(1, ceil(traffic.requests_per_s / option.capacity_requests_per_s)))
     counts: list[int | None] = [option.replicas]
     for seed in range(1, draws):
         alpha = traffic.alpha if option.speculation else None
         search = ReplicaSearch(dep, traffic, alpha, option.k, dataset=dataset, seed=seed)
-        counts.append(_count_in_draw(search, option.replicas, limit))
+        counts.append(_count_in_draw(search, option.replicas, low, limit))
     every = None if None in counts else max(counts)
     nodes = None if every is None else ceil(every / per_node)
     per_gpu_hour = option.usd_per_hour / option.gpus if option.usd_per_hour else None

@@ -95,3 +95,13 @@ def test_the_quote_document_carries_the_check_in_every_format():
     assert any(s.get("title") == section.title for s in as_json["sections"])
     # without the check the document has no such section
     assert not [s for s in quote_report(target.id, None, plan).sections if s.title == section.title]
+
+
+def test_without_latency_objectives_the_count_is_the_capacity_bound_in_every_draw():
+    """Nothing but throughput to meet: no draw needs fewer replicas than the traffic over one replica's capacity."""
+    traffic = Scenario().traffic().model_copy(update={"ttft_slo_s": None, "tpot_slo_s": None})
+    option = size_option(QUEUEING, traffic, None, None)
+    assert option.meets_slo and option.replicas > 1 and option.limited_by.startswith("replica capacity")
+    check = count_across_draws(QUEUEING, traffic, option, draws=3)
+    assert [d.replicas for d in check.draws] == [option.replicas] * 3
+    assert check.describe().endswith("the count does not depend on the draw")
