@@ -140,6 +140,17 @@ def fmt_ms(seconds, digits: int = 1) -> str:
     return MISSING if number is None else f"{number:,.{digits}f} ms"
 
 
+def fmt_ms_over(value_s: float, limit_s: float, digits: int = 1) -> str:
+    """``value > limit`` in milliseconds, with as many decimals (up to 3) as it takes for the two to read apart.
+
+    >>> fmt_ms_over(2.0004, 2.0, 0), fmt_ms_over(2.177, 2.0, 0)
+    ('2,000.4 ms > 2,000.0 ms', '2,177 ms > 2,000 ms')
+    """
+    while digits < 3 and f"{value_s * 1e3:,.{digits}f}" == f"{limit_s * 1e3:,.{digits}f}":
+        digits += 1
+    return f"{value_s * 1e3:,.{digits}f} ms > {limit_s * 1e3:,.{digits}f} ms"
+
+
 def fmt_gib_value(gib, digits: int = 1) -> str:
     """A value already in GiB: ``fmt_gib_value(131.41) == '131.4 GiB'``; ``—`` when missing."""
     number = _number(gib)

@@ -40,6 +40,7 @@ from planner.speed.step_cache import (
     replica_capacity_cached,
     simulate_one_cached,
 )
+from planner.units import fmt_ms_over
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
@@ -229,9 +230,9 @@ class ReplicaSearch:
     def misses(self, run: ServingMetrics) -> list[str]:
         pct = self.traffic.percentile
         return [
-            f"p{pct:g} TTFT {run.ttft_at(pct) * 1e3:,.0f} ms > {m.limit_s * 1e3:,.0f} ms"
+            f"p{pct:g} TTFT {fmt_ms_over(run.ttft_at(pct), m.limit_s, 0)}"
             if m.objective.endswith("TTFT")
-            else f"p{pct:g} TPOT {run.tpot_at(pct) * 1e3:,.1f} ms > {m.limit_s * 1e3:,.0f} ms"
+            else f"p{pct:g} TPOT {fmt_ms_over(run.tpot_at(pct), m.limit_s, 1)}"
             for m in self.objective_misses(run)
         ]
 
