@@ -4,13 +4,13 @@ A quote sizes each option on one simulated draw of its traffic (``QUOTE_REQUESTS
 seed). Where an objective is a high percentile of a latency that queues (TTFT waiting for a KV-cache slot, or a
 prompt arriving while another one prefills), that percentile falls steeply with the replicas near the objective and
 moves from one draw of the same traffic to the next, and the fewest replicas that meet it moves with it: a tail
-percentile rests on the few longest busy periods of a run, so longer runs settle it only slowly (docs/fleet-and-
-quotes.md gives the figures).
+percentile rests on the few longest busy periods of a run, so longer runs settle it only slowly (the figures are in
+``docs/fleet-and-quotes.md``).
 
 :func:`count_across_draws` sizes a quoted option again on further draws (the seeds after the quote's own), each
-search starting from the quoted count (down from it where the draw meets the objectives there, else up), and gives
-the count each draw needs and the fewest replicas that meet the objectives in every draw: the count to buy for a
-fleet that holds whichever way the requests happen to arrive.
+search starting from the quoted count (down from it where the draw meets the objectives there, else up) and never
+going below the quote's capacity bound, and gives the count each draw needs and the fewest replicas that meet the
+objectives in every draw: the count to buy for a fleet that holds whichever way the requests happen to arrive.
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.decisions.fleet import size_option
