@@ -30,7 +30,7 @@ _FLEET = """
 import json, time
 from planner.catalog import get_model, get_node
 from planner.decisions import options_across_draws, plan_fleet
-from planner.decisions.traffic_draws import DEFAULT_DRAWS
+from planner.defaults import TRAFFIC_DRAWS
 from planner.interpreter import tune_collector
 from planner.launch import quoted_deployment
 from planner.scenario import Scenario
@@ -55,7 +55,7 @@ for label, t in asked if TUNED else asked[:1]:  # with CPython's own collector s
         fields = {"method": s.method, "engine": engine, "kv_dtype": s.kv_dtype}
         runs = SIMULATIONS.count
         wall, cpu = time.perf_counter(), time.process_time()
-        options_across_draws(plan, lambda q: quoted_deployment(target, q, t, draft=draft, **fields), DEFAULT_DRAWS)
+        options_across_draws(plan, lambda q: quoted_deployment(target, q, t, draft=draft, **fields), TRAFFIC_DRAWS)
         out["its options on 3 draws of the traffic"] = [
             time.perf_counter() - wall, time.process_time() - cpu, SIMULATIONS.count - runs
         ]

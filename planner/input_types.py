@@ -137,9 +137,17 @@ _ADAPTERS: dict[int, TypeAdapter] = {}
 
 
 def parse_input(kind: Any, text: str | int | float, field: str, *, low: float | None = None, high: float | None = None):
-    """``text`` as a value of ``kind`` (one of the types above), optionally within [low, high]."""
+    """``text`` as a value of ``kind`` (one of the types above), optionally within [low, high] (then a text that is
+    not a value at all names those bounds too).
+
+    >>> parse_input(Count, "three", "draws", low=1, high=10)
+    Traceback (most recent call last):
+    ...
+    planner.errors.InputError: draws = 'three' is not allowed: expected a value from 1 to 10
+    """
     adapter = _ADAPTERS.setdefault(id(kind), TypeAdapter(kind))
-    expected = _EXPECTED.get(id(kind), "a valid value")
+    bounded = f"a value from {low:g} to {high:g}" if low is not None and high is not None else None
+    expected = bounded or _EXPECTED.get(id(kind), "a valid value")
     raw = text.strip() if isinstance(text, str) else text
     if (
         isinstance(raw, str) and kind in (Count, Seed, RequestCount) and len(raw) > 30
@@ -151,7 +159,7 @@ def parse_input(kind: Any, text: str | int | float, field: str, *, low: float | 
     except (ValidationError, ValueError, OverflowError):
         raise InputError(field, text if not isinstance(text, str) else text[:40], expected) from None
     if (low is not None and value < low) or (high is not None and value > high):
-        raise InputError(field, value, f"a value from {low:g} to {high:g}")
+        raise InputError(field, value, bounded or f"a value from {low:g} to {high:g}")
     return value
 
 

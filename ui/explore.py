@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from planner import PlannerError, Scenario
 from planner.catalog import list_nodes
-from planner.decisions import DEFAULT_DRAWS
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
+from planner.defaults import TRAFFIC_DRAWS
 from planner.errors import first_pydantic_error
 from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
 from ui._background import result_or_progress, server_jobs
@@ -174,13 +174,13 @@ def _chart_selected(key: str, result, workload: SearchWorkload) -> None:
 def _draws_check(result, asked_key: str) -> None:
     """The recommendation's fleet sized again on other draws of the traffic, once asked (a button), in the
     background under a progress bar (as Fleet & Quote checks its options)."""
-    label = f"Size it on {DEFAULT_DRAWS} draws of the traffic"
+    label = f"Size it on {TRAFFIC_DRAWS} draws of the traffic"
     if st.button(label, key="explore_draws", help="Each draw is another seed of the simulated Poisson arrivals"):
         st.session_state["explore_draws_for"] = asked_key
     if st.session_state.get("explore_draws_for") != asked_key:
         return
     job = server_jobs().start(
-        (asked_key, "draws"), lambda job: result.recommendation_across_draws(DEFAULT_DRAWS), 1, "traffic draws"
+        (asked_key, "draws"), lambda job: result.recommendation_across_draws(TRAFFIC_DRAWS), 1, "traffic draws"
     )
     check = guarded(lambda: result_or_progress(job, "Sizing on other draws of the traffic"), "the draws check")
     if check is not None:

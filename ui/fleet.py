@@ -5,7 +5,8 @@ import streamlit as st
 
 from planner import PlannerError
 from planner.catalog import get_node, list_nodes
-from planner.decisions import DEFAULT_DRAWS, QUOTE_REQUESTS, Traffic, options_across_draws
+from planner.decisions import QUOTE_REQUESTS, Traffic, options_across_draws
+from planner.defaults import TRAFFIC_DRAWS
 from planner.launch import quoted_deployment
 from planner.reports import draws_table, misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
@@ -168,11 +169,11 @@ def _draws_check(plan):
     st.caption(
         f"Each option is sized on one simulated draw of the traffic ({QUOTE_REQUESTS:,} Poisson requests). A high "
         "percentile of a latency that queues moves from one draw to the next, and the fewest replicas that meet it "
-        f"with it: size every option on {DEFAULT_DRAWS} draws to see how far, and the count that meets the "
+        f"with it: size every option on {TRAFFIC_DRAWS} draws to see how far, and the count that meets the "
         "objectives in every draw."
     )
     asked_key = repr(key)
-    if st.button(f"Size every option on {DEFAULT_DRAWS} draws of the traffic", key="fleet_draws"):
+    if st.button(f"Size every option on {TRAFFIC_DRAWS} draws of the traffic", key="fleet_draws"):
         st.session_state["fleet_draws_for"] = asked_key
     if st.session_state.get("fleet_draws_for") != asked_key:
         return None
@@ -181,9 +182,9 @@ def _draws_check(plan):
         def before_option(done, quoted):
             if done:
                 job.step_done()
-            job.advance(f"Sizing {quoted.label} on {DEFAULT_DRAWS} draws of the traffic ({done + 1} of {count})...")
+            job.advance(f"Sizing {quoted.label} on {TRAFFIC_DRAWS} draws of the traffic ({done + 1} of {count})...")
 
-        return options_across_draws(plan, _deployment_of, DEFAULT_DRAWS, before_option=before_option)
+        return options_across_draws(plan, _deployment_of, TRAFFIC_DRAWS, before_option=before_option)
 
     count = len(plan.meeting)
     job = server_jobs().start((asked_key, "draws"), work, steps=count, name="traffic draws")

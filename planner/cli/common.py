@@ -50,13 +50,7 @@ def positive_float(text: str) -> float:
 
 def traffic_draws(text: str) -> int:
     """A number of draws of the traffic: 1 (the quote's own: no check) to ``MAX_TRAFFIC_DRAWS``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not allowed: expected a whole number") from None
-    if not 1 <= value <= MAX_TRAFFIC_DRAWS:
-        raise argparse.ArgumentTypeError(f"{value} is not allowed: expected 1 to {MAX_TRAFFIC_DRAWS} draws")
-    return value
+    return _typed(Count, text, low=1, high=MAX_TRAFFIC_DRAWS)
 
 
 def fraction(text: str) -> float:

@@ -10,9 +10,7 @@ import importlib
 from typing import Any
 
 _OWNER: dict[str, str] = {
-    "DEFAULT_DRAWS": "traffic_draws",
     "HOURS_PER_MONTH": "fleet",
-    "MAX_DRAWS": "traffic_draws",
     "QUOTE_REQUESTS": "fleet",
     "SLO_PRESETS": "fleet",
     "FleetOption": "fleet",
@@ -38,9 +36,7 @@ _OWNER: dict[str, str] = {
 }
 
 __all__ = [
-    "DEFAULT_DRAWS",
     "HOURS_PER_MONTH",
-    "MAX_DRAWS",
     "QUOTE_REQUESTS",
     "SLO_PRESETS",
     "CountAcrossDraws",

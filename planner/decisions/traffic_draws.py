@@ -46,9 +46,6 @@ from planner.errors import InputError
 if TYPE_CHECKING:  # the recommendation imports the quotes, which import the search, which imports this module
     from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
 
-#: Draws a quoted count is checked on by default (the quote's own and two more), and the most one check runs.
-DEFAULT_DRAWS, MAX_DRAWS = TRAFFIC_DRAWS, MAX_TRAFFIC_DRAWS
-
 
 class DrawCount(BaseModel):
     """The fewest replicas that meet the objectives in one draw of the traffic (1: the draw the quote was sized on)."""
@@ -137,21 +134,23 @@ def _count_in_draw(search: ReplicaSearch, start: int, low: int, limit: int) -> i
 
 
 def count_across_draws(
-    dep: Deployment, traffic: Traffic, option: FleetOption, draws: int = DEFAULT_DRAWS, *, dataset: str = "fixed"
+    dep: Deployment, traffic: Traffic, option: FleetOption, draws: int = TRAFFIC_DRAWS, *, dataset: str = "fixed"
 ) -> CountAcrossDraws:
     """``option`` (sized by :func:`planner.decisions.fleet.size_option` for ``dep`` and ``traffic``, the α of a
     speculative option in ``traffic.alpha``, its request lengths from ``dataset`` where it drew them) sized again on
     ``draws`` draws of the traffic, the quote's own first."""
-    if isinstance(draws, bool) or not isinstance(draws, int) or not 2 <= draws <= MAX_DRAWS:
-        raise InputError("draws", draws, f"a whole number of draws from 2 (the quote's and one more) to {MAX_DRAWS}")
+    if isinstance(draws, bool) or not isinstance(draws, int) or not 2 <= draws <= MAX_TRAFFIC_DRAWS:
+        raise InputError(
+            "draws", draws, f"a whole number of draws from 2 (the quote's and one more) to {MAX_TRAFFIC_DRAWS}"
+        )
     if not option.meets_slo:
         raise InputError("option", option.replicas, "an option that meets the objectives (this one misses them)")
     per_node = dep.replicas_per_node
     limit = option.replicas * MAX_REPLICA_FACTOR
     low = min(option.replicas, max(1, ceil(traffic.requests_per_s / option.capacity_requests_per_s)))
+    alpha = traffic.alpha if option.speculation else None
     counts: list[int | None] = [option.replicas]
     for seed in range(1, draws):
-        alpha = traffic.alpha if option.speculation else None
         search = ReplicaSearch(dep, traffic, alpha, option.k, dataset=dataset, seed=seed)
         counts.append(_count_in_draw(search, option.replicas, low, limit))
     every = None if None in counts else max(counts)
@@ -177,7 +176,7 @@ def count_across_draws(
 def options_across_draws(
     plan: FleetRecommendation,
     deployment_of: Callable[[QuotedOption], Deployment],
-    draws: int = DEFAULT_DRAWS,
+    draws: int = TRAFFIC_DRAWS,
     *,
     before_option: Callable[[int, QuotedOption], None] = lambda done, quoted: None,
 ) -> list[tuple[QuotedOption, CountAcrossDraws]]:

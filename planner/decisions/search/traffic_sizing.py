@@ -42,7 +42,8 @@ from planner.decisions.fleet import CannotBeat, FleetOption, Traffic, size_optio
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import cheapest_key
 from planner.decisions.search.points import SearchPoint, fleet_figures
-from planner.decisions.traffic_draws import DEFAULT_DRAWS, CountAcrossDraws, count_across_draws
+from planner.decisions.traffic_draws import CountAcrossDraws, count_across_draws
+from planner.defaults import TRAFFIC_DRAWS
 from planner.errors import PlannerError
 
 #: The most a replica's saturated capacity (:func:`planner.speed.replica_capacity`: an offline run and Poisson
@@ -91,7 +92,7 @@ def size_point(ev: Evaluator, point: SearchPoint, beat_nodes: int | None = None)
     )
 
 
-def sizing_across_draws(ev: Evaluator, sizing: TrafficSizing, draws: int = DEFAULT_DRAWS) -> CountAcrossDraws | None:
+def sizing_across_draws(ev: Evaluator, sizing: TrafficSizing, draws: int = TRAFFIC_DRAWS) -> CountAcrossDraws | None:
     """The recommendation's fleet sized again on other draws of the traffic (:mod:`planner.decisions.traffic_draws`);
     None where nothing was sized or its fleet misses the objectives."""
     if sizing.point is None or sizing.fleet is None or not sizing.fleet.meets_slo:
