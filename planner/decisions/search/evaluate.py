@@ -24,6 +24,7 @@ so its figures are exactly what ``python -m planner simulate`` prints for that c
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil, floor
 
@@ -39,6 +40,7 @@ from planner.errors import PlannerError
 from planner.facts import register_cache
 from planner.memory.budget import SharedBudget, plan_budget
 from planner.memory.plan import plan_memory
+from planner.memory.types import MemoryPlan
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.serving_workload import ServingWorkload
@@ -65,10 +67,12 @@ class Evaluations:
     search asked with other objectives (Explore after an objective change) plans, screens and simulates nothing
     again. Every entry is a function of its key alone: two searches filling one at once compute the same value."""
 
-    __slots__ = ("deployments", "engines", "plans", "point_engines", "runs", "shares", "steps")
+    __slots__ = ("deployments", "engines", "plans", "point_engines", "runs", "shares", "steps", "summaries")
 
     def __init__(self) -> None:
-        self.plans: dict[tuple, object] = {}
+        self.plans: dict[tuple, MemoryPlan] = {}
+        #: What each point takes from its plan (:class:`PlanSummary`), by :meth:`Evaluator.plan_key`.
+        self.summaries: dict[tuple, PlanSummary] = {}
         self.shares: dict[tuple, SharedBudget] = {}
         self.engines: dict[tuple, EngineStep] = {}
         self.point_engines: dict[tuple, EngineStep] = {}
@@ -76,6 +80,18 @@ class Evaluations:
         self.steps: dict[tuple, tuple[float, float]] = {}
         #: One replica's run per (layout, speculator, K, batch cap), or the error that stopped it.
         self.runs: dict[tuple, ServingMetrics | PlannerError] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSummary:
+    """What a point takes from its memory plan: whether it fits and starts, its KV tokens and concurrency, and why
+    not (small enough to send back from a worker process, :mod:`planner.decisions.search.prepare`)."""
+
+    fits: bool
+    starts: bool
+    kv_cache_tokens: int | None
+    max_concurrency: float | None
+    reason: str | None
 
 
 @lru_cache(maxsize=KEPT_EVALUATIONS)
@@ -96,10 +112,10 @@ class Evaluator:
         self.target = space.target_spec()
         check_request_fits(self.target, workload)
         self._configs: list[tuple[NodeType, Speculator]] = []
-        kept = evaluations(space.model_dump_json(), workload.model_dump_json())
+        self.kept = kept = evaluations(space.model_dump_json(), workload.model_dump_json())
         self._plans, self._shares, self._engines = kept.plans, kept.shares, kept.engines
         self._point_engines, self._deployments, self._steps = kept.point_engines, kept.deployments, kept.steps
-        self._runs = kept.runs
+        self._runs, self._summaries = kept.runs, kept.summaries
         self.simulations: dict[int, ServingMetrics] = {}
 
     # ----- the space ------------------------------------------------------------------------------
@@ -194,32 +210,53 @@ class Evaluator:
             point.max_num_seqs,
         )
 
-    def _group(self, point: SearchPoint) -> tuple:
-        return (point.node, point.engine, point.dtype, point.kv_dtype, point.tp, point.pp, point.speculator)
+    def layout(self, point: SearchPoint) -> tuple:
+        """The point's layout: node, engine, precisions, TP and PP."""
+        return (point.node, point.engine, point.dtype, point.kv_dtype, point.tp, point.pp)
+
+    def group(self, point: SearchPoint) -> tuple:
+        """The point's layout and speculator: what its plans and step models share across K and batch caps."""
+        return (*self.layout(point), point.speculator)
 
     # ----- memory ---------------------------------------------------------------------------------
 
     def plan(self, point: SearchPoint) -> None:
         """Fill the point's memory figures from its plan; a point that does not fit or start keeps the reason."""
+        key = self.plan_key(point)
+        summary = self._summaries.get(key)
+        if summary is None:
+            summary = self._summaries[key] = self._plan_summary(point, key)
+        point.fits, point.starts, point.reason = summary.fits, summary.starts, summary.reason
+        point.kv_cache_tokens, point.max_concurrency = summary.kv_cache_tokens, summary.max_concurrency
+
+    def plan_key(self, point: SearchPoint) -> tuple:
+        """The key of the point's plan, step models and run: its layout, speculator, K and batch cap."""
+        return (*self.group(point), point.k, point.max_num_seqs)
+
+    def memory_plan(self, point: SearchPoint, key: tuple) -> MemoryPlan:
+        """The point's memory plan (:func:`planner.memory.plan_budget`, its K- and batch-cap-free parts shared by its
+        group); kept. Raises what planning raises."""
+        plan = self._plans.get(key)
+        if plan is None:
+            share = self._shares.setdefault(self.group(point), SharedBudget())
+            plan = self._plans[key] = plan_budget(self.deployment(point), compare_without_draft=False, share=share)
+        return plan
+
+    def _plan_summary(self, point: SearchPoint, key: tuple) -> PlanSummary:
         try:
-            dep = self.deployment(point)
-            key = (*self._group(point), point.k, point.max_num_seqs)
-            plan = self._plans.get(key)
-            if plan is None:
-                share = self._shares.setdefault(self._group(point), SharedBudget())
-                plan = self._plans[key] = plan_budget(dep, compare_without_draft=False, share=share)
+            plan = self.memory_plan(point, key)
         except PlannerError as exc:
-            point.reason = str(exc)
-            return
-        point.fits, point.starts = plan.fits, plan.starts
-        point.kv_cache_tokens, point.max_concurrency = plan.kv_cache_tokens, plan.max_concurrency
+            return PlanSummary(False, False, None, None, str(exc))
+        reason = None
+        fits = plan.fits
         if not plan.fits:
-            point.reason = "does not fit: " + (plan.problems[0] if plan.problems else "no KV cache left")
+            reason = "does not fit: " + (plan.problems[0] if plan.problems else "no KV cache left")
         elif not plan.starts:
-            point.reason = "would not start: " + plan.start_problems[0]
+            reason = "would not start: " + plan.start_problems[0]
         elif plan.max_concurrency < 1:
-            point.fits = False
-            point.reason = f"does not fit: the KV cache holds no request of {self.workload.max_model_len:,} tokens"
+            fits = False
+            reason = f"does not fit: the KV cache holds no request of {self.workload.max_model_len:,} tokens"
+        return PlanSummary(fits, plan.starts, plan.kv_cache_tokens, plan.max_concurrency, reason)
 
     def mark_like(self, point: SearchPoint, probe: SearchPoint) -> None:
         """``point`` shares ``probe``'s failure (same layout and speculator with a smaller K and batch cap)."""
@@ -238,7 +275,7 @@ class Evaluator:
         return ceil(c / replicas), replicas
 
     def _engine(self, point: SearchPoint) -> EngineStep:
-        key = self._group(point)
+        key = self.group(point)
         if key not in self._engines:
             self._engines[key] = EngineStep(self.deployment(point))
         return self._engines[key]
@@ -246,7 +283,7 @@ class Evaluator:
     def engine_of(self, point: SearchPoint, dep: Deployment | None = None) -> EngineStep:
         """``EngineStep`` of the point's deployment: the group's step models (built once per layout and speculator;
         they depend on neither K nor the batch cap) with the CUDA-graph sizes of the point's own K and batch cap."""
-        key = (*self._group(point), point.k, point.max_num_seqs)
+        key = self.plan_key(point)
         found = self._point_engines.get(key)
         if found is None:
             found = self._engine(point).for_deployment(dep or self.deployment(point))
@@ -255,7 +292,7 @@ class Evaluator:
 
     def _steps_of(self, point: SearchPoint, batch: int) -> tuple[float, float]:
         """Decode step seconds at ``batch``, and the marginal seconds of one prompt's prefill chunk in that step."""
-        key = (*self._group(point), point.k, point.max_num_seqs, batch)
+        key = (*self.plan_key(point), batch)
         found = self._steps.get(key)
         if found is None:
             engine = self.engine_of(point)
@@ -294,13 +331,13 @@ class Evaluator:
 
     def simulate(self, point: SearchPoint) -> None:
         """Figures from the serving simulator of one replica (replaces the screen's)."""
-        key = (*self._group(point), point.k, point.max_num_seqs)
+        key = self.plan_key(point)
         run = self._runs.get(key)
         if run is None:
             dep, workload, alpha, k = self.replica_run(point)
             try:
                 run = simulate_one(dep, workload, alpha=alpha, k=k, engine=self.engine_of(point, dep),
-                                   plan=self._plans.get(key))  # fmt: skip
+                                   plan=self.memory_plan(point, key))  # fmt: skip
             except PlannerError as exc:
                 run = exc
             self._runs[key] = run

@@ -49,6 +49,7 @@ from planner.decisions.search.frontier import (
 from planner.decisions.search.points import SearchPoint
 from planner.decisions.search.space import MAX_POINTS, Objectives, SearchSpace, SearchWorkload
 from planner.decisions.search.traffic_sizing import TrafficSizing, sized_recommendation, sizing_across_draws
+from planner.decisions.search.workers import Workers
 from planner.decisions.traffic_draws import CountAcrossDraws
 from planner.errors import InputError
 
@@ -140,22 +141,6 @@ class SearchResult:
         return out
 
 
-def _plan_all(ev: Evaluator, points: list[SearchPoint]) -> None:
-    groups: dict[tuple, list[SearchPoint]] = defaultdict(list)
-    for p in points:
-        groups[ev._group(p)].append(p)
-    for members in groups.values():
-        members.sort(key=lambda p: (p.k or 0, p.max_num_seqs))
-        probe = members[0]
-        ev.plan(probe)
-        if probe.fits and probe.starts:
-            for p in members[1:]:
-                ev.plan(p)
-        else:
-            for p in members[1:]:
-                ev.mark_like(p, probe)
-
-
 def _feasible(points: list[SearchPoint]) -> list[SearchPoint]:
     return [p for p in points if p.stage == "simulated" and p.meets_objectives]
 
@@ -223,48 +208,54 @@ def search(
     workload: SearchWorkload,
     objectives: Objectives,
     progress: Callable[[str], None] = lambda stage: None,
+    workers: int | None = None,
 ) -> SearchResult:
     """Every point of ``space`` for ``workload``: planned, screened, the frontier simulated; the frontiers.
-    ``progress(stage)`` is told what the search is doing, in words, as it goes (a page's progress bar)."""
+    ``progress(stage)`` is told what the search is doing, in words, as it goes (a page's progress bar).
+    ``workers``: processes to plan and screen in (default: :func:`~planner.decisions.search.prepare.worker_count`;
+    the figures do not depend on it)."""
     started = time.perf_counter()
     ev = Evaluator(space, workload, objectives)
     points = ev.points()
     if len(points) > MAX_POINTS:
         raise InputError("space", len(points), f"at most {MAX_POINTS:,} points: narrow the nodes, K or batch caps")
     progress(f"Planning the memory of {len(points):,} configurations...")
-    _plan_all(ev, points)
-    planned = time.perf_counter()
-    fitting = [p for p in points if p.fits and p.starts]
-    progress(f"Screening the {len(fitting):,} configurations that fit with the step model...")
-    for p in fitting:
-        ev.screen(p)
-    families = {p.index: _family(p) for p in fitting}
-    screened_at = time.perf_counter()
-    screened = {
-        p.index: (p.output_tok_s_per_user, p.output_tok_s_per_gpu, p.ttft_s, p.tpot_s, p.usd_per_million_output_tokens)
-        for p in fitting
-    }
-    ok = [p for p in fitting if p.meets_objectives] or fitting
-    seeds = {p.index for plane in PLANES for p in frontier_points(ok, plane)}
-    bounds = _Bounds()
-    weigh = _Screened(fitting, screened, families)
-    todo = [p for p in fitting if p.index in seeds]
-    simulated: list[SearchPoint] = []
-    tried = 0
-    while todo:
-        for p in _most_promising(todo, screened):
-            tried += 1
-            progress(f"Simulating the configurations that could reach a frontier: {tried:,} so far...")
-            ev.simulate(p)
-            weigh.done(p)
-            if p.stage == "simulated":
-                simulated.append(p)
-        simulated.sort(key=lambda p: p.index)
-        bounds.update(screened, families, simulated)
-        feasible = _feasible(simulated)
-        fronts = {plane: Dominance([xy(p) for p in frontier_points(feasible, plane)]) for plane, xy in
-                  (("throughput", throughput_xy), ("cost", cost_xy))}  # fmt: skip
-        todo = weigh.may_reach(bounds, fronts, objectives)
+    with Workers(ev, points, workers) as pool:
+        pool.plan_and_screen(
+            lambda fitting: progress(f"Screening the {fitting:,} configurations that fit with the step model...")
+        )
+        fitting = [p for p in points if p.fits and p.starts]
+        families = {p.index: _family(p) for p in fitting}
+        screened_at = time.perf_counter()
+        screened = {
+            p.index: (
+                p.output_tok_s_per_user, p.output_tok_s_per_gpu, p.ttft_s, p.tpot_s, p.usd_per_million_output_tokens
+            )
+            for p in fitting
+        }  # fmt: skip
+        ok = [p for p in fitting if p.meets_objectives] or fitting
+        seeds = {p.index for plane in PLANES for p in frontier_points(ok, plane)}
+        bounds = _Bounds()
+        weigh = _Screened(fitting, screened, families)
+        todo = [p for p in fitting if p.index in seeds]
+        simulated: list[SearchPoint] = []
+        tried = 0
+        while todo:
+            promising = _most_promising(todo, screened)
+            pool.simulate(promising)  # each run kept by the evaluator, in the process that owns its layout
+            for p in promising:
+                tried += 1
+                progress(f"Simulating the configurations that could reach a frontier: {tried:,} so far...")
+                ev.simulate(p)
+                weigh.done(p)
+                if p.stage == "simulated":
+                    simulated.append(p)
+            simulated.sort(key=lambda p: p.index)
+            bounds.update(screened, families, simulated)
+            feasible = _feasible(simulated)
+            fronts = {plane: Dominance([xy(p) for p in frontier_points(feasible, plane)]) for plane, xy in
+                      (("throughput", throughput_xy), ("cost", cost_xy))}  # fmt: skip
+            todo = weigh.may_reach(bounds, fronts, objectives)
     simulated_at = time.perf_counter()
     feasible = _feasible(points)
     frontiers = {plane: frontier_points(feasible, plane) for plane in PLANES}
@@ -307,8 +298,11 @@ def search(
         evaluator=ev,
         notes=notes,
         stage_seconds={
-            "plan": planned - started,
-            "screen": screened_at - planned,
+            **(
+                {"plan": screened_at - started - pool.screen_s, "screen": pool.screen_s}
+                if pool.count == 1
+                else {f"plan and screen in {pool.count} processes": screened_at - started}
+            ),
             "simulate": simulated_at - screened_at,
             "size": sized_at - simulated_at,
         },

@@ -32,11 +32,11 @@ def test_shared_plans_equal_each_points_own_plan_field_by_field():
         points = ev.points()
         shares: dict[tuple, SharedBudget] = {}
         # every point of a few families (so each shared part serves many K and caps), then random points
-        chosen = [p for p in points if ev._group(p) in {ev._group(q) for q in rng.sample(points, 3)}]
+        chosen = [p for p in points if ev.group(p) in {ev.group(q) for q in rng.sample(points, 3)}]
         chosen += rng.sample(points, min(150, len(points)))
         for point in chosen:
             dep = ev.deployment(point)
-            share = shares.setdefault(ev._group(point), SharedBudget())
+            share = shares.setdefault(ev.group(point), SharedBudget())
             shared = plan_budget(dep, compare_without_draft=False, share=share)
             alone = plan_memory(dep, with_suggestions=False, compare_without_draft=False)
             assert _fields(shared) == _fields(alone), point.label
