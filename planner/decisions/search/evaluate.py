@@ -85,7 +85,7 @@ class Evaluations:
 @dataclass(frozen=True, slots=True)
 class PlanSummary:
     """What a point takes from its memory plan: whether it fits and starts, its KV tokens and concurrency, and why
-    not (small enough to send back from a worker process, :mod:`planner.decisions.search.prepare`)."""
+    not (small enough to send back from a worker process, :mod:`planner.decisions.search.workers`)."""
 
     fits: bool
     starts: bool

@@ -15,6 +15,9 @@
    stops when no such point is left, so the frontiers are the ones simulating every point would give
    (a test checks this on a small space).
 
+A large space is planned, screened and simulated in one process per usable CPU where the process may fork
+(:mod:`planner.decisions.search.workers`): the same figures, sooner.
+
 >>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
 >>> space = SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), methods=("none", "ngram"),
 ...                           ks=(2, 4), dtypes=("bf16",), batch_caps=(8, 64))
@@ -212,8 +215,8 @@ def search(
 ) -> SearchResult:
     """Every point of ``space`` for ``workload``: planned, screened, the frontier simulated; the frontiers.
     ``progress(stage)`` is told what the search is doing, in words, as it goes (a page's progress bar).
-    ``workers``: processes to plan and screen in (default: :func:`~planner.decisions.search.prepare.worker_count`;
-    the figures do not depend on it)."""
+    ``workers``: processes to plan, screen and simulate in (default:
+    :func:`~planner.decisions.search.workers.worker_count`; the figures do not depend on it)."""
     started = time.perf_counter()
     ev = Evaluator(space, workload, objectives)
     points = ev.points()
