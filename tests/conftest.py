@@ -109,6 +109,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove the scratch folder Streamlit's AppTest makes when it is imported, while the run still holds it: left
+    to the interpreter's exit, its clean-up warns (an error under this suite's warning filters) and prints a
+    traceback after the summary."""
+    app_test = sys.modules.get("streamlit.testing.v1.app_test")
+    scratch = getattr(app_test, "TMP_DIR", None)
+    if isinstance(scratch, tempfile.TemporaryDirectory):
+        scratch.cleanup()
+
+
 def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
     """Run ``python -m planner`` in a subprocess, as a user would."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
