@@ -47,6 +47,9 @@ from planner.errors import PlannerError
 #: Spaces smaller than this are searched in this process alone: a worker costs a fork and the step models it
 #: prices again, which only a large space repays (the default search has about 10,000 points).
 PARALLEL_MIN_POINTS = 2_000
+#: The most processes a search uses: each prices its layouts' passes afresh, so past a few the forks and the
+#: repricing cost more than the CPUs save (the default space has 36 layouts).
+MAX_WORKERS = 8
 
 
 def usable_cpus() -> int:
@@ -63,14 +66,14 @@ def can_fork() -> bool:
 
 
 def worker_count(points: int, wanted: int | None = None) -> int:
-    """Processes to search ``points`` points in: ``wanted`` (default: one per usable CPU where the space has
-    ``PARALLEL_MIN_POINTS`` or more), or one where this process may not fork.
+    """Processes to search ``points`` points in: ``wanted`` (default: one per usable CPU, at most ``MAX_WORKERS``,
+    where the space has ``PARALLEL_MIN_POINTS`` or more), or one where this process may not fork.
 
     >>> worker_count(500), worker_count(500, wanted=1)
     (1, 1)
     """
     if wanted is None:
-        wanted = usable_cpus() if points >= PARALLEL_MIN_POINTS else 1
+        wanted = min(usable_cpus(), MAX_WORKERS) if points >= PARALLEL_MIN_POINTS else 1
     return wanted if wanted > 1 and can_fork() else 1
 
 
