@@ -47,8 +47,8 @@ from planner.errors import PlannerError
 #: Spaces smaller than this are searched in this process alone: a worker costs a fork and the step models it
 #: prices again, which only a large space repays (the default search has about 10,000 points).
 PARALLEL_MIN_POINTS = 2_000
-#: The most processes a search uses: each prices its layouts' passes afresh, so past a few the forks and the
-#: repricing cost more than the CPUs save (the default space has 36 layouts).
+#: The most processes a search uses, however many CPUs the machine has: each is a fork of this process and prices
+#: its own layouts' passes afresh, and the default space has 36 layouts to share out (measured here on two CPUs only).
 MAX_WORKERS = 8
 
 
