@@ -117,7 +117,6 @@ def deal(ev: Evaluator, points: list[SearchPoint], count: int) -> list[list[Sear
 class _Worker:
     process: Any
     conn: Connection
-    share: list[SearchPoint]
     alive: bool = True
 
 
@@ -174,7 +173,7 @@ class Workers:
                 process = context.Process(target=_serve, args=(theirs, self.ev, share, by_index), daemon=True)
                 process.start()
                 theirs.close()
-                self.workers.append(_Worker(process, ours, share))
+                self.workers.append(_Worker(process, ours))
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -188,8 +187,9 @@ class Workers:
             worker.conn.close()
         self.workers = []
 
-    def _ask(self, requests: list[tuple[_Worker, str, Any]]) -> list[tuple[_Worker, Any | None]]:
-        """Send each worker its request; then (worker, answer or None where it failed), after ``work()`` here."""
+    def _ask(self, requests: list[tuple[_Worker, str, Any]]) -> list[tuple[_Worker, bool]]:
+        """Send each worker its request (this process works on its own share meanwhile): each worker, and whether
+        the request reached it (:meth:`_answer` then reads the answer)."""
         sent = []
         for worker, request, payload in requests:
             if not worker.alive:
@@ -205,6 +205,7 @@ class Workers:
 
     @staticmethod
     def _answer(worker: _Worker, was_sent: bool) -> Any | None:
+        """The worker's answer, or None where the request never reached it, it failed or it died."""
         if not was_sent:
             return None
         try:
