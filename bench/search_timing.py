@@ -4,7 +4,8 @@ Explore page's display path at 100,000 points (prints, never asserts).
 1. The default search (Llama-3.1-70B; H100, H200 and B200 nodes; TP 1-8; bf16, fp8 and fp8 with an fp8 KV cache;
    no speculation, every compatible draft, heads and n-gram; K 1-8; six batch caps; vLLM) as a fresh process
    (``python -m planner search … --json``): wall and CPU time (the CPU time is what the machine's other work does
-   not change), each stage's seconds, points, points that fit, points simulated.
+   not change), each stage's seconds, points, points that fit, points simulated; then the same in one process
+   (``--processes 1``: by default the search uses every CPU it may, ``planner.decisions.search.workers``).
    Then the same with a p99 TTFT objective of 1 s, where sizing the recommendation for the traffic matters.
 2. A medium space (Llama-3.1-70B on one node type, K 1/3/5, two precisions, three batch caps): the search's two
    frontiers against those of simulating every point that fits; its recommendation, sized for the traffic, against
@@ -179,6 +180,7 @@ def page_rerun() -> None:
 
 def main() -> None:
     default_search()
+    default_search("--processes 1")
     default_search("--ttft-slo-ms 1000")
     result = medium_space()
     display(result)

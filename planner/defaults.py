@@ -37,3 +37,9 @@ PLANNER_VERSION = "0.1.0"
 #: (:mod:`planner.decisions.traffic_draws`). Three is the fewest that shows a spread and a count for every draw.
 TRAFFIC_DRAWS = 3
 MAX_TRAFFIC_DRAWS = 10
+
+#: The most processes a design-space search uses, however many CPUs the machine has (by default one per usable CPU
+#: for a space of 2,000 points or more, where the process may fork: :mod:`planner.decisions.search.workers`). Each
+#: is a fork of the searching process and prices its own layouts' passes afresh, and the default space has 36 layouts
+#: to share out; the gain was measured on two CPUs only.
+MAX_SEARCH_PROCESSES = 8

@@ -15,8 +15,17 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from planner.catalog import get_node, list_nodes
-from planner.cli.common import add_json_flag, catalog_name, emit, positive_float, positive_int, traffic_draws
+from planner.cli.common import (
+    add_json_flag,
+    bounded_int,
+    catalog_name,
+    emit,
+    positive_float,
+    positive_int,
+    traffic_draws,
+)
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
+from planner.defaults import MAX_SEARCH_PROCESSES
 from planner.errors import InputError, first_pydantic_error
 from planner.user_files import check_output_path, shown_path
 
@@ -95,6 +104,13 @@ def register(subparsers) -> None:
         help="at a request rate, also size the recommendation's fleet on N draws of the traffic (default 1, the "
         "one it is sized on) and print the replicas each draw needs",
     )
+    parser.add_argument(
+        "--processes",
+        type=bounded_int(1, MAX_SEARCH_PROCESSES),
+        metavar="N",
+        help=f"processes to search in, 1 to {MAX_SEARCH_PROCESSES} (default: one per CPU for a space of 2,000 points "
+        "or more); the answer does not depend on it",
+    )
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 
@@ -131,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         raise first_pydantic_error(exc) from None
     for node in _space_fields(args).get("nodes", ()):
         get_node(node)
-    result = search(SearchSpace.build(**_space_fields(args)), workload, objectives)
+    result = search(SearchSpace.build(**_space_fields(args)), workload, objectives, workers=args.processes)
     if args.csv is not None:
         _write_csv(result, args.csv)
     lines = [

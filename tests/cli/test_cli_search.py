@@ -72,6 +72,9 @@ def test_a_concurrency_and_a_dataset_are_accepted():
         ("--requests-per-s", "1", "--percentile", "101"),
         ("--requests-per-s", "1", "--nodes", "no-such-node"),
         ("--requests-per-s", "1", "--prompt-tokens", "1000000"),
+        ("--requests-per-s", "1", "--processes", "9"),
+        ("--requests-per-s", "1", "--processes", "0"),
+        ("--requests-per-s", "1", "--processes", "two"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args):
@@ -81,6 +84,22 @@ def test_bad_input_exits_2_with_one_line(args):
     proc = run_cli(*base, *args)
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and not proc.stdout
+
+
+def test_the_processes_asked_for_change_the_stages_reported_never_the_answer():
+    two_layouts = [*SMALL[: SMALL.index("--dtypes") + 1], "bf16,fp8", *SMALL[SMALL.index("--dtypes") + 2 :]]
+    answers = {}
+    for processes in ("1", "2"):
+        proc = run_cli(*two_layouts, "--requests-per-s", "4", "--tpot-slo-ms", "30", "--processes", processes, "--json")
+        out = json.loads(proc.stdout)
+        answers[processes] = out
+    assert list(answers["1"].pop("stage_seconds")) == ["plan", "screen", "simulate", "size"]
+    assert list(answers["2"].pop("stage_seconds")) == ["plan and screen in 2 processes", "simulate", "size"]
+    for out in answers.values():
+        out.pop("seconds")
+    assert answers["1"] == answers["2"]
+    proc = run_cli(*SMALL, "--requests-per-s", "4", "--processes", "9")
+    assert proc.returncode == 2 and "from 1 to 8" in proc.stderr
 
 
 def test_lengths_are_required_without_a_dataset():

@@ -42,14 +42,14 @@ from typing import Any
 
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.points import SearchPoint
+from planner.defaults import MAX_SEARCH_PROCESSES
 from planner.errors import PlannerError
 
 #: Spaces smaller than this are searched in this process alone: a worker costs a fork and the step models it
 #: prices again, which only a large space repays (the default search has about 10,000 points).
 PARALLEL_MIN_POINTS = 2_000
-#: The most processes a search uses, however many CPUs the machine has: each is a fork of this process and prices
-#: its own layouts' passes afresh, and the default space has 36 layouts to share out (measured here on two CPUs only).
-MAX_WORKERS = 8
+#: The most processes a search uses (``planner.defaults``).
+MAX_WORKERS = MAX_SEARCH_PROCESSES
 
 
 def usable_cpus() -> int:
