@@ -48,8 +48,6 @@ from planner.errors import PlannerError
 #: Spaces smaller than this are searched in this process alone: a worker costs a fork and the step models it
 #: prices again, which only a large space repays (the default search has about 10,000 points).
 PARALLEL_MIN_POINTS = 2_000
-#: The most processes a search uses (``planner.defaults``).
-MAX_WORKERS = MAX_SEARCH_PROCESSES
 
 
 def usable_cpus() -> int:
@@ -66,14 +64,15 @@ def can_fork() -> bool:
 
 
 def worker_count(points: int, wanted: int | None = None) -> int:
-    """Processes to search ``points`` points in: ``wanted`` (default: one per usable CPU, at most ``MAX_WORKERS``,
-    where the space has ``PARALLEL_MIN_POINTS`` or more), or one where this process may not fork.
+    """Processes to search ``points`` points in: ``wanted`` (default: one per usable CPU, at most
+    ``MAX_SEARCH_PROCESSES``, where the space has ``PARALLEL_MIN_POINTS`` or more), or one where this process may not
+    fork.
 
     >>> worker_count(500), worker_count(500, wanted=1)
     (1, 1)
     """
     if wanted is None:
-        wanted = min(usable_cpus(), MAX_WORKERS) if points >= PARALLEL_MIN_POINTS else 1
+        wanted = min(usable_cpus(), MAX_SEARCH_PROCESSES) if points >= PARALLEL_MIN_POINTS else 1
     return wanted if wanted > 1 and can_fork() else 1
 
 
@@ -161,8 +160,8 @@ class Workers:
         for i, share in enumerate(self.shares):
             for p in share:
                 self.owner[ev.layout(p)] = i
-        #: Seconds spent planning and screening (all processes at once, then every point here).
-        self.plan_s = self.screen_s = 0.0
+        #: Seconds the last screen of every point here took (after planning, in every process at once).
+        self.screen_s = 0.0
 
     def __enter__(self) -> Workers:
         if self.count > 1:
@@ -219,7 +218,7 @@ class Workers:
         """Plan every point and screen those that fit: each share in its process, then every point here from the
         kept values (a failed worker's share is computed here). ``planned_fitting`` is told how many fit and start
         once every point is planned, before the screen (a page's progress bar)."""
-        ev, started = self.ev, time.perf_counter()
+        ev = self.ev
         if self.workers:
             sent = self._ask([(w, "prepare", None) for w in self.workers])
             plan_all(ev, self.shares[0])
@@ -234,7 +233,7 @@ class Workers:
         planned = time.perf_counter()
         planned_fitting(sum(1 for p in self.points if p.fits and p.starts))
         screen_all(ev, self.points)
-        self.plan_s, self.screen_s = planned - started, time.perf_counter() - planned
+        self.screen_s = time.perf_counter() - planned
 
     def simulate(self, points: list[SearchPoint]) -> None:
         """Simulate ``points`` (each run kept by the evaluator) in the processes that own their layouts; the search

@@ -17,7 +17,8 @@ import pytest
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload
 from planner.decisions.search import workers as search_workers
 from planner.decisions.search.evaluate import Evaluator
-from planner.decisions.search.workers import MAX_WORKERS, PARALLEL_MIN_POINTS, deal, usable_cpus, worker_count
+from planner.decisions.search.workers import PARALLEL_MIN_POINTS, deal, usable_cpus, worker_count
+from planner.defaults import MAX_SEARCH_PROCESSES
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -87,9 +88,9 @@ def test_shares_hold_whole_layouts_and_every_point_once():
 def test_no_fork_while_another_thread_runs(monkeypatch):
     monkeypatch.setattr(search_workers, "can_fork", lambda: True)
     assert worker_count(PARALLEL_MIN_POINTS - 1) == 1  # a small space: not worth a fork
-    assert worker_count(PARALLEL_MIN_POINTS) == min(usable_cpus(), MAX_WORKERS)
+    assert worker_count(PARALLEL_MIN_POINTS) == min(usable_cpus(), MAX_SEARCH_PROCESSES)
     monkeypatch.setattr(search_workers, "usable_cpus", lambda: 64)
-    assert worker_count(PARALLEL_MIN_POINTS) == MAX_WORKERS
+    assert worker_count(PARALLEL_MIN_POINTS) == MAX_SEARCH_PROCESSES
     assert worker_count(10, wanted=3) == 3
     monkeypatch.undo()
     stop = threading.Event()
