@@ -6,7 +6,9 @@ Explore page's display path at 100,000 points (prints, never asserts).
    (``python -m planner search … --json``): wall and CPU time (the CPU time is what the machine's other work does
    not change), each stage's seconds, points, points that fit, points simulated; then the same in one process
    (``--processes 1``: by default the search uses every CPU it may, ``planner.decisions.search.workers``).
-   Then the same with a p99 TTFT objective of 1 s, where sizing the recommendation for the traffic matters.
+   Then the same with a p99 TTFT objective of 1 s, where sizing the recommendation for the traffic matters; and that
+   search in this process against simulating every one of its 9,375 points that fit: the frontiers, and how far the
+   screen's TTFT (``closed_loop_ttft_s``, the rounds of the closed loop) lies from the simulator's p99 over them all.
 2. A medium space (Llama-3.1-70B on one node type, K 1/3/5, two precisions, three batch caps): the search's two
    frontiers against those of simulating every point that fits; its recommendation, sized for the traffic, against
    sizing every point that fits (with and without a TTFT objective), and the most a point's saturated capacity
@@ -107,7 +109,8 @@ def sizing_check(result) -> None:
     )
 
 
-def brute_force(result) -> None:
+def brute_force(result, label: str = "medium space") -> list:
+    """The search's frontiers against those of simulating every point that fits (printed); the points that fit."""
     fitting = [p for p in result.points if p.fits and p.starts]
     start = time.perf_counter()
     for p in fitting:
@@ -120,8 +123,29 @@ def brute_force(result) -> None:
         for plane in ("throughput", "cost")
     }
     print(
-        f"medium space: {len(result.points)} points, {len(fitting)} fit; search {result.seconds:.1f} s simulating "
-        f"{result.simulated}; simulating all {len(fitting)} took {brute_s:.1f} s more; frontier equal: {same}"
+        f"{label}: {len(result.points):,} points, {len(fitting):,} fit; search {result.seconds:.1f} s simulating "
+        f"{result.simulated:,}; simulating all {len(fitting):,} took {brute_s:.1f} s more; frontier equal: {same}"
+    )
+    return fitting
+
+
+def ttft_screen(ttft_slo_s: float = 1.0) -> None:
+    """The default space with a TTFT objective searched in this process, against simulating every point that fits,
+    and the simulated p99 TTFT over the screen's (``closed_loop_ttft_s``) at every one of those points."""
+    space = SearchSpace.build(target="Llama-3.1-70B")
+    workload = SearchWorkload(requests_per_s=20, prompt_tokens=1024, output_tokens=256)
+    result = search(space, workload, Objectives(tpot_slo_s=0.04, ttft_slo_s=ttft_slo_s), workers=1)
+    fitting = brute_force(result, f"default space with p99 TTFT ≤ {ttft_slo_s * 1e3:,.0f} ms, one process")
+    ratios = []
+    for p in fitting:
+        screened = copy.copy(p)
+        result.evaluator.screen(screened)
+        ratios.append(p.ttft_s / screened.ttft_s)
+    ratios.sort()
+    at = [ratios[round(q * (len(ratios) - 1))] for q in (0.05, 0.5, 0.95)]
+    print(
+        f"  its screen's TTFT against the simulator's p99 over those {len(ratios):,} points: median {at[1]:.2f}x, "
+        f"5-95% {at[0]:.2f}x-{at[2]:.2f}x, all {ratios[0]:.2f}x-{ratios[-1]:.2f}x"
     )
 
 
@@ -182,6 +206,7 @@ def main() -> None:
     default_search()
     default_search("--processes 1")
     default_search("--ttft-slo-ms 1000")
+    ttft_screen()
     result = medium_space()
     display(result)
     brute_force(result)

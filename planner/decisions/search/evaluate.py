@@ -9,7 +9,8 @@ chunk riding in that step) and τ(α, K) tokens per step (Leviathan et al. 2023)
 
     cycle = (O − 1) / τ · T + B · T_p      requests/s = B / cycle      TPOT ≈ (cycle − T_p) / (O − 1)
 
-(O output tokens per request: every one of the B slots turns over once per cycle). The simulation is
+(O output tokens per request: every one of the B slots turns over once per cycle), and TTFT at the objectives'
+percentile from the rounds a closed loop moves in (:func:`closed_loop_ttft_s`). The simulation is
 :func:`planner.speed.simulate` of the same deployment with the replica's requests in flight (closed loop),
 so its figures are exactly what ``python -m planner simulate`` prints for that configuration.
 
@@ -57,6 +58,43 @@ def simulated_requests(concurrency: int) -> int:
     return max(MIN_SIMULATED_REQUESTS, min(MAX_SIMULATED_REQUESTS, TURNOVERS_SIMULATED * concurrency))
 
 
+def closed_loop_ttft_s(
+    in_flight: int,
+    batch: int,
+    requests_per_s: float,
+    decode_s: float,
+    prefill_s: float,
+    prompt_tokens: float,
+    token_budget: int | None,
+    percentile: float,
+) -> float:
+    """The screen's TTFT at ``percentile`` for a replica simulated in a closed loop of ``in_flight`` clients.
+
+    Every client sends its first request at once, so the replica meets its prompts in rounds of the ``B``
+    requests it runs at once: the last prompt of a round waits for the prefill of every one ahead of it,
+    ``B · T_p``, and for a step ``T`` each time the round's prompts fill the engine's token budget
+    (``ceil(B · P / budget)`` steps); with identical lengths a round finishes together and comes back together,
+    so the rounds persist. A round's first prompt waits one step and its own chunk (``T + T_p``), the others
+    evenly more, so the percentile ``p`` of the round lies ``p / 100`` of the way to its last. Requests the KV
+    cache cannot hold (``in_flight − B``) queue in front of that, ``(in_flight − B) / requests_per_s`` (Little's
+    law). Against the simulator on the default search
+    with a TTFT objective its p99 lies within 0.7x-1.6x (``make bench-search`` prints the spread); the search
+    learns that error per family of points, as for every screened figure.
+
+    >>> last_s = 64 * 0.02 + 8 * 0.03  # 64 prompts of 1,024 tokens fill 8 steps of an 8,192-token budget
+    >>> ttft_s = closed_loop_ttft_s(64, 64, 10.0, 0.03, 0.02, 1024, 8192, 99.0)
+    >>> round(ttft_s, 4), round(0.05 + 0.99 * (last_s - 0.05), 4)
+    (1.5053, 1.5053)
+    >>> closed_loop_ttft_s(1, 1, 1.0, 0.03, 0.02, 1024, 8192, 99.0)  # one client: its own step and chunk
+    0.05
+    """
+    first_s = decode_s + prefill_s
+    budget_steps = ceil(batch * prompt_tokens / token_budget) if token_budget else batch
+    last_s = batch * prefill_s + budget_steps * decode_s
+    queue_s = max(0, in_flight - batch) / requests_per_s if requests_per_s > 0 else 0.0
+    return queue_s + first_s + (max(first_s, last_s) - first_s) * percentile / 100
+
+
 #: Spaces and workloads whose evaluations are kept (a page's last few searches).
 KEPT_EVALUATIONS = 4
 
@@ -92,6 +130,8 @@ class PlanSummary:
     kv_cache_tokens: int | None
     max_concurrency: float | None
     reason: str | None
+    #: The engine's token budget per step (prompt chunks and decode tokens together); None where it did not plan.
+    max_num_batched_tokens: int | None = None
 
 
 @lru_cache(maxsize=KEPT_EVALUATIONS)
@@ -256,7 +296,9 @@ class Evaluator:
         elif plan.max_concurrency < 1:
             fits = False
             reason = f"does not fit: the KV cache holds no request of {self.workload.max_model_len:,} tokens"
-        return PlanSummary(fits, plan.starts, plan.kv_cache_tokens, plan.max_concurrency, reason)
+        return PlanSummary(
+            fits, plan.starts, plan.kv_cache_tokens, plan.max_concurrency, reason, plan.limits.max_num_batched_tokens
+        )
 
     def mark_like(self, point: SearchPoint, probe: SearchPoint) -> None:
         """``point`` shares ``probe``'s failure (same layout and speculator with a smaller K and batch cap)."""
@@ -318,10 +360,11 @@ class Evaluator:
         cycle = max(out - 1, 0) / tau * decode_s + batch * prefill_s
         requests_per_s = batch / cycle
         tpot = (cycle - prefill_s) / max(out - 1, 1)
-        self._set(
-            point, "screened", in_flight, replicas, batch, requests_per_s, requests_per_s * out,
-            decode_s + prefill_s, tpot, tpot,
+        ttft = closed_loop_ttft_s(
+            in_flight, batch, requests_per_s, decode_s, prefill_s, self.workload.mean_prompt_tokens,
+            self._summaries[self.plan_key(point)].max_num_batched_tokens, self.objectives.percentile,
         )  # fmt: skip
+        self._set(point, "screened", in_flight, replicas, batch, requests_per_s, requests_per_s * out, ttft, tpot, tpot)
 
     def replica_run(self, point: SearchPoint) -> tuple[Deployment, ServingWorkload, float | None, int | None]:
         """What :func:`planner.speed.simulate` is called with for this point: deployment, workload, α, K."""

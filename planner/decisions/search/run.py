@@ -386,8 +386,8 @@ class _Screened:
         m = SCREEN_MARGIN
         ttft, tpot = self.ttft * per[:, 2], self.tpot * per[:, 3]
         meets = np.ones(len(ttft), dtype=bool)
-        if objectives.ttft_slo_s is not None:
-            meets &= ~(ttft > objectives.ttft_slo_s)
+        if objectives.ttft_slo_s is not None:  # the closed loop's rounds, a coarser screen: widened too
+            meets &= ~(ttft / m > objectives.ttft_slo_s)
         if objectives.tpot_slo_s is not None:
             meets &= ~(tpot > objectives.tpot_slo_s)
         reach = ~fronts["throughput"].dominated_many(self.user * per[:, 0] * m, self.gpu * per[:, 1] * m)

@@ -3,6 +3,8 @@ equal ``simulate`` of the configuration, every frontier point fits, starts and m
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -60,6 +62,46 @@ def test_the_frontier_is_exact_where_the_kv_cache_limits_the_batch():
     assert any(p.stage == "simulated" for p in screened)
     assert any(p.stage == "screened" and p.batch_size < p.concurrency_per_replica for p in screened)
     _assert_frontier_of_simulating_every_point(found)
+
+
+# Where a TTFT objective binds: a closed loop's clients send their prompts in rounds, so TTFT grows with the batch
+# cap; the screen estimates it (``closed_loop_ttft_s``) and leaves unsimulated the points it rules out, and the
+# frontier must still be the one simulating every point gives.
+TTFT_BINDS = {
+    "target": "Llama-3.1-8B",
+    "nodes": ("1x-h100-sxm-80gb", "1x-l40s-48gb"),
+    "methods": ("none", "draft_model", "ngram"),
+    "ks": (2, 4),
+    "dtypes": ("bf16", "fp8"),
+    "batch_caps": (8, 64, 256),
+}
+TTFT_BINDS_WORKLOAD = SearchWorkload(requests_per_s=8.0, prompt_tokens=2048, output_tokens=256)
+
+
+@pytest.mark.parametrize(
+    "objectives",
+    [Objectives(tpot_slo_s=0.05, ttft_slo_s=0.5), Objectives(tpot_slo_s=0.05, ttft_slo_s=1.0, percentile=90)],
+)
+def test_the_frontier_is_exact_where_a_ttft_objective_rules_points_out(objectives):
+    found = search(SearchSpace.build(**TTFT_BINDS), TTFT_BINDS_WORKLOAD, objectives)
+    ruled_out = [p for p in found.points if p.stage == "screened" and "TTFT" in (p.reason or "")]
+    assert ruled_out  # the screen's TTFT left some points unsimulated
+    _assert_frontier_of_simulating_every_point(found)
+
+
+def test_the_screens_ttft_follows_the_closed_loops_rounds():
+    """The screen's p99 TTFT lies within 0.6x-1.7x of the simulator's for fixed lengths (the search learns the rest
+    per family), where one prompt's own prefill alone would be a small fraction of it at a large batch cap."""
+    found = search(SearchSpace.build(**TTFT_BINDS), TTFT_BINDS_WORKLOAD, Objectives(tpot_slo_s=0.05, ttft_slo_s=0.5))
+    ev = found.evaluator
+    ratios = {}
+    for point in found.points:
+        screened = copy.copy(point)
+        ev.screen(screened)
+        ev.simulate(point)
+        ratios[point.index] = (point.ttft_s / screened.ttft_s, point.concurrency_per_replica)
+    assert all(0.6 < ratio < 1.7 for ratio, _ in ratios.values()), ratios
+    assert any(cap >= 64 for _, cap in ratios.values())
 
 
 def _assert_frontier_of_simulating_every_point(result) -> None:
