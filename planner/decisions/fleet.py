@@ -34,11 +34,13 @@ from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from planner.deployment import Deployment
 from planner.errors import first_pydantic_error
+from planner.speed.objective_watch import ObjectiveWatch
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics
 from planner.speed.step_cache import (
     replica_capacity_cached,
     simulate_one_cached,
+    simulate_one_unless_missed,
 )
 from planner.units import fmt_ms_over
 
@@ -214,6 +216,20 @@ class ReplicaSearch:
             self.runs[n] = simulate_one_cached(self.dep, self.workload(request_rate=rate), alpha=self.alpha, k=self.k)
         return self.runs[n]
 
+    def misses_at(self, n: int) -> bool:
+        """Whether ``n`` replicas miss an objective: :meth:`at`'s answer, from a run that stops as soon as a miss is
+        certain where none at ``n`` is kept yet (:func:`planner.speed.step_cache.simulate_one_unless_missed`; a run
+        that completes is kept for :meth:`at`)."""
+        if n not in self.runs:
+            t = self.traffic
+            watch = ObjectiveWatch(t.ttft_slo_s, t.tpot_slo_s, t.percentile)
+            workload = self.workload(request_rate=t.requests_per_s / n)
+            run = simulate_one_unless_missed(self.dep, workload, watch, alpha=self.alpha, k=self.k)
+            if run is None:
+                return True
+            self.runs[n] = run
+        return bool(self.objective_misses(self.runs[n]))
+
     def objectives(self, run: ServingMetrics) -> list[ObjectiveMiss]:
         """Each objective set, with ``run``'s percentile beside its limit (met or not)."""
         t, pct = self.traffic, self.traffic.percentile
@@ -332,7 +348,7 @@ def size_option(
         # the largest fleet that could still beat the bound: missing there, it misses with fewer replicas too (as the
         # bisection below assumes), so one run rules the option out before its capacity runs
         most = (beat_nodes - 1) * dep.replicas_per_node
-        if most < 1 or search.misses(search.at(most)):
+        if most < 1 or search.misses_at(most):
             raise CannotBeat
         known_hit = most
     capacity = search.capacity()

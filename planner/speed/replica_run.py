@@ -36,6 +36,7 @@ from planner.input_types import MAX_SIMULATION_STEPS
 from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import NO_CHUNKS, Chunks, EngineStep
 from planner.speed.multi_step import MultiStep
+from planner.speed.objective_watch import MissCounts, ObjectiveWatch
 from planner.speed.serving_metrics import (
     OCCUPANCY_POINTS,
     Percentiles,
@@ -80,7 +81,10 @@ class ReplicaRun:
         """(seconds, FLOPs, bytes moved) of the step (:meth:`EngineStep.step_totals`)."""
         return self.engine.step_totals(self.shape, n_dec, context, chunks)
 
-    def run(self) -> ServingMetrics:
+    def run(self, watch: ObjectiveWatch | None = None) -> ServingMetrics:
+        """The run's metrics; with ``watch``, :class:`planner.speed.objective_watch.CertainMiss` as soon as the
+        run is certain to miss one of its objectives (each request's TTFT and TPOT counted as the metrics compute
+        them)."""
         lim, wl = self.limits, self.workload
         n = len(self.prompts)
         prompts, outputs = self.prompts, self.outputs
@@ -143,10 +147,14 @@ class ReplicaRun:
         def kv_used() -> float:
             return kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)
 
+        misses = MissCounts(watch, n, sum(1 for out in outputs if out > 1)) if watch is not None else None
+
         def complete(i: int) -> None:
             """Request ``i`` finished at ``t``: its reserved KV is freed; a closed-loop client sends its next one."""
             nonlocal completed, kv_fixed
             finish[i] = t
+            if misses is not None and outputs[i] > 1:
+                misses.tpot((t - first_token[i]) / (outputs[i] - 1))
             completed += 1
             kv_fixed -= reserved[i]
             if pending:
@@ -321,6 +329,8 @@ class ReplicaRun:
                 kv_prefill -= need[i]
                 if first_token[i] == 0.0:
                     first_token[i] = t
+                    if misses is not None:
+                        misses.ttft(t - arrival[i])
                 gen = generated0[i] + (1.0 if need[i] == prompts[i] else 0.0)
                 if gen >= outputs[i]:
                     complete(i)

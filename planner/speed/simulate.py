@@ -26,6 +26,7 @@ from planner.memory.plan import plan_memory
 from planner.memory.types import MemoryPlan
 from planner.speed.drafting import DraftShape, Verification
 from planner.speed.engine_step import EngineStep
+from planner.speed.objective_watch import ObjectiveWatch
 from planner.speed.profiles import SpeedProfile
 from planner.speed.replica_run import ReplicaRun
 from planner.speed.serving_metrics import (
@@ -171,11 +172,13 @@ def simulate_one(
     shape: DraftShape | None = None,
     engine: EngineStep | None = None,
     plan: MemoryPlan | None = None,
+    watch: ObjectiveWatch | None = None,
 ) -> ServingMetrics:
     """One run of ``workload`` on one replica of ``dep``: speculative when ``alpha`` is given and it has a draft,
     drafting as ``shape`` says (default: a chain of ``k``, else the deployment's K). A caller that already holds
     the replica's :class:`EngineStep` and memory plan (the design-space search, which reuses them across points)
-    passes them as ``engine`` and ``plan``: the run is the same."""
+    passes them as ``engine`` and ``plan``: the run is the same. With ``watch``, the run stops with
+    :class:`planner.speed.objective_watch.CertainMiss` as soon as it is certain to miss one of its objectives."""
     speculative = alpha is not None and dep.is_speculative
     engine = engine or EngineStep(dep if speculative else dep.without_draft(), profile)
     shape = (shape or draft_shape(dep, k)) if speculative else None
@@ -184,7 +187,7 @@ def simulate_one(
     prompts, outputs = check_lengths(workload, limits.max_model_len)
     work = simulation_work(prompts, outputs, limits.max_num_batched_tokens)
     check_work("workload", work, MAX_SIMULATION_WORK, "fewer prompts or shorter outputs")
-    return ReplicaRun(engine, limits, workload, prompts, outputs, shape, alpha if speculative else None).run()
+    return ReplicaRun(engine, limits, workload, prompts, outputs, shape, alpha if speculative else None).run(watch)
 
 
 def simulate(

@@ -48,6 +48,7 @@ from planner.memory.plan import plan_memory
 from planner.memory.types import MemoryPlan
 from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import SpeedEstimate, estimate_speed
+from planner.speed.objective_watch import CertainMiss, ObjectiveWatch
 from planner.speed.profiles import SpeedProfile
 from planner.speed.replica_capacity import replica_capacity
 from planner.speed.serving_workload import ServingWorkload
@@ -100,6 +101,11 @@ class ResultCache:
         if isinstance(entry, PlannerError):
             raise _fresh(entry)
         return entry.model_copy()  # type: ignore[return-value]
+
+    def holds(self, key: tuple, error_key: tuple | None = None) -> bool:
+        """Whether a result (or an error, under ``error_key``) is kept for ``key``."""
+        with self.lock:
+            return key in self.entries or (error_key is not None and error_key in self.entries)
 
     def cache_clear(self) -> None:
         with self.lock:
@@ -279,6 +285,53 @@ simulate_one_cached = _run_cache(RUNS, _with_parts(SIMULATIONS), "planner.speed.
 replica_capacity_cached = _run_cache(
     CAPACITIES, _with_parts(_capacity), "planner.speed.replica_capacity.replica_capacity"
 )
+
+
+class _Missed(BaseModel):
+    """What :data:`MISSED` keeps: the run was stopped, certain to miss an objective."""
+
+
+#: Runs stopped as soon as they were certain to miss an objective, by run and objectives.
+MISSED = ResultCache()
+
+
+def simulate_one_unless_missed(
+    dep: Deployment,
+    workload: ServingWorkload,
+    watch: ObjectiveWatch,
+    *,
+    alpha: float | None = None,
+    k: int | None = None,
+    profile: SpeedProfile | None = None,
+) -> ServingMetrics | None:
+    """:func:`simulate_one_cached`'s run, or None as soon as the run is certain to miss one of ``watch``'s
+    objectives (:mod:`planner.speed.objective_watch`): what a fleet search pays to learn that a fleet misses. A
+    run kept already is read; one that completes is kept as :func:`simulate_one_cached` keeps it.
+
+    >>> from planner.catalog.lookup import get_model, get_node
+    >>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"))
+    >>> overload = ServingWorkload.build(request_rate=200.0, num_prompts=400)
+    >>> before = SIMULATIONS.count
+    >>> simulate_one_unless_missed(dep, overload, ObjectiveWatch(0.5, None, 99.0)) is None, SIMULATIONS.count - before
+    (True, 1)
+    >>> simulate_one_cached(dep, overload).ttft_at(99) > 0.5  # the whole run misses too
+    True
+    """
+    key = (replica_key(dep), *_key(workload, alpha, k, profile))
+    error_key = _key(dep, workload, alpha, k, profile)
+    if RUNS.holds(key, error_key):
+        return simulate_one_cached(dep, workload, alpha=alpha, k=k, profile=profile)
+    missed_key = (*key, watch)
+    if MISSED.holds(missed_key):
+        return None
+    try:
+        run = _with_parts(SIMULATIONS)(dep, workload, alpha=alpha, k=k, profile=profile, watch=watch)
+    except CertainMiss:
+        MISSED.get_or_compute(missed_key, _Missed)
+        return None
+    except PlannerError:  # kept, and raised in its own words, as simulate_one_cached keeps and raises it
+        return simulate_one_cached(dep, workload, alpha=alpha, k=k, profile=profile)
+    return RUNS.get_or_compute(key, lambda: run, error_key=error_key)
 
 
 def plan_memory_cached(deployment: Deployment) -> MemoryPlan:
