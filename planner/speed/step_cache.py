@@ -14,6 +14,8 @@ every field, custom model architectures included), so
   types (4x and 8x L40S, 1x and 8x H100) is simulated once; an error stays keyed by its node, whose name it carries;
 - the decision matrix at a new batch size sizes none of its candidates' memory again;
 - a configuration that cannot run raises the same error again without being recomputed;
+- a run asked only whether it misses an objective stops once the miss is certain (:func:`simulate_one_unless_missed`),
+  and that answer is kept too;
 - :func:`planner.facts.clear_caches` forgets them with every other data cache (the speed profiles and
   catalog they were computed from).
 

@@ -77,9 +77,9 @@ def closed_loop_ttft_s(
     so the rounds persist. A round's first prompt waits one step and its own chunk (``T + T_p``), the others
     evenly more, so the percentile ``p`` of the round lies ``p / 100`` of the way to its last. Requests the KV
     cache cannot hold (``in_flight − B``) queue in front of that, ``(in_flight − B) / requests_per_s`` (Little's
-    law). Against the simulator's p99 at the default space's points
-    it is 0.91x at the median and within 0.80x-1.17x for nine in ten (``make bench-search`` prints the spread);
-    the search learns that error per family of points, as for every screened figure.
+    law). Against the simulator's p99 at the default space's points it is 0.91x at the median and within
+    0.80x-1.17x for nine in ten (``make bench-search`` prints the spread); the search learns that error per family
+    of points, as for every screened figure.
 
     >>> last_s = 64 * 0.02 + 8 * 0.03  # 64 prompts of 1,024 tokens fill 8 steps of an 8,192-token budget
     >>> ttft_s = closed_loop_ttft_s(64, 64, 10.0, 0.03, 0.02, 1024, 8192, 99.0)
