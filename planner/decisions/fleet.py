@@ -318,6 +318,22 @@ class CannotBeat(Exception):  # noqa: N818 (a signal, never shown to a user)
     """The option (or layout) needs at least the nodes of a cheaper layout already quoted: it cannot be chosen."""
 
 
+def misses_below(search: ReplicaSearch, beat_nodes: int) -> bool:
+    """Whether ``search``'s option provably needs ``beat_nodes`` nodes or more: its largest fleet below them misses
+    the objectives (one run, stopped as soon as the miss is certain), and fewer replicas miss them too (the
+    bisection's own assumption). What :func:`size_option` checks first, before any capacity run."""
+    most = (beat_nodes - 1) * search.dep.replicas_per_node
+    return most < 1 or search.misses_at(most)
+
+
+def cannot_beat(dep: Deployment, traffic: Traffic, k: int | None, beat_nodes: int, *, dataset: str = "fixed") -> bool:
+    """:func:`misses_below` for an option :func:`size_option` would size (the same arguments): True where sizing it
+    against ``beat_nodes`` would raise ``CannotBeat`` at once, found without its capacity runs."""
+    if traffic.ttft_slo_s is None and traffic.tpot_slo_s is None:
+        return False
+    return misses_below(ReplicaSearch(dep, traffic, traffic.alpha if k is not None else None, k, dataset), beat_nodes)
+
+
 def size_option(
     dep: Deployment,
     traffic: Traffic,
@@ -347,10 +363,9 @@ def size_option(
     if beat_nodes is not None and (traffic.ttft_slo_s is not None or traffic.tpot_slo_s is not None):
         # the largest fleet that could still beat the bound: missing there, it misses with fewer replicas too (as the
         # bisection below assumes), so one run rules the option out before its capacity runs
-        most = (beat_nodes - 1) * dep.replicas_per_node
-        if most < 1 or search.misses_at(most):
+        if misses_below(search, beat_nodes):
             raise CannotBeat
-        known_hit = most
+        known_hit = (beat_nodes - 1) * dep.replicas_per_node
     capacity = search.capacity()
     low = max(1, ceil(traffic.requests_per_s / capacity.steady_requests_per_s))
 

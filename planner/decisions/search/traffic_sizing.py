@@ -15,7 +15,8 @@ load can meet the objectives once sized (and be the cheapest that does). They ar
 sized fleet can cost: a fleet carries ``R`` only if each replica's capacity does, and a saturated replica's capacity
 is at most ``CAPACITY_OVER_CLOSED_LOOP`` times what it serves at its batch cap (widened to what the candidates sized
 so far showed), so ``replicas ≥ ceil(R / (that · closed-loop requests/s))``. A candidate the search did not simulate
-is ordered by its screen, corrected as the frontiers' search corrects it, and simulated when its turn comes. Sizing
+is ordered by its screen, corrected as the frontiers' search corrects it, and simulated when its turn comes, unless
+its sizing would stop at once against the best fleet so far (:func:`cannot_beat_point`: one run, no closed loop). Sizing
 stops when no candidate's bound is below the best fleet found, and a candidate is dropped as soon as its own sizing
 proves it cannot be cheaper (``CannotBeat``): the answer is the one sizing every point that fits gives (a test
 checks it on a small space); ties go to the candidate met first (at equal bounds, the cheaper at full load).
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from math import ceil
 
 from planner.catalog.lookup import default_usd_per_gpu_hour
-from planner.decisions.fleet import CannotBeat, FleetOption, Traffic, size_option
+from planner.decisions.fleet import CannotBeat, FleetOption, Traffic, cannot_beat, size_option
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import cheapest_key
 from planner.decisions.search.points import SearchPoint, fleet_figures
@@ -77,6 +78,12 @@ def traffic_of(ev: Evaluator, point: SearchPoint) -> Traffic:
         percentile=objectives.percentile,
         alpha=point.alpha,
     )
+
+
+def cannot_beat_point(ev: Evaluator, point: SearchPoint, beat_nodes: int) -> bool:
+    """Whether sizing ``point`` against ``beat_nodes`` would raise ``CannotBeat`` at once (its largest fleet below
+    them misses the objectives): :func:`planner.decisions.fleet.cannot_beat` of what :func:`size_point` sizes."""
+    return cannot_beat(ev.deployment(point), traffic_of(ev, point), point.k, beat_nodes, dataset=ev.workload.dataset)
 
 
 def size_point(ev: Evaluator, point: SearchPoint, beat_nodes: int | None = None) -> FleetOption:
@@ -169,6 +176,11 @@ def sized_recommendation(
         if best is not None and bound >= _cost(best[1]):
             break  # no candidate left can be cheaper: each is at least its bound
         if point.stage != "simulated":
+            try:
+                if best is not None and cannot_beat_point(ev, point, _beat_nodes(point, best[1])):
+                    continue  # its sizing would stop at once: no closed loop to simulate for a bound
+            except PlannerError:
+                continue  # the replica cannot be simulated at this load: it is no candidate
             ev.simulate(point)  # its closed loop, for a bound of its own
             if point.stage != "simulated":
                 continue  # the replica cannot be simulated: it is no candidate

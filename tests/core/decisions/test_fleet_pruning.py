@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import plan_fleet
-from planner.decisions.fleet import SLO_PRESETS, Traffic, size_option
+from planner.decisions.fleet import SLO_PRESETS, CannotBeat, Traffic, cannot_beat, size_option
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.facts import clear_caches
@@ -162,3 +162,20 @@ def test_an_option_sized_below_a_known_count_gets_the_same_fleet_and_near_it_fro
     assert bounded == alone
     if spare_nodes == 1:  # the cheaper option needed about as many: a few runs down from its count
         assert runs_bounded < runs_alone - 2
+
+
+@pytest.mark.parametrize("beat_nodes", [1, 2, 3, 6, 12])
+def test_cannot_beat_says_what_sizing_against_that_bound_would_say_at_once(beat_nodes):
+    """The design-space search drops a candidate that ``cannot_beat`` the best fleet so far before simulating its
+    closed loop: exactly the candidates whose sizing would stop with ``CannotBeat`` at its first run."""
+    dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4)
+    traffic = Traffic(requests_per_s=20, prompt_tokens=1024, output_tokens=256, ttft_slo_s=1.0, tpot_slo_s=0.05)
+    ruled_out = cannot_beat(dep, traffic, None, beat_nodes)
+    try:
+        size_option(dep, traffic, 2.0, None, beat_nodes)
+        raised = False
+    except CannotBeat:
+        raised = True
+    assert not ruled_out or raised
+    full = size_option(dep, traffic, 2.0, None)
+    assert ruled_out == (full.nodes >= beat_nodes)  # the fewest replicas that meet need at least that many nodes
