@@ -91,6 +91,8 @@ class EngineStep:
         self.deployment = deployment
         self.gpu = deployment.gpu
         self.profile: SpeedProfile = profile or speed_profile(deployment.engine, deployment.gpu.vendor)
+        #: ``1 + f_host``: a step's seconds per GPU second (:meth:`with_host`).
+        self._host_factor = 1.0 + self.profile.host_serial_frac
         graphs = not deployment.enforce_eager
         self.target_cost: ModelCost = model_cost(
             deployment.target, deployment.target_format, deployment.kv, self.gpu, tp=deployment.tp, pp=deployment.pp
@@ -218,7 +220,7 @@ class EngineStep:
 
     def with_host(self, gpu_s: float) -> float:
         """A step of ``gpu_s`` GPU seconds plus the host work the engine does not overlap with it."""
-        return gpu_s * (1.0 + self.profile.host_serial_frac)
+        return gpu_s * self._host_factor
 
     def speculative(
         self,
@@ -301,13 +303,16 @@ class EngineStep:
             seconds, pass_flops, pass_bytes = model.totals(
                 fixed, decode_seqs, query_tokens, decode_context_tokens + context_offset, launches
             )
-            for _ in range(count):
+            total += seconds
+            flops += pass_flops
+            moved += pass_bytes
+            for _ in range(count - 1):  # the later draft passes, each added in turn
                 total += seconds
                 flops += pass_flops
                 moved += pass_bytes
         for extra_s in overheads_s:
             total += extra_s
-        return self.with_host(total), flops, moved
+        return total * self._host_factor, flops, moved
 
     def _step_plan(self, shape: DraftShape | None, decode_seqs: int, chunks: Chunks) -> tuple[list, tuple]:
         """The passes of one step, in order: (model, its kept terms, query tokens per sequence, context added before

@@ -77,10 +77,6 @@ class ReplicaRun:
         self.tokens_per_decode = shape.verify_tokens if shape is not None else 1
         self.multi_step = MultiStep(engine.profile.scheduler_steps)
 
-    def step_time(self, n_dec: int, context: float, chunks: Chunks) -> tuple[float, float, float]:
-        """(seconds, FLOPs, bytes moved) of the step (:meth:`EngineStep.step_totals`)."""
-        return self.engine.step_totals(self.shape, n_dec, context, chunks)
-
     def run(self, watch: ObjectiveWatch | None = None) -> ServingMetrics:
         """The run's metrics; with ``watch``, :class:`planner.speed.objective_watch.CertainMiss` as soon as the
         run is certain to miss one of its objectives (each request's TTFT and TPOT counted as the metrics compute
@@ -128,6 +124,7 @@ class ReplicaRun:
         padded_steps = 0
         padding = 0.0
         graph_run = self.engine.graph_run
+        step_totals, shape = self.engine.step_totals, self.shape
         blocked = {"queue": 0.0}
         prog = self.progress
         per_dec = self.tokens_per_decode
@@ -291,15 +288,15 @@ class ReplicaRun:
                 if m > 1 and (upcoming or (wl.mode == "concurrency" and pending)):
                     can_admit = not waiting and running < max_seqs
                     if upcoming and can_admit:
-                        at_start = self.step_time(dec, context, chunks)
+                        at_start = step_totals(shape, dec, context, chunks)
                         m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / at_start[0])))
             frozen = self.multi_step.steps > 1 and dec and chunks.tokens == 0
             if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
                 m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)
             if m > 1:
-                step_s, step_flops, step_bytes = self.step_time(dec, context + n_dec * prog * (m - 1) / 2, chunks)
+                step_s, step_flops, step_bytes = step_totals(shape, dec, context + n_dec * prog * (m - 1) / 2, chunks)
             else:
-                step_s, step_flops, step_bytes = at_start or self.step_time(dec, context, chunks)
+                step_s, step_flops, step_bytes = at_start or step_totals(shape, dec, context, chunks)
             dt = step_s * m
             pad, _ = graph_run(dec, per_dec, chunks.tokens)
             if pad:
