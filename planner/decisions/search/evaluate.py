@@ -3,7 +3,8 @@
 The memory plan is :func:`planner.memory.plan_budget` of the point's deployment (what ``plan_memory`` gives
 without fixes), its K- and batch-cap-free parts worked out once per layout and speculator
 (:class:`planner.memory.budget.SharedBudget`). The screen times the
-replica at its operating batch ``B = min(requests in flight, the plan's KV concurrency)`` with
+replica at its operating batch ``B = min(requests in flight, the plan's KV concurrency, what the token budget
+feeds)`` (:func:`budget_fed_batch`) with
 :class:`planner.speed.EngineStep` (one decode step ``T``; the marginal cost ``T_p`` of a prompt's prefill
 chunk riding in that step) and τ(α, K) tokens per step (Leviathan et al. 2023)::
 
@@ -56,6 +57,29 @@ MAX_SIMULATED_REQUESTS = 2000
 def simulated_requests(concurrency: int) -> int:
     """Requests one simulation runs for ``concurrency`` in flight: ``4 ·`` concurrency within [200, 2,000]."""
     return max(MIN_SIMULATED_REQUESTS, min(MAX_SIMULATED_REQUESTS, TURNOVERS_SIMULATED * concurrency))
+
+
+def budget_fed_batch(
+    token_budget: int, prompt_tokens: float, output_tokens: float, tokens_per_step: float, tokens_per_decode: int
+) -> float:
+    """The most requests a replica keeps decoding when each must first be prefilled through the engine's token budget
+    per step (``max_num_batched_tokens``), which its decoding requests share (``q`` tokens each: 1, or ``K + 1``
+    with a draft; vLLM V1 schedules both under one budget). In steady state ``X`` requests start per step, each
+    needing ``P`` prefill tokens and decoding for ``(O − 1) / τ`` steps, so ``n = X · (O − 1) / τ`` decode at once
+    (Little's law) while ``X · P + n · q`` tokens fill the budget::
+
+        n = budget · (O − 1) / (τ · P + q · (O − 1))
+
+    Long prompts with short outputs leave a replica fewer requests decoding than its batch cap: with 2,048-token
+    prompts, 128-token outputs and an 8,192-token budget, 153 at K 4 (τ 3, q 5), where the simulator runs 145.
+
+    >>> round(budget_fed_batch(8192, 2048, 128, 3.0, 5))
+    153
+    >>> round(budget_fed_batch(8192, 1024, 256, 1.0, 1))  # plain decoding, the default workload: far above any cap
+    1633
+    """
+    decode_steps = max(output_tokens - 1, 0) / tokens_per_step
+    return token_budget * decode_steps / (prompt_tokens + tokens_per_decode * decode_steps)
 
 
 def closed_loop_ttft_s(
@@ -352,18 +376,20 @@ class Evaluator:
         if not (point.fits and point.starts):
             return
         in_flight, replicas = self.concurrency(point)
-        held = (point.kv_cache_tokens or 0) / (self.workload.mean_prompt_tokens + self.workload.mean_output_tokens / 2)
-        batch = max(1, min(in_flight, floor(held)))
-        decode_s, prefill_s = self._steps_of(point, batch)
+        prompt, out = self.workload.mean_prompt_tokens, self.workload.mean_output_tokens
+        held = (point.kv_cache_tokens or 0) / (prompt + out / 2)
         tau = 1.0 if point.k is None else spec.expected_tokens_per_step(point.alpha or 0.0, point.k)
-        out = self.workload.mean_output_tokens
+        budget = self._summaries[self.plan_key(point)].max_num_batched_tokens
+        per_decode = 1 if point.k is None else self.engine_of(point).shape(point.k).verify_tokens
+        fed = budget_fed_batch(budget, prompt, out, tau, per_decode) if budget else in_flight
+        batch = max(1, min(in_flight, floor(held), floor(fed)))
+        decode_s, prefill_s = self._steps_of(point, batch)
         cycle = max(out - 1, 0) / tau * decode_s + batch * prefill_s
         requests_per_s = batch / cycle
         tpot = (cycle - prefill_s) / max(out - 1, 1)
         ttft = closed_loop_ttft_s(
-            in_flight, batch, requests_per_s, decode_s, prefill_s, self.workload.mean_prompt_tokens,
-            self._summaries[self.plan_key(point)].max_num_batched_tokens, self.objectives.percentile,
-        )  # fmt: skip
+            in_flight, batch, requests_per_s, decode_s, prefill_s, prompt, budget, self.objectives.percentile
+        )
         self._set(point, "screened", in_flight, replicas, batch, requests_per_s, requests_per_s * out, ttft, tpot, tpot)
 
     def replica_run(self, point: SearchPoint) -> tuple[Deployment, ServingWorkload, float | None, int | None]:

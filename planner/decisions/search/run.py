@@ -149,12 +149,12 @@ def _feasible(points: list[SearchPoint]) -> list[SearchPoint]:
 
 
 class _Ratios:
-    """The most favourable ratio simulated / screened seen so far, per figure (never better than 1: the screen is
-    trusted only as far as the simulator has confirmed it)."""
+    """The most favourable ratio simulated / screened seen so far, per figure; 1 (the screen as it is) for a figure
+    no simulation has shown yet."""
 
     def __init__(self) -> None:
-        self.user = self.gpu = 1.0
-        self.tpot = self.ttft = self.cost = 1.0
+        self.user = self.gpu = 0.0
+        self.tpot = self.ttft = self.cost = float("inf")
         self.samples = 0
 
     def add(self, s: tuple, p: SearchPoint) -> None:
@@ -170,6 +170,14 @@ class _Ratios:
             self.tpot = min(self.tpot, p.tpot_s / s_tpot)
         if s_cost and p.usd_per_million_output_tokens:
             self.cost = min(self.cost, p.usd_per_million_output_tokens / s_cost)
+
+    def factors(self) -> tuple[float, float, float, float, float]:
+        """(user, gpu, ttft, tpot, cost): each figure's most favourable ratio, 1 where none was seen."""
+        return (
+            self.user or 1.0,
+            self.gpu or 1.0,
+            *(1.0 if r == float("inf") else r for r in (self.ttft, self.tpot, self.cost)),
+        )
 
 
 def _family(p: SearchPoint) -> tuple[tuple, ...]:
@@ -272,7 +280,9 @@ def search(
         def closed_loop_bound(p: SearchPoint) -> float:
             """The most an unsimulated point's closed loop can serve: its screen corrected by the most favourable
             error seen in its family, widened as the frontiers' weighing widens it."""
-            return (p.replica_requests_per_s or 0.0) * bounds.of(families[p.index]).gpu * SCREEN_MARGIN
+            # never below the screen itself: the sizing's order needs a bound the rate cannot exceed
+            gpu = max(1.0, bounds.of(families[p.index]).factors()[1])
+            return (p.replica_requests_per_s or 0.0) * gpu * SCREEN_MARGIN
 
         progress(f"Sizing the cheapest fleet for {workload.requests_per_s:g} req/s...")
         sizing = sized_recommendation(ev, fitting, closed_loop_bound)
@@ -382,7 +392,7 @@ class _Screened:
         most favourable error seen in their family, widened by ``SCREEN_MARGIN``), could meet the objectives and
         reach either frontier."""
         ratios = [bounds.of(key) for key in self.families]
-        per = np.array([(b.user, b.gpu, b.ttft, b.tpot, b.cost) for b in ratios], dtype=float)[self.family]
+        per = np.array([b.factors() for b in ratios], dtype=float)[self.family]
         m = SCREEN_MARGIN
         ttft, tpot = self.ttft * per[:, 2], self.tpot * per[:, 3]
         meets = np.ones(len(ttft), dtype=bool)

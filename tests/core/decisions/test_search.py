@@ -104,6 +104,34 @@ def test_the_screens_ttft_follows_the_closed_loops_rounds():
     assert any(cap >= 64 for _, cap in ratios.values())
 
 
+# Where the token budget limits the batch: long prompts and short outputs (2,048 + 128 tokens) leave a replica fewer
+# requests decoding than its cap of 256, since each must first be prefilled through the budget its decoding
+# requests share; a screen that assumed the cap missed frontier points there.
+BUDGET_LIMITED = {
+    "target": "Llama-3.1-8B",
+    "nodes": ("8x-b200-180gb",),
+    "methods": ("none", "eagle3"),
+    "ks": (1, 3, 4, 6),
+    "dtypes": ("fp8",),
+    "batch_caps": (32, 128, 256),
+}
+BUDGET_LIMITED_WORKLOAD = SearchWorkload(requests_per_s=50, prompt_tokens=2048, output_tokens=128)
+
+
+def test_the_frontier_is_exact_where_the_token_budget_limits_the_batch():
+    found = search(SearchSpace.build(**BUDGET_LIMITED), BUDGET_LIMITED_WORKLOAD, Objectives(tpot_slo_s=0.03))
+    ev = found.evaluator
+    fed = []
+    for point in found.points:
+        if point.fits and point.starts and point.max_num_seqs == 256 and point.k in (4, 6):
+            screened = copy.copy(point)
+            ev.screen(screened)
+            ev.simulate(point)
+            fed.append((screened.batch_size, point.batch_size))
+    assert fed and all(screen < 256 and 0.8 < sim / screen < 1.2 for screen, sim in fed), fed
+    _assert_frontier_of_simulating_every_point(found)
+
+
 def _assert_frontier_of_simulating_every_point(result) -> None:
     ev = result.evaluator
     fitting = [p for p in result.points if p.fits and p.starts]
