@@ -44,6 +44,7 @@ from planner.memory.budget import SharedBudget, plan_budget
 from planner.memory.plan import plan_memory
 from planner.memory.types import MemoryPlan
 from planner.model.parallelism import valid_tp_degrees
+from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate_one
@@ -57,6 +58,12 @@ MAX_SIMULATED_REQUESTS = 2000
 def simulated_requests(concurrency: int) -> int:
     """Requests one simulation runs for ``concurrency`` in flight: ``4 ·`` concurrency within [200, 2,000]."""
     return max(MIN_SIMULATED_REQUESTS, min(MAX_SIMULATED_REQUESTS, TURNOVERS_SIMULATED * concurrency))
+
+
+@lru_cache(maxsize=256)
+def _chain_verify_tokens(method: str, k: int) -> int:
+    """Query tokens per sequence a chain of ``k`` verifies (the search drafts chains, as :meth:`EngineStep.shape`)."""
+    return DraftShape(method=method, k=k).verify_tokens
 
 
 def budget_fed_batch(
@@ -380,7 +387,7 @@ class Evaluator:
         held = (point.kv_cache_tokens or 0) / (prompt + out / 2)
         tau = 1.0 if point.k is None else spec.expected_tokens_per_step(point.alpha or 0.0, point.k)
         budget = self._summaries[self.plan_key(point)].max_num_batched_tokens
-        per_decode = 1 if point.k is None else self.engine_of(point).shape(point.k).verify_tokens
+        per_decode = 1 if point.k is None else _chain_verify_tokens(point.method, point.k)
         fed = budget_fed_batch(budget, prompt, out, tau, per_decode) if budget else in_flight
         batch = max(1, min(in_flight, floor(held), floor(fed)))
         decode_s, prefill_s = self._steps_of(point, batch)
