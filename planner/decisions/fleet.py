@@ -210,10 +210,19 @@ class ReplicaSearch:
     def capacity(self) -> ServingMetrics:
         return replica_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
 
+    @classmethod
+    def for_option(cls, dep: Deployment, traffic: Traffic, k: int | None, dataset: str = "fixed") -> ReplicaSearch:
+        """The search of an option as :func:`size_option` sizes it: without speculation when ``k`` is None, else at
+        draft length ``k`` with ``traffic.alpha``."""
+        return cls(dep, traffic, traffic.alpha if k is not None else None, k, dataset)
+
+    def workload_at(self, n: int) -> ServingWorkload:
+        """What one of ``n`` replicas is offered: ``rate / n`` Poisson requests."""
+        return self.workload(request_rate=self.traffic.requests_per_s / n)
+
     def at(self, n: int) -> ServingMetrics:
         if n not in self.runs:
-            rate = self.traffic.requests_per_s / n
-            self.runs[n] = simulate_one_cached(self.dep, self.workload(request_rate=rate), alpha=self.alpha, k=self.k)
+            self.runs[n] = simulate_one_cached(self.dep, self.workload_at(n), alpha=self.alpha, k=self.k)
         return self.runs[n]
 
     def misses_at(self, n: int) -> bool:
@@ -223,8 +232,7 @@ class ReplicaSearch:
         if n not in self.runs:
             t = self.traffic
             watch = ObjectiveWatch(t.ttft_slo_s, t.tpot_slo_s, t.percentile)
-            workload = self.workload(request_rate=t.requests_per_s / n)
-            run = simulate_one_unless_missed(self.dep, workload, watch, alpha=self.alpha, k=self.k)
+            run = simulate_one_unless_missed(self.dep, self.workload_at(n), watch, alpha=self.alpha, k=self.k)
             if run is None:
                 return True
             self.runs[n] = run
@@ -331,7 +339,7 @@ def cannot_beat(dep: Deployment, traffic: Traffic, k: int | None, beat_nodes: in
     against ``beat_nodes`` would raise ``CannotBeat`` at once, found without its capacity runs."""
     if traffic.ttft_slo_s is None and traffic.tpot_slo_s is None:
         return False
-    return misses_below(ReplicaSearch(dep, traffic, traffic.alpha if k is not None else None, k, dataset), beat_nodes)
+    return misses_below(ReplicaSearch.for_option(dep, traffic, k, dataset), beat_nodes)
 
 
 def size_option(
@@ -358,7 +366,7 @@ def size_option(
     option.
     """
     speculate = k is not None
-    search = ReplicaSearch(dep, traffic, traffic.alpha if speculate else None, k, dataset)
+    search = ReplicaSearch.for_option(dep, traffic, k, dataset)
     known_hit: int | None = None  # a count known to meet the objectives
     if beat_nodes is not None and (traffic.ttft_slo_s is not None or traffic.tpot_slo_s is not None):
         # the largest fleet that could still beat the bound: missing there, it misses with fewer replicas too (as the
