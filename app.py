@@ -13,11 +13,13 @@ from ui._common import run_page_guarded
 from ui._flash import begin_run, end_run
 from ui._frame import run_in_app_frame
 from ui._identity import identity_sidebar, sign_in_gate
+from ui._rerun import begin_run as note_who_started_the_run
 from ui._scenario import scenario_sidebar
 from ui._timing import timed
 from ui._warm_up import warm_up_after_first_render
 
 st.set_page_config(page_title="Speculative Decoding Capacity Planner", page_icon="🧮", layout="wide")
+note_who_started_the_run()  # a run the server started tells the browser the seeded widgets' values (ui/_rerun.py)
 # Headline figures stay whole on narrow screens (1024 px with the sidebar open): a metric's value shrinks with
 # the window and wraps rather than ending in an ellipsis.
 st.html(

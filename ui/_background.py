@@ -1,10 +1,12 @@
 """Long core work off the script thread: a page asks for a result by key and draws a progress bar until it is in.
 
 A page starts the work once per key in a background thread (``Jobs.start``: a second session, or the same
-session's next rerun, asking for the same key shares the running job) and draws a progress bar that follows the
-job a few times a second until the result is in; a widget change interrupts that wait (the job goes on, and the
-next run asks for its own). The work is pure core calls (``planner`` never draws), so the thread needs no
-Streamlit context. Outside a live server (AppTest, bare mode) the run waits without a bar.
+session's next rerun, asking for the same key shares the running job). Work not done within ``GRACE_S`` leaves
+the run with a progress bar (and what the work has shown so far) and no result: the run ends at once, so a page
+answers a widget change in a fraction of a second whatever the work costs, and the server reruns the page as the
+work moves on and once it is done (ui/_rerun.py: with the visitor's latest page and values, never while a run of
+theirs is in progress). The work is pure core calls (``planner`` never draws), so the thread needs no Streamlit
+context. Outside a live server (AppTest, bare mode) the run waits for the result.
 
 >>> jobs = Jobs()
 >>> job = jobs.start("k", lambda job: 6 * 7, steps=1)
@@ -16,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import OrderedDict
@@ -25,12 +28,18 @@ from typing import Any
 
 import streamlit as st
 
+from ui._rerun import page_rerun
 from ui._timing import timed
 
 #: Finished jobs kept (their results are what a rerun draws); running ones are never dropped.
 MAX_JOBS = 32
 #: How often the progress bar asks the job whether it is done, seconds.
 POLL_S = 0.25
+#: How long a run waits for work it asked for before it ends under a progress bar, seconds: work this short is
+#: drawn in the same run, without a bar or a second run.
+GRACE_S = 0.08
+#: The least time between two reruns a job's progress asks for, seconds (its end asks at once).
+PROGRESS_RERUN_S = 1.0
 
 
 class Job:
@@ -49,6 +58,38 @@ class Job:
         self.finished = threading.Event()
         self.value: Any = None
         self.error: BaseException | None = None
+        #: Who to tell when the work moves on or ends (a page waiting for it, by session), and when it last did.
+        self._watchers: dict[Hashable, Callable[[], None]] = {}
+        self._watch_lock = threading.Lock()
+        self._told = 0.0
+
+    def watch(self, who: Hashable, tell: Callable[[], None]) -> None:
+        """Call ``tell()`` as the work shows more or finishes a step (at most every ``PROGRESS_RERUN_S``) and once
+        it ends; at once if it has ended already. One watcher per ``who`` (a page asking again replaces it)."""
+        with self._watch_lock:
+            if not self.finished.is_set():
+                self._watchers[who] = tell
+                return
+        tell()
+
+    def _tell(self, final: bool = False) -> None:
+        with self._watch_lock:
+            now = time.monotonic()
+            if not final and now - self._told < PROGRESS_RERUN_S:
+                return
+            self._told = now
+            watchers = list(self._watchers.values())
+            if final:
+                self._watchers.clear()
+        for tell in watchers:
+            with contextlib.suppress(Exception):  # a watcher that cannot be told (session gone) costs others nothing
+                tell()
+
+    def end(self) -> None:
+        """The work has its value or its error: readers stop waiting and watchers are told."""
+        with self._watch_lock:
+            self.finished.set()
+        self._tell(final=True)
 
     def advance(self, label: str) -> None:
         """Called by the work as it goes: one more step is starting, described by ``label``."""
@@ -58,9 +99,11 @@ class Job:
         """Called by the work as it goes: ``partial`` is what there is to show so far."""
         self.partial = partial
         self.partial_version += 1
+        self._tell()
 
     def step_done(self) -> None:
         self.done_steps = min(self.steps, self.done_steps + 1)
+        self._tell()
 
     @property
     def fraction(self) -> float:
@@ -102,7 +145,7 @@ class Jobs:
             except BaseException as exc:  # raised again to whoever reads the result
                 job.error = exc
             finally:
-                job.finished.set()
+                job.end()
 
         threading.Thread(target=run, daemon=True, name="planner-page-work").start()
         return job
@@ -178,18 +221,30 @@ def browser_session() -> bool:
         return False
 
 
-def result_or_progress(job: Job, what: str, draw_partial: Callable[[Any], None] | None = None) -> Any:
-    """``job``'s result; while it works (in a browser session), a progress bar of its steps above the page, and
-    under it what the work has shown so far (:meth:`Job.show`), drawn by ``draw_partial``.
+def result_or_progress(
+    job: Job, what: str, draw_partial: Callable[[Any], None] | None = None, *, wait: bool = False
+) -> Any:
+    """``job``'s result, or None while it works (in a browser session): then a progress bar of its steps above the
+    page, under it what the work has shown so far (:meth:`Job.show`), drawn by ``draw_partial``, and the run ends;
+    the server reruns the page as the work moves on and when it is done (ui/_rerun.py).
 
-    The script run waits on the job, updating the bar a few times a second: each update is a point where a newer
-    widget change interrupts the run (the job goes on in the background, shared by its key, and the next run
-    asks for its own). Outside a live server (AppTest, bare mode) the run simply waits.
+    Work done within ``GRACE_S`` is returned in the same run. With ``wait`` (a page that draws, below the result,
+    inputs whose values cannot outlive a run that leaves them out, such as uploaded files), outside a live server
+    (AppTest, bare mode), or where the server cannot rerun a page, the run waits for the result, updating the bar a
+    few times a second: each update is a point where a newer widget change interrupts it.
     """
     slot = st.empty()  # in every run: the elements below keep their places (an open expander stays open)
     shown = st.empty() if draw_partial is not None else None
-    if job.finished.is_set() or not browser_session():
+    if job.finished.is_set() or not browser_session() or job.finished.wait(GRACE_S):
         return job.result()
+    rerun = None if wait else page_rerun()
+    if rerun is not None:
+        job.watch(rerun.session_id, rerun)
+        slot.progress(job.fraction, text=job.label or f"{what}...")
+        if shown is not None and job.partial_version:
+            with shown.container():
+                draw_partial(job.partial)
+        return None
     bar = slot.progress(job.fraction, text=job.label or f"{what}...")
     version = 0
     while not job.finished.wait(POLL_S):

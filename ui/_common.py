@@ -30,6 +30,7 @@ from planner.reports import (
     screen_table,
 )
 from ui._background import browser_session
+from ui._rerun import keep_shown
 from ui._timing import timed
 
 T = TypeVar("T")
@@ -178,8 +179,10 @@ def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
     is built only when its button is clicked, with the details as typed."""
     with st.expander("Document details (optional)"):
         left, right = st.columns(2)
-        left.text_input("Customer", key="doc_customer", max_chars=120)
-        right.text_input("Prepared by", key="doc_prepared_by", max_chars=120)
+        for field in ("doc_customer", "doc_prepared_by"):  # a saved quote reopened sets them
+            keep_shown(field)
+        left.text_input("Customer", key="doc_customer", max_chars=120, persist_state="page")
+        right.text_input("Prepared by", key="doc_prepared_by", max_chars=120, persist_state="page")
     customer = st.session_state.get("doc_customer", "")
     prepared_by = st.session_state.get("doc_prepared_by", "")
 

@@ -14,6 +14,7 @@ from planner.reports import plain_text
 from planner.validation import save_quote
 from ui._common import error_message
 from ui._flash import set_flash, take_flash
+from ui._rerun import keep_shown
 from ui._sharing import acting, visibility_choice
 
 FLASH_KEY = "quote_save_flash"
@@ -70,10 +71,18 @@ def save_quote_widget(scenario, report) -> None:
         flash, slot = take_flash(FLASH_KEY), st.empty()  # in every run: inputs keep their places
         if flash:
             (slot.success if flash[0] == "success" else slot.error)(flash[1])
-        st.text_input("Quote name", key="quote_save_name", max_chars=120, placeholder="e.g. Q3 renewal, 70B on H200")
-        st.text_area("Notes", key="quote_save_notes", max_chars=4000, placeholder="who it is for, what was assumed")
+        for key in ("quote_save_name", "quote_save_notes"):  # a saved quote reopened sets them
+            keep_shown(key)
+        st.text_input(
+            "Quote name", key="quote_save_name", max_chars=120, placeholder="e.g. Q3 renewal, 70B on H200",
+            persist_state="page",
+        )  # fmt: skip
+        st.text_area(
+            "Notes", key="quote_save_notes", max_chars=4000, placeholder="who it is for, what was assumed",
+            persist_state="page",
+        )  # fmt: skip
         visibility_choice("quote_save_visibility", acting())
-        st.checkbox("Replace my saved quote of the same name", key="quote_save_replace")
+        st.checkbox("Replace my saved quote of the same name", key="quote_save_replace", persist_state="page")
         st.button(
             "Save this quote",
             key="quote_save",

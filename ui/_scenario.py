@@ -28,6 +28,7 @@ from planner.input_types import INPUT_BOUNDS
 from planner.reports import plain_text
 from planner.validation import custom_model_specs
 from ui import _identity
+from ui._rerun import keep_shown
 
 SCENARIO_KEY = "scenario_model"
 #: The last valid scenario (what the link holds while the sidebar shows an invalid input).
@@ -145,6 +146,7 @@ def bind(key: str, field: str, shown: Callable[[Any], Any] = lambda v: v, parse:
     _BINDINGS[key] = (field, shown, parse)
     if key not in st.session_state:
         st.session_state[key] = shown(getattr(base_scenario(), field))
+    keep_shown(key)
     return {"key": key, "on_change": _bound_changed, "args": (key,)}
 
 
@@ -198,6 +200,7 @@ def _widget(name: str, render) -> Any:
     key = f"scenario_{name}"
     if key not in st.session_state:
         st.session_state[key] = _widget_defaults(base_scenario())[name]
+    keep_shown(key)
     return render(key)
 
 

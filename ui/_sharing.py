@@ -26,6 +26,7 @@ from planner.validation import (
 )
 from ui import _identity
 from ui._common import guarded
+from ui._rerun import keep_shown
 
 #: How the visibility choice reads.
 VISIBILITY_WORDS = {"private": "Only me", "team": "The team"}
@@ -41,11 +42,13 @@ def visibility_choice(key: str, actor: Actor, label: str = "Who can see it") -> 
     """A radio of private / team; a new choice starts at the store's default for ``actor``."""
     if st.session_state.get(key) not in VISIBILITIES:
         st.session_state[key] = "team" if actor == LOCAL_ACTOR else "private"
+    keep_shown(key)
     return st.radio(
         label,
         VISIBILITIES,
         format_func=VISIBILITY_WORDS.__getitem__,
         key=key,
+        persist_state="page",
         horizontal=True,
         help="Only you, or everyone signed in to this planner; only you can change or delete it either way.",
     )

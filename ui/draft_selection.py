@@ -24,8 +24,8 @@ st.caption(
 def _ranked(batch_size: int, alpha: float | None, extra: tuple[tuple[str, str], ...], dep):
     """The matrix, its table as shown and its chart, computed in the background (ui/_background.py) once per
     inputs (the deployment's JSON, the batch, α and the imported models' ids and config fingerprints: a scenario
-    field the deployment does not hold, such as the Fleet page's traffic, changes nothing here); None while the
-    work runs (a progress bar is drawn)."""
+    field the deployment does not hold, such as the Fleet page's traffic, changes nothing here). The run waits
+    under a progress bar: the tokenizer uploads below it keep their files only in runs that draw them."""
     drafts = [imported_models()[i] for i, _ in extra if i in imported_models()]
 
     def work(job):
@@ -37,7 +37,7 @@ def _ranked(batch_size: int, alpha: float | None, extra: tuple[tuple[str, str], 
     job = server_jobs().start(
         ("draft_selection", dep.model_dump_json(), batch_size, alpha, extra), work, steps=1, name="draft ranking"
     )
-    return result_or_progress(job, "Ranking drafts")
+    return result_or_progress(job, "Ranking drafts", wait=True)
 
 
 dep = scenario_deployment()

@@ -56,8 +56,8 @@ with st.expander("Search space", expanded=False):
 
 def _explored(space: SearchSpace, workload: SearchWorkload, objectives: Objectives, colour: str):
     """The search and its tables, then its two frontier charts in ``colour``'s colouring, each computed in the
-    background (ui/_background.py) once per inputs and shared read-only by every session (a progress bar is drawn
-    while the work runs). A colouring is drawn when first asked for, so an objective change waits for one pair."""
+    background (ui/_background.py) once per inputs and shared read-only by every session; None while either runs (a
+    progress bar is drawn). A colouring is drawn when first asked for, so an objective change waits for one pair."""
 
     def work(job):
         job.advance("Searching the design space...")
@@ -66,14 +66,18 @@ def _explored(space: SearchSpace, workload: SearchWorkload, objectives: Objectiv
 
     key = ("explore", space.model_dump_json(), workload.model_dump_json(), objectives.model_dump_json())
     job = server_jobs().start(key, work, steps=1, name="search")
-    result, tables = result_or_progress(job, "Searching the design space")
+    searched = result_or_progress(job, "Searching the design space")
+    if searched is None:  # still searching: the server reruns the page when it is done
+        return None
+    result, tables = searched
 
     def draw(job):
         job.advance("Drawing the frontiers...")
         return tuple(_DrawnFigure(fig) for fig in frontier_charts(result, COLOUR_BY[colour]))
 
     job = server_jobs().start((*key, colour), draw, steps=1, name="frontier charts")
-    return result, result_or_progress(job, "Drawing the frontiers"), tables
+    charts = result_or_progress(job, "Drawing the frontiers")
+    return None if charts is None else (result, charts, tables)
 
 
 class _DrawnFigure(go.Figure):
@@ -208,7 +212,7 @@ if explored is not None:
         f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, {result.simulated:,} "
         f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."
     )
-    st.radio("Colour by", list(COLOUR_BY), horizontal=True, key="explore_colour")
+    st.radio("Colour by", list(COLOUR_BY), horizontal=True, key="explore_colour", persist_state="page")
     left, right = st.columns(2)
     for col, fig, name in ((left, throughput, "throughput"), (right, cost, "cost")):
         chart_key = f"explore_chart_{name}"

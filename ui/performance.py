@@ -113,7 +113,7 @@ if report is not None:
 
 if report is not None and dep is not None:
     st.subheader("Serving under load")
-    if st.toggle("Simulate a replica under rising request rates", key="perf_serving"):
+    if st.toggle("Simulate a replica under rising request rates", key="perf_serving", persist_state="page"):
         sweep = guarded(lambda: cached_rate_sweep(dep, est.alpha, est.k, est.prompt_tokens, est.output_tokens))
         if sweep is not None:
             stop = (

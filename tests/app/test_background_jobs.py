@@ -120,3 +120,48 @@ def test_what_work_shows_before_it_is_done_is_kept_with_how_often_it_changed():
     assert job.partial == ("8x-h100-sxm-80gb",) and job.partial_version == 1
     release.set()
     assert job.result() == "plan" and job.partial_version == 2 and len(job.partial) == 2
+
+
+def test_a_watching_page_is_told_as_work_moves_on_at_most_so_often_and_always_at_its_end():
+    """A page that ended its run under a progress bar is rerun by the server when it is told (ui/_rerun.py)."""
+    jobs, release, told = Jobs(), threading.Event(), []
+    shown = threading.Event()
+
+    def work(job):
+        job.show("first node type")  # told: the first news
+        job.step_done()  # within PROGRESS_RERUN_S of it: not told again
+        shown.set()
+        release.wait(30)
+        return "plan"
+
+    job = jobs.start("watched", work, steps=2)
+    job.watch("session A", lambda: told.append("A"))
+    job.watch("session A", lambda: told.append("A again"))  # the same page asking again replaces its watcher
+    assert shown.wait(30)
+    release.set()
+    assert job.result() == "plan"
+    deadline = time.monotonic() + 30
+    while "A again" not in told and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert told[-1] == "A again" and told.count("A") + told.count("A again") <= 2, told
+    late = []
+    job.watch("session B", lambda: late.append("B"))  # a page asking after the end is told at once
+    assert late == ["B"]
+
+
+def test_a_watcher_that_cannot_be_told_costs_the_others_nothing():
+    jobs, told = Jobs(), []
+    release = threading.Event()
+
+    def broken():
+        raise RuntimeError("that session has gone")
+
+    job = jobs.start("two watchers", lambda job: release.wait(30), steps=1)
+    job.watch("gone", broken)
+    job.watch("here", lambda: told.append("here"))
+    release.set()
+    job.result()
+    deadline = time.monotonic() + 30
+    while not told and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert told == ["here"]
