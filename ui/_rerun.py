@@ -66,6 +66,8 @@ class PageRerun:
         session = self.runtime.get_app_session(self.session_id)
         if session is None:  # the visitor has gone
             _pending.discard(self.session_id)
+            with _lock:
+                _started_by_server.discard(self.session_id)
             return
         if getattr(session, "_scriptrunner", None) is not None:  # the visitor's own run: rerun after it
             self.loop.call_later(IDLE_POLL_S, self._when_idle)

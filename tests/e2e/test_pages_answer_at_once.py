@@ -36,6 +36,19 @@ def _plan_jobs_done(log, count: int) -> None:
         time.sleep(0.2)
 
 
+def _set_tpot(page, value: str) -> None:
+    box = page.locator("[data-testid=stMain]").get_by_label("TPOT objective (ms, 0 = none)", exact=True)
+    box.fill(value)
+    box.press("Enter")
+
+
+def _fleet_drawn(page, link: str) -> None:
+    """Open ``link`` and wait until its plan is drawn and the page has settled."""
+    page.goto(link)
+    expect(page.get_by_role("heading", name="Export the quote")).to_be_visible(timeout=WAIT_MS)
+    settled(page)
+
+
 def _inputs_kept(page, rate: str = "20") -> None:
     """Every Fleet input but the objective as the link set it: the browser sent its values back."""
     expect(page.get_by_text("Pick at least one node type")).to_have_count(0)
@@ -56,9 +69,7 @@ def test_a_fleet_change_ends_its_run_at_once_and_the_plan_follows_with_every_inp
             runs = len(render_log(log, "run"))
             visitor.goto(f"{url}/fleet?rps={rate}")
             _runs_logged(log, runs + 2)  # the visitor's first run, under a progress bar, and the server's first rerun
-            box = visitor.locator("[data-testid=stMain]").get_by_label("TPOT objective (ms, 0 = none)", exact=True)
-            box.fill(changed)
-            box.press("Enter")
+            _set_tpot(visitor, changed)
             asked += 2
             _plan_jobs_done(log, asked)  # both plans computed, the second only if every other input was sent back
             expect(visitor.get_by_role("heading", name="Export the quote")).to_be_visible(timeout=WAIT_MS)
@@ -67,12 +78,8 @@ def test_a_fleet_change_ends_its_run_at_once_and_the_plan_follows_with_every_inp
             context.close()
         # and a change once the page has settled (the first visitor's plan, already made): the run that asks ends at
         # once, the plan follows
-        page.goto(f"{url}/fleet?rps=21&slo=57")
-        expect(page.get_by_role("heading", name="Export the quote")).to_be_visible(timeout=WAIT_MS)
-        settled(page)
-        box = page.locator("[data-testid=stMain]").get_by_label("TPOT objective (ms, 0 = none)", exact=True)
-        box.fill("67")
-        box.press("Enter")
+        _fleet_drawn(page, f"{url}/fleet?rps=21&slo=57")
+        _set_tpot(page, "67")
         _plan_jobs_done(log, asked + 1)
         expect(page.get_by_role("heading", name="Export the quote")).to_be_visible(timeout=WAIT_MS)
         settled(page)
@@ -90,12 +97,8 @@ def test_a_fleet_change_ends_its_run_at_once_and_the_plan_follows_with_every_inp
 def test_a_click_to_another_page_while_a_plan_runs_is_not_undone(browser, tmp_path):
     log = tmp_path / "runs.jsonl"
     with logged_page(browser, log) as (page, url):
-        page.goto(f"{url}/fleet")
-        expect(page.get_by_role("heading", name="Export the quote")).to_be_visible(timeout=WAIT_MS)
-        settled(page)
-        box = page.locator("[data-testid=stMain]").get_by_label("TPOT objective (ms, 0 = none)", exact=True)
-        box.fill("59")
-        box.press("Enter")
+        _fleet_drawn(page, f"{url}/fleet")
+        _set_tpot(page, "59")
         page.get_by_role("link", name="Sizing").first.click()
         expect(page.get_by_role("heading", name="Sizing", exact=True)).to_be_visible(timeout=WAIT_MS)
         _plan_jobs_done(log, 2)  # the plan the change asked for is in: the server has been told to rerun
