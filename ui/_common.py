@@ -179,8 +179,7 @@ def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:
     is built only when its button is clicked, with the details as typed."""
     with st.expander("Document details (optional)"):
         left, right = st.columns(2)
-        for field in ("doc_customer", "doc_prepared_by"):  # a saved quote reopened sets them
-            keep_shown(field)
+        keep_shown("doc_customer", "doc_prepared_by")  # a saved quote reopened sets them
         left.text_input("Customer", key="doc_customer", max_chars=120, persist_state="page")
         right.text_input("Prepared by", key="doc_prepared_by", max_chars=120, persist_state="page")
     customer = st.session_state.get("doc_customer", "")

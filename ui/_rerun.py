@@ -118,8 +118,11 @@ def begin_run() -> None:
     _SERVER_RUN.set(started)
 
 
-def keep_shown(key: str) -> None:
-    """Before the widget of ``key`` is drawn: in a run the server started, send its value to the browser again
-    (a widget whose value the server set may be mounted by the browser only in this run)."""
-    if _SERVER_RUN.get() and key in st.session_state:
-        st.session_state[key] = st.session_state[key]
+def keep_shown(*keys: str) -> None:
+    """Before the widgets of ``keys`` are drawn: in a run the server started, send their values to the browser
+    again (a widget whose value the server set may be mounted by the browser only in this run)."""
+    if not _SERVER_RUN.get():
+        return
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]

@@ -71,8 +71,7 @@ def save_quote_widget(scenario, report) -> None:
         flash, slot = take_flash(FLASH_KEY), st.empty()  # in every run: inputs keep their places
         if flash:
             (slot.success if flash[0] == "success" else slot.error)(flash[1])
-        for key in ("quote_save_name", "quote_save_notes"):  # a saved quote reopened sets them
-            keep_shown(key)
+        keep_shown("quote_save_name", "quote_save_notes")  # a saved quote reopened sets them
         st.text_input(
             "Quote name", key="quote_save_name", max_chars=120, placeholder="e.g. Q3 renewal, 70B on H200",
             persist_state="page",

@@ -9,11 +9,12 @@ import time
 
 from playwright.sync_api import expect
 
+from planner.scenario import Scenario
 from tests.e2e.conftest import logged_page
 from tests.e2e.steps import WAIT_MS, render_log, settled
 
-#: The Fleet page's default node types (planner/scenario.py), as its multiselect shows them.
-DEFAULT_NODES = ("8x-h100-sxm-80gb", "8x-h200-sxm-141gb", "8x-mi300x-192gb", "4x-l40s-48gb")
+#: The Fleet page's default node types, as its multiselect shows them.
+DEFAULT_NODES = Scenario().fleet_nodes
 
 
 def _chosen_nodes(page) -> list[str]:
@@ -22,18 +23,16 @@ def _chosen_nodes(page) -> list[str]:
     return [button.get_attribute("aria-label").removeprefix("Remove ") for button in removable.all()]
 
 
-def _runs_logged(log, count: int) -> None:
+def _logged(log, kind: str, count: int, name: str | None = None) -> None:
+    """Wait until the server's render log holds ``count`` entries of ``kind`` (named ``name``, when given)."""
     deadline = time.monotonic() + WAIT_MS / 1000
-    while len(render_log(log, "run")) < count:
-        assert time.monotonic() < deadline, "the page was never drawn"
+    while len([e for e in render_log(log, kind) if name is None or e["name"] == name]) < count:
+        assert time.monotonic() < deadline, f"fewer than {count} {name or kind} entries in the render log"
         time.sleep(0.05)
 
 
 def _plan_jobs_done(log, count: int) -> None:
-    deadline = time.monotonic() + WAIT_MS / 1000
-    while len([j for j in render_log(log, "job") if j["name"] == "fleet plan"]) < count:
-        assert time.monotonic() < deadline, "the Fleet plan never finished"
-        time.sleep(0.2)
+    _logged(log, "job", count, "fleet plan")
 
 
 def _set_tpot(page, value: str) -> None:
@@ -53,7 +52,7 @@ def _inputs_kept(page, rate: str = "20") -> None:
     """Every Fleet input but the objective as the link set it: the browser sent its values back."""
     expect(page.get_by_text("Pick at least one node type")).to_have_count(0)
     assert page.get_by_label("Requests per second", exact=True).input_value() == f"{rate}.00"
-    assert _chosen_nodes(page) == list(DEFAULT_NODES)
+    assert tuple(_chosen_nodes(page)) == DEFAULT_NODES
 
 
 def test_a_fleet_change_ends_its_run_at_once_and_the_plan_follows_with_every_input_kept(browser, tmp_path):
@@ -68,7 +67,7 @@ def test_a_fleet_change_ends_its_run_at_once_and_the_plan_follows_with_every_inp
             visitor = context.new_page()
             runs = len(render_log(log, "run"))
             visitor.goto(f"{url}/fleet?rps={rate}")
-            _runs_logged(log, runs + 2)  # the visitor's first run, under a progress bar, and the server's first rerun
+            _logged(log, "run", runs + 2)  # the visitor's first run, under a progress bar, and the server's first rerun
             _set_tpot(visitor, changed)
             asked += 2
             _plan_jobs_done(log, asked)  # both plans computed, the second only if every other input was sent back
