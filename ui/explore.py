@@ -17,7 +17,7 @@ from ui._background import result_or_progress, server_jobs
 from ui._common import export_buttons, guarded
 from ui._flash import set_flash, take_flash
 from ui._frame import ensure_app_frame
-from ui._scenario import bind, current_scenario, load_scenario
+from ui._scenario import bind, current_scenario, imported_models, load_scenario
 
 ensure_app_frame()
 st.title("Explore")
@@ -106,6 +106,7 @@ def _inputs():
     space = SearchSpace.build(
         target=scenario.target, engines=(scenario.engine,), nodes=tuple(nodes), methods=tuple(methods),
         ks=tuple(ks), dtypes=tuple(dtypes), batch_caps=tuple(caps),
+        imported=tuple(imported_models().values()),  # an imported target, and imported drafts to try
     )  # fmt: skip
     if not rate or not prompt or not output:
         raise PlannerError("requests per second, prompt and output tokens must be above 0", field="workload")

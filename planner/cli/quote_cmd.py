@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
                     cost = "misses: " + "; ".join(m.describe() for m in o.misses)
                 mark = " <- recommended" if plan.recommended is not None and o is plan.recommended.option else ""
                 lines.append(
-                    f"  {q.node:<20} TP {o.tp} {'spec ' if o.speculation else 'plain'}: {o.replicas:,} replica(s), "
+                    f"  {q.node:<20} {o.layout} {'spec ' if o.speculation else 'plain'}: {o.replicas:,} replica(s), "
                     f"{o.nodes:,} node(s), {o.gpus:,} GPUs, {cost}, p{traffic.percentile:g} TTFT "
                     f"{o.ttft_s * 1e3:,.0f} ms, TPOT {o.tpot_s * 1e3:.1f} ms; binds: {o.limited_by}{mark}"
                 )

@@ -14,12 +14,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from planner.catalog import get_node, list_nodes
+from planner.catalog import get_node, list_nodes, resolve_model
 from planner.cli.common import (
     add_json_flag,
     bounded_int,
     catalog_name,
     emit,
+    fraction,
+    path_arg,
     positive_float,
     positive_int,
     traffic_draws,
@@ -78,14 +80,27 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "search", help="every configuration for a workload: the Pareto frontier, the cheapest meeting the objectives"
     )
-    parser.add_argument("--target", metavar="ID", type=catalog_name, required=True)
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--target", metavar="ID", type=catalog_name)
+    target.add_argument("--target-config", metavar="PATH", type=path_arg, help="an imported target: its config.json")
     parser.add_argument("--nodes", type=_list, help="node types, comma-separated, or all (default: H100, H200, B200)")
     parser.add_argument("--engines", type=_list, default=("vllm",), help="engines, comma-separated (default vllm)")
     parser.add_argument("--methods", type=_list, help="none,draft_model,eagle,eagle3,mtp,ngram or all (default all)")
     parser.add_argument("--k", type=_int_range, help="draft lengths, e.g. 1-8 (default) or 2,4")
     parser.add_argument("--tp", type=_int_range, help="TP degrees to try (default: every one the model admits)")
     parser.add_argument("--dtypes", type=_list, help="WEIGHTS or WEIGHTS:KV, e.g. bf16,fp8,fp8:fp8 (the default)")
-    parser.add_argument("--batch-caps", type=_int_range, help="max_num_seqs values (default 8,16,32,64,128,256)")
+    parser.add_argument(
+        "--batch-caps",
+        type=_caps,
+        help="max_num_seqs values (default 8,16,32,64,128,256), or default: the engine's own for each configuration",
+    )
+    parser.add_argument("--drafts", type=_list, help="draft models and heads to try, by id (default: every one)")
+    parser.add_argument(
+        "--draft-config", metavar="PATH", type=path_arg, help="also try an imported draft model: its config.json"
+    )
+    parser.add_argument(
+        "--alpha", type=fraction, help="acceptance α assumed for every speculator (default: each its own)"
+    )
     load = parser.add_mutually_exclusive_group(required=True)
     load.add_argument("--requests-per-s", type=positive_float)
     load.add_argument("--concurrency", type=positive_int)
@@ -115,15 +130,37 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+def _caps(text: str) -> tuple[int, ...] | str:
+    """``--batch-caps``: integers as :func:`_int_range` reads them, or ``default`` (the engine's own)."""
+    return "default" if text.strip().lower() == "default" else _int_range(text)
+
+
 def _space_fields(args: argparse.Namespace) -> dict:
-    fields: dict = {"target": args.target, "engines": args.engines}
+    imported = []
+    target_id = args.target
+    if args.target_config is not None:
+        target = resolve_model(None, args.target_config, field="target")
+        imported.append(target)
+        target_id = target.id
+    draft = resolve_model(None, args.draft_config, field="draft") if args.draft_config is not None else None
+    fields: dict = {"target": target_id, "engines": args.engines, "imported": tuple(imported)}
+    if draft is not None:
+        fields["imported"] += (draft,)
+        if args.drafts is not None:
+            fields["drafts"] = (*args.drafts, draft.id)
+    elif args.drafts is not None:
+        fields["drafts"] = args.drafts
+    if args.alpha is not None:
+        fields["alpha"] = args.alpha
     if args.nodes is not None:
         fields["nodes"] = tuple(n.id for n in list_nodes()) if args.nodes == ("all",) else args.nodes
     if args.methods is not None:
         fields["methods"] = METHODS if args.methods == ("all",) else args.methods
-    for name, arg in (("ks", args.k), ("tps", args.tp), ("dtypes", args.dtypes), ("batch_caps", args.batch_caps)):
+    for name, arg in (("ks", args.k), ("tps", args.tp), ("dtypes", args.dtypes)):
         if arg is not None:
             fields[name] = arg
+    if args.batch_caps is not None:
+        fields["batch_caps"] = None if args.batch_caps == "default" else args.batch_caps
     return fields
 
 
@@ -145,9 +182,10 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValidationError as exc:
         raise first_pydantic_error(exc) from None
-    for node in _space_fields(args).get("nodes", ()):
+    fields = _space_fields(args)
+    for node in fields.get("nodes", ()):
         get_node(node)
-    result = search(SearchSpace.build(**_space_fields(args)), workload, objectives, workers=args.processes)
+    result = search(SearchSpace.build(**fields), workload, objectives, workers=args.processes)
     if args.csv is not None:
         _write_csv(result, args.csv)
     lines = [
@@ -167,6 +205,11 @@ def run(args: argparse.Namespace) -> int:
             f"{_shown(p.output_tok_s_per_user, ',.1f')} tok/s/user, {pct} TTFT {_shown(p.ttft_s, ',.0f', 1e3)} ms, "
             f"{pct} TPOT {_shown(p.tpot_s, ',.1f', 1e3)} ms, {_shown(p.gpus, ',')} GPUs, {cost} "
             f"[{', '.join(p.frontiers)}]"
+        )
+    if not result.frontier:
+        lines.append(
+            "  none: no configuration meets every objective with its batch cap of requests in flight (the frontiers "
+            "draw replicas loaded to their cap; smaller batch caps may)"
         )
     lines += [f"  {s.sentence}" for s in result.steps]
     check = result.recommendation_across_draws(args.traffic_draws) if args.traffic_draws > 1 else None

@@ -121,6 +121,8 @@ class FleetOption(BaseModel):
     speculation: bool
     #: The tensor-parallel degree of the option's replicas (a node type's options may differ in layout).
     tp: int
+    #: Pipeline stages per replica (2 only where no tensor-parallel layout of the node holds the weights).
+    pp: int = 1
     #: Mean running requests per replica in the simulation at the quoted load.
     batch_size: float
     k: int | None
@@ -145,13 +147,19 @@ class FleetOption(BaseModel):
     #: The objectives missed at the largest fleet searched (empty when ``meets_slo``).
     misses: list[ObjectiveMiss] = Field(default_factory=list)
 
+    @property
+    def layout(self) -> str:
+        """``TP 4``, or ``TP 4 PP 2`` for replicas in pipeline stages."""
+        return f"TP {self.tp}" + (f" PP {self.pp}" if self.pp > 1 else "")
+
 
 class FleetQuote(BaseModel):
     """A node type's cheapest option without speculation and its cheapest option with it, each at its own layout."""
 
     node: str
-    #: The tensor-parallel degree of the chosen option.
+    #: The tensor-parallel degree of the chosen option, and its pipeline stages.
     tp: int
+    pp: int = 1
     gpu: str
     gpus_per_node: int
     replicas_per_node: int
@@ -427,6 +435,7 @@ def size_option(
     return FleetOption(
         speculation=speculate,
         tp=dep.tp,
+        pp=dep.pp,
         batch_size=run.mean_batch_size,
         k=k,
         tpot_s=run.tpot_at(pct),

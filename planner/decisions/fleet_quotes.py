@@ -1,16 +1,19 @@
-"""A node type's quote: its cheapest tensor-parallel layout without speculation and its cheapest with it, each
-option sized by :func:`planner.decisions.fleet.size_option`, and the comparison of node types.
+"""A node type's quote: its cheapest layout without speculation and its cheapest with it, each option sized by
+:func:`planner.decisions.fleet.size_option`, and the comparison of node types.
 
-Each layout is sized without the speculator and with it at every draft length of the design-space search's K axis
-(and at the step model's optimal K), keeping the K that needs the fewest nodes (sized in order of promise: the K that
-pays most at the batch the layout's plain replica runs first, then by static speedup there; a tie keeps the K met
-first; a K that provably cannot need fewer nodes is cut short after one run, ``CannotBeat``). Speculation is chosen
-only where it meets the objectives and needs fewer GPUs (a tie keeps the plain option). Each option of a node type
-is the cheapest over its layouts, so what speculation saves is counted against the best the node type does without
-it, never against the speculative option's own layout. Layouts that provably cannot beat an option already quoted
-are cut short (``CannotBeat``), option by option; ``exhaustive=True`` tries every layout and every K in full and
-gives the same quote (tested). The design-space search sizes the same options the same way: restricted to a quote's
-configurations, its cheapest fleet per node type is the quote's (tested).
+A quote is a view of the design-space search (:mod:`planner.decisions.search`): its configurations are the search's
+points restricted to the node type, the quote's precision and the engine's own batch cap, without speculation and
+with the quote's speculator (:func:`quote_space`), each built as the search builds it (the same layouts, PP 2 where
+no TP layout holds the weights, the same draft lengths, the same α). Each layout is sized without the speculator and
+with it at every draft length of the search's K axis (its deployment at that K), keeping the K that needs the
+fewest nodes (sized in order of promise: the K that pays most at the batch the layout's plain replica runs first, then
+by static speedup there; a tie keeps the K met first; a K that provably cannot need fewer nodes is cut short after one
+run, ``CannotBeat``). Speculation is chosen only where it meets the objectives and needs fewer GPUs (a tie keeps the
+plain option). Each option of a node type is the cheapest over its layouts, so what speculation saves is counted
+against the best the node type does without it, never against the speculative option's own layout. Layouts that
+provably cannot beat an option already quoted are cut short (``CannotBeat``), option by option; ``exhaustive=True``
+tries every layout and every K in full and gives the same quote (tested). The search's own sizing of the same points
+for the traffic (the recommendation on Explore) gives each node type's cheapest fleet the quote gives (tested).
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
@@ -25,8 +28,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from planner.catalog.lookup import get_price
-from planner.catalog.schemas import ModelSpec
+from planner.catalog.lookup import get_model, get_node, get_price
+from planner.catalog.schemas import ModelSpec, NodeType
 from planner.decisions.fleet import (
     QUOTE_REQUESTS,
     CannotBeat,
@@ -35,11 +38,11 @@ from planner.decisions.fleet import (
     Traffic,
     size_option,
 )
-from planner.decisions.search.space import DEFAULT_KS
-from planner.deployment import Deployment
+from planner.decisions.search.evaluate import Evaluator
+from planner.decisions.search.space import DEFAULT_KS, Objectives, SearchSpace, SearchWorkload
+from planner.decisions.search.speculators import Speculator, why_not_tried
+from planner.deployment import Deployment, default_weight_format
 from planner.errors import InputError, PlannerError
-from planner.model.parallelism import valid_tp_degrees
-from planner.speed.deployment_acceptance import deployment_acceptance
 from planner.speed.estimate import SpeedWorkload
 from planner.speed.simulate import check_fits
 from planner.speed.speed_source import speed_source
@@ -50,10 +53,9 @@ from planner.speed.step_cache import ResultCache, estimate_speed_cached, replica
 QUOTES = ResultCache(maxsize=256)
 
 
-def _ks_by_promise(dep: Deployment, traffic: Traffic, batch: float) -> list[int]:
-    """The draft lengths a quote sizes, the most promising first: the one that pays most at the batch the plain
-    replica runs (the optimal K of the step model), then the design-space search's K axis (``DEFAULT_KS``: a quote
-    and the search weigh the same K) by their static speedup there."""
+def _ks_by_promise(dep: Deployment, traffic: Traffic, batch: float, ks: tuple[int, ...]) -> list[int]:
+    """The draft lengths ``ks`` (the search's K axis for the method) in order of promise: the one that pays most at
+    the batch the plain replica runs (the optimal K of the step model) first, then by their static speedup there."""
     workload = SpeedWorkload.build(
         batch_size=max(1, round(batch)),
         prompt_tokens=traffic.prompt_tokens,
@@ -62,8 +64,9 @@ def _ks_by_promise(dep: Deployment, traffic: Traffic, batch: float) -> list[int]
     )
     estimate = estimate_speed_cached(dep, workload)
     speedup = estimate.speedup_by_k
-    others = [k for k in DEFAULT_KS if k in speedup and k != estimate.optimal_k]
-    return [estimate.optimal_k, *sorted(others, key=lambda k: -speedup[k])]
+    first = [estimate.optimal_k] if estimate.optimal_k in ks else []
+    others = [k for k in ks if k not in first]
+    return [*first, *sorted(others, key=lambda k: -speedup.get(k, 0.0))]
 
 
 def check_context(target: ModelSpec, traffic: Traffic) -> None:
@@ -80,27 +83,27 @@ def check_context(target: ModelSpec, traffic: Traffic) -> None:
 
 
 class _Layout:
-    """One layout's options for a quote: the replica without speculation and, when ``dep`` speculates, with it."""
+    """One layout's options for a quote: the replica without speculation and, where the quote speculates, with it
+    at each draft length (``spec_deps``: the search's deployment of each K)."""
 
-    __slots__ = ("alpha_note", "dep", "k", "price", "price_source", "spec_error", "traffic", "with_spec", "without")
+    __slots__ = (
+        "alpha_note", "dep", "k", "price", "price_source", "spec_dep", "spec_deps", "spec_error", "traffic",
+        "with_spec", "without",
+    )  # fmt: skip
 
     def __init__(self, dep: Deployment, traffic: Traffic, price, price_source: str, without: FleetOption) -> None:
         self.dep, self.traffic, self.price, self.price_source, self.without = dep, traffic, price, price_source, without
+        self.spec_deps: dict[int, Deployment] = {}
+        #: The deployment of the option with speculation (its K), or of the first K tried while none is quoted.
+        self.spec_dep: Deployment | None = None
         self.with_spec: FleetOption | None = None
         self.k: int | None = None
         self.spec_error: str | None = None
         self.alpha_note = "no speculation"
 
 
-def _layout(
-    dep: Deployment, traffic: Traffic, beat_nodes: int | None, spec_beat_nodes: int | None, exhaustive: bool = False
-) -> _Layout:
-    """Both options of ``dep``'s layout (``fleet_quote`` explains the bounds)."""
-    if dep.replicas_per_node < 1:
-        raise InputError("tp", dep.tp, f"tp x pp at most the node's {dep.gpu_count} GPUs")
-    max_len = traffic.prompt_tokens + traffic.output_tokens
-    check_context(dep.target, traffic)
-    sized = dep.replace(max_model_len=max(max_len, 16))
+def _price(dep: Deployment, traffic: Traffic) -> tuple[float | None, str]:
+    """The $/GPU-hour of ``dep``'s GPU for a quote, and where it comes from."""
     price_entry = get_price(dep.gpu.id)
     price = traffic.usd_per_gpu_hour or (price_entry.default_usd_per_gpu_hour if price_entry else None)
     source = (
@@ -111,24 +114,45 @@ def _layout(
         if price_entry
         else "no price in the catalog: enter one"
     )
+    return price, source
+
+
+def _layout(
+    view: _LayoutPoints,
+    traffic: Traffic,
+    beat_nodes: int | None,
+    spec_beat_nodes: int | None,
+    exhaustive: bool = False,
+) -> _Layout:
+    """Both options of one layout of the search (``fleet_quote`` explains the bounds)."""
+    plain = view.plain
+    if plain is None:
+        raise view.error or PlannerError(f"no deployment at {view.where}", field="tp")
+    price, source = _price(plain, traffic)
     # the option with speculation needs fewer than one node to beat a cheaper layout's: it is not wanted
-    spec_wanted = dep.is_speculative and (spec_beat_nodes is None or (spec_beat_nodes - 1) * dep.replicas_per_node >= 1)
+    spec_wanted = view.speculates and (spec_beat_nodes is None or (spec_beat_nodes - 1) * plain.replicas_per_node >= 1)
     try:  # searched in full when the option with speculation is wanted: the batch it runs at sets K
-        without = size_option(sized.without_draft(), traffic, price, None, None if spec_wanted else beat_nodes)
+        without = size_option(plain, traffic, price, None, None if spec_wanted else beat_nodes)
     except PlannerError as exc:
-        raise PlannerError(f"the target does not fit {dep.node_id or dep.gpu.id}: {exc}", field="node") from exc
-    layout = _Layout(sized, traffic, price, source, without)
+        raise PlannerError(f"the target does not fit {plain.node_id or plain.gpu.id}: {exc}", field="node") from exc
+    layout = _Layout(plain, traffic, price, source, without)
     if not spec_wanted:
         return layout
-    if traffic.alpha is None:
-        assumed = deployment_acceptance(dep)
-        layout.traffic = traffic.model_copy(update={"alpha": assumed.alpha})
-        layout.alpha_note = f"α = {assumed.alpha:.2f} for {dep.speculator_name} ({assumed.source}: {assumed.detail})"
-    else:
-        layout.alpha_note = f"α = {traffic.alpha:.2f} for {dep.speculator_name} (your value)"
+    if view.problem is not None or not view.deps:
+        layout.spec_error = f"with the draft: {view.problem or 'no draft length to try'}"
+        return layout
+    speculator = view.speculator
+    layout.traffic = traffic.model_copy(update={"alpha": speculator.alpha})
+    name = view.deps[min(view.deps)].speculator_name
+    layout.alpha_note = (
+        f"α = {speculator.alpha:.2f} for {name} (your value)"
+        if traffic.alpha is not None
+        else f"α = {speculator.alpha:.2f} for {name} ({speculator.alpha_source}: {speculator.alpha_detail})"
+    )
+    layout.spec_deps = view.deps
+    layout.spec_dep = view.deps[min(view.deps)]
     try:
-        check_fits(sized, replica_plan(sized, speculative=True))  # the same plan at every K: one check for all
-        ks = _ks_by_promise(sized, layout.traffic, without.batch_size)
+        ks = _ks_by_promise(layout.spec_dep, layout.traffic, without.batch_size, tuple(view.deps))
     except PlannerError as exc:
         layout.spec_error = f"with the draft: {exc}"
         return layout
@@ -145,8 +169,10 @@ def _size_k(layout: _Layout, k: int, spec_beat_nodes: int | None, exhaustive: bo
     beat = spec_beat_nodes
     if not exhaustive and best is not None and best.meets_slo:
         beat = best.nodes if beat is None else min(beat, best.nodes)
+    dep = layout.spec_deps[k]
     try:
-        option = size_option(layout.dep, layout.traffic, layout.price, k, beat)
+        check_fits(dep, replica_plan(dep, speculative=True))
+        option = size_option(dep, layout.traffic, layout.price, k, beat)
     except CannotBeat:
         return  # needs at least the nodes of an option with speculation already quoted
     except PlannerError as exc:
@@ -154,19 +180,124 @@ def _size_k(layout: _Layout, k: int, spec_beat_nodes: int | None, exhaustive: bo
             layout.spec_error = f"with the draft: {exc}"
         return
     if best is None or _option_key(option) < _option_key(best):
-        layout.with_spec, layout.k, layout.spec_error = option, k, None
+        layout.with_spec, layout.k, layout.spec_error, layout.spec_dep = option, k, None, dep
+
+
+class _LayoutPoints:
+    """One layout of the search's points for a quote: the deployment without speculation and, where the quote
+    speculates, the speculator and its deployment at each draft length; or why a deployment cannot be built (the
+    layout's ``error``) or why the search does not speculate there (``problem``)."""
+
+    __slots__ = ("deps", "error", "plain", "pp", "problem", "speculates", "speculator", "tp")
+
+    def __init__(self, tp: int, pp: int, speculates: bool, problem: str | None) -> None:
+        self.tp, self.pp, self.speculates, self.problem = tp, pp, speculates, problem
+        self.plain: Deployment | None = None
+        self.error: PlannerError | None = None
+        self.speculator: Speculator | None = None
+        self.deps: dict[int, Deployment] = {}
+
+    @property
+    def where(self) -> str:
+        return f"TP {self.tp}" + (f" PP {self.pp}" if self.pp > 1 else "")
+
+
+def _speculator_kind(draft: ModelSpec | None, method: str | None) -> str | None:
+    """The search's method for a quote's speculation (None: the quote does not speculate)."""
+    if draft is not None:
+        return draft.speculator.kind if draft.speculator else "draft_model"
+    return method
+
+
+def _not_in_catalog(model: ModelSpec) -> bool:
+    try:
+        return get_model(model.id) != model
+    except PlannerError:
+        return True
+
+
+def quote_space(target: ModelSpec, node: NodeType, traffic: Traffic, *, draft=None, tps=None, **fields) -> Evaluator:
+    """The design-space search restricted to what a quote of ``node`` compares: every layout the search tries (each
+    TP the model admits, PP 2 where no TP layout holds the weights; ``tps`` to restrict them), the quote's precision
+    and the engine's own batch cap, without speculation and with the quote's speculator (``draft``, or the
+    draft-free ``method`` of ``fields``) at every draft length of the search's K axis. ``fields``: the ``engine``,
+    ``dtype`` and ``kv_dtype`` (their defaults where absent)."""
+    engine = fields.pop("engine", None) or "vllm"
+    dtype = fields.pop("dtype", None) or default_weight_format(target)
+    kv = fields.pop("kv_dtype", None) or "auto"
+    kind = _speculator_kind(draft, fields.pop("method", None))
+    if fields:
+        name = next(iter(fields))
+        raise InputError(name, fields[name], "a quote takes the draft, method, engine, dtype and kv_dtype")
+    space = SearchSpace.build(
+        target=target.id,
+        nodes=(node.id,),
+        engines=(engine,),
+        methods=("none", kind) if kind else ("none",),
+        ks=DEFAULT_KS,
+        dtypes=(f"{dtype}:{kv}",),
+        batch_caps=None,
+        tps=tps,
+        drafts=(draft.id,) if draft is not None else None,
+        alpha=traffic.alpha,
+        imported=tuple(m for m in (target, draft) if m is not None and _not_in_catalog(m)),
+    )
+    workload = SearchWorkload(
+        requests_per_s=traffic.requests_per_s, prompt_tokens=traffic.prompt_tokens, output_tokens=traffic.output_tokens
+    )
+    objectives = Objectives(ttft_slo_s=traffic.ttft_slo_s, tpot_slo_s=traffic.tpot_slo_s, percentile=traffic.percentile)
+    return Evaluator(space, workload, objectives)
+
+
+def _layouts(evaluator: Evaluator, draft: ModelSpec | None, method: str | None) -> list[_LayoutPoints]:
+    """The search's points of a quote space grouped by layout, in the search's order (TP ascending, then PP 2)."""
+    kind = _speculator_kind(draft, method)
+    points = evaluator.points()
+    speculator = next((sp for sp in evaluator.speculators if sp.method != "none"), None)
+    problem = None
+    if kind is not None and speculator is None:
+        problem = why_not_tried(evaluator.target, evaluator.space.engines[0], draft, method)
+    out: dict[tuple, _LayoutPoints] = {}
+    for point in points:
+        view = out.setdefault((point.tp, point.pp), _LayoutPoints(point.tp, point.pp, kind is not None, problem))
+        try:
+            dep = evaluator.deployment(point)
+        except PlannerError as exc:
+            if point.method == "none":
+                view.error = exc
+            elif view.problem is None:
+                view.problem = str(exc)
+            continue
+        if point.method == "none":
+            view.plain = dep
+        else:
+            view.speculator = speculator
+            view.deps[point.k] = dep
+    return list(out.values())
 
 
 def fleet_quote(
     dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = None, spec_beat_nodes: int | None = None
 ) -> FleetQuote:
-    """Nodes and cost to serve ``traffic`` with ``dep``'s layout (its draft, if any, for the speculative option).
+    """Nodes and cost to serve ``traffic`` with ``dep``'s layout (its draft, if any, for the speculative option):
+    the quote's search restricted to that layout.
 
     ``beat_nodes``: only an option without speculation that meets the objectives on fewer nodes is wanted; when
     it provably cannot, ``CannotBeat`` is raised as soon as that is known (unless the option with speculation is
     wanted: it is then searched in full, for the batch it runs at sets K). ``spec_beat_nodes`` likewise for the
     option with speculation, which is then left out (None)."""
-    layout = _layout(dep, traffic, beat_nodes, spec_beat_nodes)
+    if dep.replicas_per_node < 1:
+        raise InputError("tp", dep.tp, f"tp x pp at most the node's {dep.gpu_count} GPUs")
+    check_context(dep.target, traffic)
+    node = get_node(dep.node_id) if dep.node_id else None
+    if node is None:
+        raise InputError("node", None, "a deployment on a catalog node type (Deployment.on_node)")
+    fields = {"engine": dep.engine, "dtype": dep.dtype, "kv_dtype": dep.kv_dtype, "method": dep.method}
+    evaluator = quote_space(dep.target, node, traffic, draft=dep.draft, tps=(dep.tp,), **fields)
+    views = [v for v in _layouts(evaluator, dep.draft, dep.method) if v.pp == dep.pp]
+    if not views:
+        raise PlannerError(f"{dep.target.id} has no layout TP {dep.tp} PP {dep.pp} on {node.id}", field="tp")
+    layout = _layout(views[0], traffic, beat_nodes, spec_beat_nodes)
     return _quote(layout, layout)
 
 
@@ -196,19 +327,20 @@ def _quote(plain: _Layout, spec: _Layout) -> FleetQuote:
         f"{traffic.prompt_tokens} + {traffic.output_tokens} tokens; objectives {traffic.objectives()}; "
         f"each replica simulated with {QUOTE_REQUESTS} Poisson requests (prefill and decode share its GPUs)"
     )
-    dep = spec.dep if spec.dep.is_speculative else plain.dep.without_draft()
+    dep = spec.spec_dep if spec.spec_dep is not None else plain.dep
     step_source = speed_source(dep)
     notes.append(f"{dep.node_id or dep.gpu.id} step times: {step_source}")
     return FleetQuote(
         node=dep.node_id or f"{dep.gpu_count}x {dep.gpu.id}",
         tp=with_spec.tp if chosen and with_spec is not None else without.tp,
+        pp=with_spec.pp if chosen and with_spec is not None else without.pp,
         gpu=dep.gpu.id,
         gpus_per_node=dep.gpu_count,
-        replicas_per_node=(spec.dep if chosen else plain.dep).replicas_per_node,
+        replicas_per_node=(spec.spec_dep if chosen and spec.spec_dep is not None else plain.dep).replicas_per_node,
         usd_per_gpu_hour=plain.price,
         price_source=plain.price_source,
         traffic=traffic,
-        kv_concurrency_limit=replica_plan(plain.dep.without_draft()).max_concurrency,
+        kv_concurrency_limit=replica_plan(plain.dep).max_concurrency,
         without_speculation=without,
         with_speculation=with_spec,
         speculation_chosen=chosen,
@@ -231,16 +363,16 @@ def _cost_key(quote: FleetQuote) -> tuple:
 
 def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, exhaustive: bool = False, **fields) -> FleetQuote:
     # ``fields`` may carry ``method`` (n-gram lookup, the target's MTP) for speculation without a draft model
-    """The quote of ``target`` (+ ``draft``) on ``node`` for ``traffic``: the cheapest tensor-parallel layout without
-    speculation and the cheapest with it, each its own (so what speculation saves is counted against the best the
-    node type does without it, not against the speculative option's layout).
+    """The quote of ``target`` (+ ``draft``) on ``node`` for ``traffic``: of the quote's search (:func:`quote_space`),
+    the cheapest layout without speculation and the cheapest with it, each its own (so what speculation saves is
+    counted against the best the node type does without it, not against the speculative option's layout).
 
-    Every TP degree the model admits up to the node's GPU count is tried in order; layouts that do not fit are
-    skipped. Raises a PlannerError naming the node when none fits. Once an option meets the objectives on ``B``
-    nodes, the same option of a later layout is only searched while it could need fewer (it never needs fewer than
-    one node, so once both options need one node no later layout is tried): the same quote as trying every layout
-    in full (``exhaustive``), for which a later layout had to be strictly cheaper to replace an option. The answer
-    is memoised per input.
+    The search's layouts are sized in its order (TP ascending); layouts that do not fit are skipped. Raises a
+    PlannerError naming the node when none fits. Once an option meets the objectives on ``B`` nodes, the same
+    option of a later layout is only searched while it could need fewer (it never needs fewer than one node, so
+    once both options need one node no later layout is tried): the same quote as trying every layout in full
+    (``exhaustive``), for which a later layout had to be strictly cheaper to replace an option. The answer is
+    memoised per input.
     """
     inputs = (target, node, traffic, draft, exhaustive, *sorted(fields.items()))
     return QUOTES.get_or_compute(
@@ -259,17 +391,21 @@ def _best_quote_on_node(target, node, traffic: Traffic, *, draft, exhaustive: bo
     reasons = []
     plain: _Layout | None = None  # the layout of the cheapest option without speculation so far
     spec: _Layout | None = None  # and with it
-    speculates = draft is not None or fields.get("method") is not None
-    for tp in valid_tp_degrees(target.architecture, node.gpu_count):
+    method = fields.get("method")
+    speculates = _speculator_kind(draft, method) is not None
+    try:
+        views = _layouts(quote_space(target, node, traffic, draft=draft, **fields), draft, method)
+    except PlannerError as exc:
+        raise PlannerError(f"{target.id} cannot be planned on {node.id}: {exc}", field="node") from exc
+    for view in views:
         beat = None if exhaustive or plain is None else _floor(plain.without)
         spec_beat = None if exhaustive or spec is None else _floor(spec.with_spec)
         if beat == 1 and (not speculates or spec_beat == 1):
             break  # one node each: no layout needs fewer
         try:
-            dep = Deployment.on_node(target, node, tp=tp, draft=draft, **fields)
-            layout = _layout(dep, traffic, beat, spec_beat, exhaustive)
+            layout = _layout(view, traffic, beat, spec_beat, exhaustive)
         except PlannerError as exc:
-            reasons.append(f"TP {tp}: {exc}")
+            reasons.append(f"{view.where}: {exc}")
             continue
         except CannotBeat:
             continue

@@ -23,6 +23,7 @@ class QuotedOption(BaseModel):
 
     node: str
     tp: int
+    pp: int = 1
     gpu: str
     usd_per_gpu_hour: float | None
     option: FleetOption
@@ -30,7 +31,7 @@ class QuotedOption(BaseModel):
     @property
     def label(self) -> str:
         how = f"with speculation (K {self.option.k})" if self.option.speculation else "without speculation"
-        return f"{self.node}, TP {self.tp}, {how}"
+        return f"{self.node}, {self.option.layout}, {how}"
 
     def cost_key(self) -> tuple:
         """Cheapest first: priced options by $/month, then unpriced ones by GPUs."""
@@ -106,7 +107,7 @@ class FleetRecommendation(BaseModel):
             o = best.option
             cost = f"${o.usd_per_month:,.0f} per month" if o.usd_per_month is not None else "no catalog price"
             return (
-                f"Cheapest option that meets every objective: {o.nodes} x {best.node} (TP {best.tp}, "
+                f"Cheapest option that meets every objective: {o.nodes} x {best.node} ({o.layout}, "
                 f"{'with' if o.speculation else 'without'} speculation), {o.gpus:,} GPUs, {cost}"
             )
         near = self.nearest_miss
@@ -174,7 +175,7 @@ def recommend_fleet(traffic: Traffic, quotes: list[FleetQuote], unusable: list[s
     speculates, against the cheapest option without speculation, and only where that one costs more.
     """
     options = [
-        QuotedOption(node=q.node, tp=o.tp, gpu=q.gpu, usd_per_gpu_hour=q.usd_per_gpu_hour, option=o)
+        QuotedOption(node=q.node, tp=o.tp, pp=o.pp, gpu=q.gpu, usd_per_gpu_hour=q.usd_per_gpu_hour, option=o)
         for q in quotes
         for o in (q.without_speculation, q.with_speculation)
         if o is not None

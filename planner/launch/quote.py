@@ -28,6 +28,7 @@ def quoted_deployment(
         target,
         get_node(quoted.node),
         tp=quoted.tp,
+        pp=quoted.option.pp,
         draft=draft,
         max_model_len=max(traffic.prompt_tokens + traffic.output_tokens, 16),
         **fields,

@@ -13,6 +13,7 @@ import pandas as pd
 from planner.catalog.lookup import get_price
 from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote
 from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
+from planner.decisions.search.space import DEFAULT_KS
 from planner.decisions.traffic_draws import CountAcrossDraws
 from planner.deployment import Deployment
 from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
@@ -181,6 +182,7 @@ def quotes_table(quotes: list[FleetQuote]) -> pd.DataFrame:
                 {
                     "node": q.node,
                     "TP": option.tp,
+                    "PP": option.pp,
                     "speculation": "yes" if option.speculation else "no",
                     "K": option.k,
                     "GPUs": option.gpus,
@@ -210,8 +212,9 @@ def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summa
     if best is not None:
         o = best.option
         how = f"with speculative decoding (draft {draft}, K = {o.k})" if o.speculation else "without speculation"
+        stages = f" in {o.pp} pipeline stages" if o.pp > 1 else ""
         text = (
-            f"Buy {o.nodes:,} x {best.node}: {o.gpus:,} GPUs at tensor parallel {best.tp}, {how}, for "
+            f"Buy {o.nodes:,} x {best.node}: {o.gpus:,} GPUs at tensor parallel {best.tp}{stages}, {how}, for "
             f"{fmt_usd_per_month(o.usd_per_month)} ({fmt_usd(o.usd_per_million_output_tokens, 2)} per million "
             f"output tokens). This is the cheapest option that meets every objective ({t.objectives()}) for {load} "
             f"of {target}: {fmt_ms(o.ttft_s)} TTFT and {fmt_ms(o.tpot_s)} TPOT at p{t.percentile:g}."
@@ -338,9 +341,10 @@ def quote_report(
             "replicas: the fewest at which a simulated replica (continuous batching, chunked prefill, the memory "
             "plan's KV cache, the engine's request caps) meets the objectives at its share of the traffic; "
             "throughput is met by sizing (replicas x capacity covers the offered rate)",
-            "tensor parallelism is chosen per option (every degree the model admits on the node is tried) and so is "
-            "K (every draft length from 1 to 8 and the step model's optimal one are tried; the one that needs the "
-            "fewest nodes is quoted)",
+            "each option is the cheapest of the design-space search's configurations on its node type: every tensor "
+            f"parallel degree the model admits (pipeline stages only where none holds the weights) and every draft "
+            f"length from {DEFAULT_KS[0]} to {DEFAULT_KS[-1]} are tried, and the one that needs the fewest nodes is "
+            "quoted (the Explore page searches the same configurations)",
             *notes,
             f"objective presets: MLPerf Inference Server (TTFT {SLO_PRESETS['server'][0]:g} s, TPOT "
             f"{fmt_ms(SLO_PRESETS['server'][1], 0)}) and Interactive (TTFT {SLO_PRESETS['interactive'][0]:g} s, "

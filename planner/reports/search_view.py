@@ -175,7 +175,7 @@ def search_report(result: SearchResult) -> Report:
             "methods": ", ".join(result.space.methods),
             "K": ", ".join(map(str, result.space.ks)),
             "precisions": ", ".join(result.space.dtypes),
-            "batch caps": ", ".join(map(str, result.space.batch_caps)),
+            "batch caps": result.space.describe_caps(),
         },
         assumptions=result.notes,
     )

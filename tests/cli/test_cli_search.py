@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from planner.catalog import get_model
 from tests.conftest import run_cli
 
 SMALL = [
@@ -121,3 +122,34 @@ def test_search_sizes_its_recommendation_on_other_draws_of_the_traffic_when_aske
     assert json.loads(run_cli(*args[:-2], "--json", check=True).stdout)["traffic_draws"] is None
     bad = run_cli(*args[:-1], "0")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_search_asked_what_a_quote_compares_answers_as_the_quote(tmp_path):
+    """The quote's configurations as search flags (its draft only, the engine's own batch cap, the user's α): the
+    cheapest fleet the search sizes is the quote's recommendation, on an imported target as on the catalog's."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(get_model("Llama-3.1-8B").config, _name_or_path="acme/llama-8b")))
+    load = ["--requests-per-s", "12", "--prompt-tokens", "1024", "--output-tokens", "256", "--ttft-slo-ms", "3000"]
+    load += ["--tpot-slo-ms", "80", "--alpha", "0.7", "--json"]
+    quote = json.loads(
+        run_cli("quote", "--target-config", str(config), "--draft", "meta-llama/Llama-3.2-1B",
+                "--node", "1x-h100-sxm-80gb", "--node", "1x-l40s-48gb", *load, check=True).stdout
+    )  # fmt: skip
+    found = json.loads(
+        run_cli("search", "--target-config", str(config), "--nodes", "1x-h100-sxm-80gb,1x-l40s-48gb",
+                "--methods", "none,draft_model", "--drafts", "meta-llama/Llama-3.2-1B", "--batch-caps", "default",
+                "--dtypes", "bf16", *load, check=True).stdout
+    )  # fmt: skip
+    assert {p["draft"] for p in found["points"]} == {None, "meta-llama/Llama-3.2-1B"}
+    assert {p["alpha"] for p in found["points"] if p["draft"]} == {0.7}
+    assert {p["max_num_seqs"] for p in found["points"]} == {1024, 256}, "each node type's own default"
+    best = found["recommended"]
+    fleet = best["sized_for_traffic"]
+    quoted = quote["recommended"]
+    assert (best["node"], best["tp"], fleet["gpus"]) == (quoted["node"], quoted["tp"], quoted["option"]["gpus"])
+    assert fleet["speculation"] == quoted["option"]["speculation"]
+
+
+def test_batch_caps_take_the_engines_default_by_name_and_nothing_else():
+    proc = run_cli(*SMALL[: SMALL.index("--batch-caps")], "--batch-caps", "defaults", "--requests-per-s", "1")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1

@@ -38,6 +38,7 @@ from planner.decisions.search.points import SearchPoint, fleet_figures
 from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload, check_request_fits
 from planner.decisions.search.speculators import Speculator, speculators
 from planner.deployment import Deployment
+from planner.engines.profiles import engine_profile, resolve_limits
 from planner.errors import PlannerError
 from planner.facts import register_cache
 from planner.memory.budget import SharedBudget, plan_budget
@@ -188,6 +189,8 @@ class Evaluator:
         self._point_engines, self._deployments, self._steps = kept.point_engines, kept.deployments, kept.steps
         self._runs, self._summaries = kept.runs, kept.summaries
         self.simulations: dict[int, ServingMetrics] = {}
+        #: The speculators :meth:`points` tries (``none`` included where asked), for the last engine enumerated.
+        self.speculators: list[Speculator] = []
 
     # ----- the space ------------------------------------------------------------------------------
 
@@ -196,19 +199,24 @@ class Evaluator:
         out: list[SearchPoint] = []
         mtp_layers = mtp_layer_count(self.target)
         arch = self.target.architecture
-        for engine in self.space.engines:
-            found = speculators(self.target, engine, self.space.methods)
-            for node in self.space.node_specs():
+        space = self.space
+        extra = tuple(m for m in space.imported if m.id != self.target.id)
+        caps: tuple[int | None, ...] = space.batch_caps or (None,)
+        for engine in space.engines:
+            found = self.speculators = speculators(
+                self.target, engine, space.methods, drafts=space.drafts, extra=extra, alpha=space.alpha
+            )
+            for node in space.node_specs():
                 allowed = valid_tp_degrees(arch, node.gpu_count)
-                tps = [t for t in allowed if self.space.tps is None or t in self.space.tps]
-                for dtype, kv in self.space.precisions():
+                tps = [t for t in allowed if space.tps is None or t in space.tps]
+                for dtype, kv in space.precisions():
                     layouts = [(tp, 1) for tp in tps]
                     if tps and not self._any_layout_fits(node, engine, dtype, kv, tps):
                         layouts += [(tp, 2) for tp in tps if tp * 2 <= node.gpu_count]
                     for tp, pp in layouts:
                         for speculator in found:
-                            for k in self.space.k_values(speculator.method, mtp_layers):
-                                for cap in self.space.batch_caps:
+                            for k in space.k_values(speculator.method, mtp_layers):
+                                for cap in caps:
                                     point = self._point(len(out), node, engine, dtype, kv, tp, pp, speculator, k, cap)
                                     out.append(point)
         return out
@@ -216,7 +224,7 @@ class Evaluator:
     def _point(self, index, node, engine, dtype, kv, tp, pp, speculator: Speculator, k, cap) -> SearchPoint:
         self._configs.append((node, speculator))
         speculative = speculator.method != "none"
-        return SearchPoint(
+        point = SearchPoint(
             index=index,
             node=node.id,
             gpu=node.gpu,
@@ -235,11 +243,23 @@ class Evaluator:
             alpha_source=speculator.alpha_source if speculative else None,
             gpus_per_replica=tp * pp,
         )
+        if cap is None:  # the engine's own default: the one the point's deployment resolves
+            point.max_num_seqs = self._default_cap(point)
+        return point
+
+    def _default_cap(self, point: SearchPoint) -> int | None:
+        """The batch cap the engine gives the point's deployment when it sets none (None: it cannot be built)."""
+        try:
+            dep = self.deployment(point)
+        except PlannerError:
+            return None
+        return resolve_limits(dep, engine_profile(dep.engine, dep.engine_version)).max_num_seqs
 
     def _any_layout_fits(self, node: NodeType, engine: str, dtype: str, kv: str, tps: list[int]) -> bool:
         """Whether the target alone fits the node at its largest TP and the smallest batch cap (PP 1)."""
         try:
-            dep = self._build(node, engine, dtype, kv, max(tps), 1, {}, None, min(self.space.batch_caps))
+            caps = self.space.batch_caps
+            dep = self._build(node, engine, dtype, kv, max(tps), 1, {}, None, min(caps) if caps else None)
         except PlannerError:
             return False
         return plan_memory(dep, with_suggestions=False).fits
@@ -269,6 +289,7 @@ class Evaluator:
 
     def _new_deployment(self, point: SearchPoint) -> Deployment:
         node, speculator = self._configs[point.index]
+        cap = point.max_num_seqs if self.space.batch_caps is not None else None  # None: the engine's default
         return self._build(
             node,
             point.engine,
@@ -278,7 +299,7 @@ class Evaluator:
             point.pp,
             speculator.deployment_fields(),
             point.k,
-            point.max_num_seqs,
+            cap,
         )
 
     def layout(self, point: SearchPoint) -> tuple:

@@ -82,7 +82,8 @@ class SearchPoint:
     draft: str | None
     speculator: str
     k: int | None
-    max_num_seqs: int
+    #: The batch cap; None only where the engine's default could not be resolved (the point cannot be built).
+    max_num_seqs: int | None
     alpha: float | None
     alpha_source: str | None
     gpus_per_replica: int
@@ -121,7 +122,8 @@ class SearchPoint:
         """The configuration in one line, e.g. ``8x-h100-sxm-80gb TP 4 fp8/auto, Llama-3.2-1B K 3, 64 seqs``."""
         how = "no speculation" if self.method == "none" else f"{self.speculator} K {self.k}"
         layout = f"TP {self.tp}" + (f" PP {self.pp}" if self.pp > 1 else "")
-        return f"{self.node} {layout} {self.dtype}/{self.kv_dtype}, {how}, {self.max_num_seqs} seqs, {self.engine}"
+        seqs = f"{self.max_num_seqs} seqs" if self.max_num_seqs is not None else "the engine's default seqs"
+        return f"{self.node} {layout} {self.dtype}/{self.kv_dtype}, {how}, {seqs}, {self.engine}"
 
     def as_dict(self) -> dict:
         out = {name: getattr(self, name) for name in _FIELDS}  # every field is a scalar but two flat lists

@@ -137,9 +137,16 @@ class SearchSpace(BaseModel):
     ks: tuple[int, ...] = Field(default=DEFAULT_KS, min_length=1, max_length=MAX_K)
     #: ``WEIGHTS`` or ``WEIGHTS:KV`` (KV ``auto`` follows the weights' compute dtype).
     dtypes: tuple[str, ...] = Field(default=DEFAULT_DTYPES, min_length=1, max_length=16)
-    batch_caps: tuple[int, ...] = Field(default=DEFAULT_BATCH_CAPS, min_length=1, max_length=MAX_AXIS_VALUES)
+    #: ``max_num_seqs`` values (None: the engine's own default for each point, as a deployment that sets none gets).
+    batch_caps: tuple[int, ...] | None = Field(default=DEFAULT_BATCH_CAPS, min_length=1, max_length=MAX_AXIS_VALUES)
     #: TP degrees to try (None: every degree the model admits up to the node's GPUs).
     tps: tuple[int, ...] | None = Field(default=None, min_length=1, max_length=MAX_AXIS_VALUES)
+    #: The draft models and heads to try, by id (None: every compatible one for the target).
+    drafts: tuple[str, ...] | None = Field(default=None, min_length=1, max_length=MAX_AXIS_VALUES)
+    #: The acceptance assumed for every speculator tried (None: each its own, measured, published or the prior).
+    alpha: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    #: Models the catalog does not have (an imported target or draft), by their configuration.
+    imported: tuple[ModelSpec, ...] = Field(default=(), max_length=MAX_AXIS_VALUES)
 
     @classmethod
     def build(cls, **fields) -> SearchSpace:
@@ -174,7 +181,9 @@ class SearchSpace(BaseModel):
 
     @field_validator("batch_caps")
     @classmethod
-    def _caps(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+    def _caps(cls, value: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if value is None:
+            return None
         for cap in value:
             if not 1 <= cap <= MAX_BATCH_CAP:
                 raise InputError("batch_caps", cap, f"batch caps (max_num_seqs) from 1 to {MAX_BATCH_CAP:,}")
@@ -221,7 +230,16 @@ class SearchSpace(BaseModel):
         return self.ks
 
     def target_spec(self) -> ModelSpec:
-        return resolve_model(self.target, None, field="target")
+        return self.model(self.target, "target")
+
+    def model(self, model_id: str, field: str) -> ModelSpec:
+        """The model ``model_id``: an imported one of the space, else the catalog's."""
+        found = next((m for m in self.imported if m.id == model_id), None)
+        return found or resolve_model(model_id, None, field=field)
+
+    def describe_caps(self) -> str:
+        """The batch caps in words (``8, 32, 128`` or the engine's default)."""
+        return ", ".join(map(str, self.batch_caps)) if self.batch_caps else "the engine's default"
 
     def node_specs(self) -> list[NodeType]:
         return [get_node(n) for n in self.nodes]

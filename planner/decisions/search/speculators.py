@@ -35,6 +35,8 @@ class Speculator:
     draft: ModelSpec | None
     alpha: float
     alpha_source: str
+    #: Where α comes from in a sentence (the pair's measurement, publication or prior).
+    alpha_detail: str = ""
 
     @property
     def draft_id(self) -> str | None:
@@ -58,34 +60,75 @@ class Speculator:
 NO_SPECULATION = Speculator(method="none", draft=None, alpha=0.0, alpha_source="")
 
 
-def _alpha(target: ModelSpec, fields: dict) -> tuple[float, str]:
-    """α as :func:`deployment_acceptance` gives it (it depends on the pair, not on the GPUs)."""
+def _speculator(target: ModelSpec, method: str, draft: ModelSpec | None, alpha: float | None) -> Speculator:
+    """The speculator with its α: ``alpha`` when given ("entered"), else as :func:`deployment_acceptance` gives it
+    (it depends on the pair, not on the GPUs)."""
+    fields = {"draft": draft} if draft is not None else {"method": method}
+    if alpha is not None:
+        return Speculator(method, draft, alpha, "entered", "your value")
     probe = Deployment.build(target=target, gpu=get_gpu("h100-sxm-80gb"), **fields)
     estimate = deployment_acceptance(probe)
-    return estimate.alpha, estimate.source
+    return Speculator(method, draft, estimate.alpha, estimate.source, estimate.detail)
 
 
-def speculators(target: ModelSpec, engine: str, methods: tuple[str, ...]) -> list[Speculator]:
-    """Every speculator of ``methods`` (``none`` first when asked) that ``engine`` can run for ``target``."""
+def speculators(
+    target: ModelSpec,
+    engine: str,
+    methods: tuple[str, ...],
+    *,
+    drafts: tuple[str, ...] | None = None,
+    extra: tuple[ModelSpec, ...] = (),
+    alpha: float | None = None,
+) -> list[Speculator]:
+    """Every speculator of ``methods`` (``none`` first when asked) that ``engine`` can run for ``target``: only the
+    draft models and heads of ``drafts`` where given (by id; ``extra``: models the catalog does not have), each at
+    ``alpha`` where given."""
     out: list[Speculator] = [NO_SPECULATION] if "none" in methods else []
+
+    def wanted(d: ModelSpec) -> bool:
+        return drafts is None or d.id in drafts
+
     models = []
     if "draft_model" in methods:
         # a model the engine would reject (another tokenizer, say) is left out before its size is counted
         models += candidate_drafts(
-            target, keep=lambda d: d.speculator is None and not rejects(target, d, engine=engine)
+            target,
+            extra,
+            keep=lambda d: d.speculator is None and wanted(d) and not rejects(target, d, engine=engine),
         )
-    heads = [h for h in list_speculators() if target.id in h.speculator.targets and h.speculator.kind in methods]
-    for draft in [*models, *heads]:
+    heads = [
+        h
+        for h in [*list_speculators(), *(m for m in extra if m.speculator is not None)]
+        if target.id in h.speculator.targets and h.speculator.kind in methods and wanted(h)
+    ]
+    for draft in {d.id: d for d in [*models, *heads]}.values():
         if check_pair(target, draft, engine=engine).verdict == "incompatible":
             continue
         kind = draft.speculator.kind if draft.speculator else "draft_model"
-        alpha, source = _alpha(target, {"draft": draft})
-        out.append(Speculator(method=kind, draft=draft, alpha=alpha, alpha_source=source))
+        out.append(_speculator(target, kind, draft, alpha))
     for method in ("mtp", "ngram"):
         if method not in methods or (method == "mtp" and not mtp_layer_count(target)):
             continue
         if not method_support(engine, None, method).supported:
             continue
-        alpha, source = _alpha(target, {"method": method})
-        out.append(Speculator(method=method, draft=None, alpha=alpha, alpha_source=source))
+        out.append(_speculator(target, method, None, alpha))
     return out
+
+
+def why_not_tried(target: ModelSpec, engine: str, draft: ModelSpec | None, method: str | None) -> str:
+    """Why :func:`speculators` leaves out ``draft`` (or the draft-free ``method``) for ``target`` on ``engine``, in
+    words: the engine rejects the pair, a check calls it incompatible, it is not smaller than the target, or the
+    engine's release does not run the method."""
+    if draft is None:
+        if method == "mtp" and not mtp_layer_count(target):
+            return f"{target.short_name} has no MTP layers"
+        support = method_support(engine, None, method or "ngram")
+        since = f" (first in {support.first_release})" if support.first_release else ""
+        return f"{engine} does not run speculative method {method}{since}"
+    verdict = check_pair(target, draft, engine=engine)
+    failed = next((c for c in verdict.checks if c.status == "fail"), None)
+    if verdict.verdict == "incompatible":
+        return f"{draft.id} is incompatible with {target.short_name}" + (f": {failed.detail}" if failed else "")
+    if draft.speculator is not None:
+        return f"{draft.id} is a head trained for {', '.join(draft.speculator.targets)}, not for {target.id}"
+    return f"{draft.id} is not smaller than {target.short_name}: a draft must have fewer parameters"

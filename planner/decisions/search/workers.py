@@ -83,7 +83,7 @@ def plan_all(ev: Evaluator, points: list[SearchPoint]) -> None:
     for p in points:
         groups[ev.group(p)].append(p)
     for members in groups.values():
-        members.sort(key=lambda p: (p.k or 0, p.max_num_seqs))
+        members.sort(key=lambda p: (p.k or 0, p.max_num_seqs or 0))
         probe = members[0]
         ev.plan(probe)
         if probe.fits and probe.starts:

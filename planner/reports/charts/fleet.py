@@ -29,7 +29,7 @@ def cost_by_node(quotes: list[FleetQuote]) -> go.Figure:
             return "no draft"
         if not option.meets_slo:
             return "misses an objective"
-        return f"TP {option.tp}: " + (fmt_usd(option.usd_per_month) if priced else f"{option.gpus:,} GPUs")
+        return f"{option.layout}: " + (fmt_usd(option.usd_per_month) if priced else f"{option.gpus:,} GPUs")
 
     fig = go.Figure()
     for name, pick, color in (

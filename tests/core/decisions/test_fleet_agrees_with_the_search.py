@@ -1,6 +1,8 @@
-"""One question, one answer: a Fleet & Quote comparison of node types is what the design-space search gives when it is
-restricted to the quote's configurations (each node type, its TP layouts, the scenario's precision and batch cap,
-without speculation and with the scenario's draft at every K), each option sized for the traffic."""
+"""One question, one answer: a Fleet & Quote comparison of node types is what the design-space search's own sizing for
+the traffic gives over the quote's configurations (:func:`quote_space`: each node type, its layouts, the scenario's
+precision and the engine's batch cap, without speculation and with the scenario's draft at every K): two ways of
+finding the cheapest fleet, the quote's (layout by layout, K by K, each cut short once it cannot win) and the
+search's (candidates in order of the least their fleet can cost), over the same points."""
 
 from __future__ import annotations
 
@@ -8,11 +10,8 @@ import pytest
 
 from planner.catalog import get_model, get_node
 from planner.decisions.fleet import Traffic
-from planner.decisions.fleet_quotes import compare_nodes
-from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, search
+from planner.decisions.fleet_quotes import compare_nodes, quote_space
 from planner.decisions.search.traffic_sizing import sized_recommendation
-from planner.deployment import Deployment
-from planner.engines.profiles import engine_profile, resolve_limits
 
 DRAFT = "meta-llama/Llama-3.2-1B"
 #: target, node types, traffic. The first is the Fleet page's default scenario on 8x H100, where the K that pays most
@@ -39,25 +38,18 @@ CASES = {
 def _search_options(target_id: str, node_id: str, traffic: Traffic) -> dict[str, tuple[int, float] | None]:
     """GPUs and $/hour of the cheapest fleet the search sizes on ``node_id`` that meets the objectives, without
     speculation and with the draft (None: none meets them)."""
-    target, draft, node = get_model(target_id), get_model(DRAFT), get_node(node_id)
-    dep = Deployment.on_node(target, node, tp=1, draft=draft)
-    cap = resolve_limits(dep, engine_profile(dep.engine, dep.engine_version)).max_num_seqs
-    space = SearchSpace.build(
-        target=target_id, nodes=(node_id,), methods=("none", "draft_model"), dtypes=("bf16",), batch_caps=(cap,)
-    )
-    workload = SearchWorkload(
-        requests_per_s=traffic.requests_per_s, prompt_tokens=traffic.prompt_tokens, output_tokens=traffic.output_tokens
-    )
-    objectives = Objectives(ttft_slo_s=traffic.ttft_slo_s, tpot_slo_s=traffic.tpot_slo_s, percentile=traffic.percentile)
-    found = search(space, workload, objectives)
-    fitting = [p for p in found.points if p.fits and p.starts]
+    evaluator = quote_space(get_model(target_id), get_node(node_id), traffic, draft=get_model(DRAFT), engine="vllm")
+    points = evaluator.points()
+    for p in points:
+        evaluator.plan(p)
+    fitting = [p for p in points if p.fits and p.starts]
     out = {}
-    for name, points in (("plain", [p for p in fitting if p.method == "none"]),
-                         ("spec", [p for p in fitting if p.draft == DRAFT])):  # fmt: skip
+    for name, group in (("plain", [p for p in fitting if p.method == "none"]),
+                        ("spec", [p for p in fitting if p.draft == DRAFT])):  # fmt: skip
         # every point simulated first: the bound of an unsimulated point then plays no part
-        for p in points:
-            found.evaluator.simulate(p)
-        sized = sized_recommendation(found.evaluator, points)
+        for p in group:
+            evaluator.simulate(p)
+        sized = sized_recommendation(evaluator, group)
         out[name] = None if sized.fleet is None else (sized.fleet.gpus, sized.fleet.usd_per_hour)
     return out
 
