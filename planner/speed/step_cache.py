@@ -43,9 +43,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.facts import register_cache
+from planner.memory.budget import SharedBudget, plan_budget
 from planner.memory.plan import plan_memory
 from planner.memory.types import MemoryPlan
 from planner.speed.engine_step import EngineStep
@@ -208,6 +210,9 @@ class ReplicaParts:
     def __init__(self, maxsize: int = 256) -> None:
         self.maxsize = maxsize
         self.entries: OrderedDict[tuple, tuple[EngineStep, MemoryPlan]] = OrderedDict()
+        #: Step models and memory-plan parts per layout (draft length and batch cap set aside), shared by the
+        #: replicas that differ only there.
+        self.layouts: OrderedDict[tuple, tuple[EngineStep, SharedBudget]] = OrderedDict()
         self.lock = threading.Lock()
         register_cache(self)
 
@@ -219,16 +224,38 @@ class ReplicaParts:
                 self.entries.move_to_end(key)
                 return parts
         served = dep if speculative else dep.without_draft()
-        parts = (EngineStep(served, profile), plan_memory(served, with_suggestions=False))
+        engine, share = self._layout_parts(served, profile)
+        parts = (engine, plan_budget(served, share=share))  # what plan_memory gives without fixes
         with self.lock:
             self.entries[key] = parts
             while len(self.entries) > self.maxsize:
                 self.entries.popitem(last=False)
         return parts
 
+    def _layout_parts(self, served: Deployment, profile: SpeedProfile | None) -> tuple[EngineStep, SharedBudget]:
+        """``served``'s :class:`EngineStep` and the parts of its memory plan that no draft length or batch cap
+        changes, built once for every K and batch cap: the step models of its layout (with the CUDA-graph sizes of
+        its own, :meth:`EngineStep.for_deployment`) and its budget's fixed inputs (the plan is the one planned
+        alone, :class:`planner.memory.budget.SharedBudget`)."""
+        shared = served.replace(num_speculative_tokens=NUM_SPECULATIVE_TOKENS, max_num_seqs=None)
+        key = (replica_key(shared), *_key(profile))
+        with self.lock:
+            found = self.layouts.get(key)
+            if found is not None:
+                self.layouts.move_to_end(key)
+        if found is None:
+            found = (EngineStep(shared, profile), SharedBudget())
+            with self.lock:
+                self.layouts[key] = found
+                while len(self.layouts) > self.maxsize:
+                    self.layouts.popitem(last=False)
+        base, share = found
+        return (base if shared == served else base.for_deployment(served)), share
+
     def cache_clear(self) -> None:
         with self.lock:
             self.entries.clear()
+            self.layouts.clear()
 
 
 #: Each replica's engine step and memory plan, shared by its runs.

@@ -18,6 +18,7 @@ from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import simulate_one
 from planner.speed.step_cache import (
     ESTIMATES,
+    PARTS,
     PLANS,
     RUNS,
     SIMULATIONS,
@@ -117,3 +118,18 @@ def test_a_thread_that_pauses_pauses_before_each_of_its_own_runs_only(dep):
     assert ran >= 2 and pauses >= ran and paused == [threading.current_thread().name] * pauses
     simulate_one_cached(dep, work.model_copy(update={"seed": 8}))
     assert len(paused) == pauses
+
+
+def test_replicas_that_differ_only_in_k_or_batch_cap_share_their_layouts_parts_and_run_as_if_alone(dep):
+    """The step models and the memory plan's fixed inputs are built once per layout; each replica's own draft length
+    and batch cap still set its CUDA-graph sizes and its plan, so every run is the one it makes on its own."""
+    clear_caches()
+    work = ServingWorkload.build(request_rate=6.0, num_prompts=60, prompt_tokens=512, output_tokens=64)
+    variants = [dep.replace(num_speculative_tokens=k, max_num_seqs=cap) for k, cap in ((2, None), (7, 64), (4, 8))]
+    for variant in variants:
+        engine, plan = PARTS.get(variant, True, None)
+        assert engine.deployment == variant
+        assert plan == plan_memory(variant, with_suggestions=False)
+        k = variant.num_speculative_tokens
+        assert simulate_one_cached(variant, work, alpha=0.7, k=k) == simulate_one(variant, work, alpha=0.7, k=k)
+    assert len(PARTS.layouts) == 1, "one layout: its step models built once"
