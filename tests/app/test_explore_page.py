@@ -82,3 +82,22 @@ def test_the_recommendation_is_sized_on_other_draws_of_the_traffic_when_asked():
     assert said.startswith("Sized on 3 draws of the same traffic (400 simulated requests each), this option needs ")
     _run(at)  # kept for these inputs
     assert any("draws of the same traffic" in i.value for i in at.info)
+
+
+def test_an_imported_target_is_searched_like_the_catalogs(tmp_path):
+    """A model imported from a config.json (the sidebar's target) is searched like the catalog's: the page names
+    the cheapest configuration of it, not an unknown model."""
+    from planner.catalog import get_model
+    from planner.catalog.importing import model_from_config
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dict(get_model("Llama-3.1-8B").config, _name_or_path="acme/llama-8b")))
+    at = page("explore.py")
+    at.session_state["imported_models"] = {"acme/llama-8b": model_from_config(path)}
+    _run(at)  # the sidebar now offers the imported model
+    at.selectbox(key="scenario_target").select("acme/llama-8b")
+    _run(at)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    headline = (at.success or at.warning)[0].value
+    assert headline.startswith(("Cheapest configuration that meets every objective", "No configuration"))
+    assert at.selectbox(key="explore_pick").options
