@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from planner.catalog import get_model
+from planner.catalog.importing import model_from_config
 from tests.app.conftest import page
 
 TIMEOUT_S = 300
@@ -87,9 +89,6 @@ def test_the_recommendation_is_sized_on_other_draws_of_the_traffic_when_asked():
 def test_an_imported_target_is_searched_like_the_catalogs(tmp_path):
     """A model imported from a config.json (the sidebar's target) is searched like the catalog's: the page names
     the cheapest configuration of it, not an unknown model."""
-    from planner.catalog import get_model
-    from planner.catalog.importing import model_from_config
-
     path = tmp_path / "config.json"
     path.write_text(json.dumps(dict(get_model("Llama-3.1-8B").config, _name_or_path="acme/llama-8b")))
     at = page("explore.py")

@@ -153,3 +153,10 @@ def test_a_search_asked_what_a_quote_compares_answers_as_the_quote(tmp_path):
 def test_batch_caps_take_the_engines_default_by_name_and_nothing_else():
     proc = run_cli(*SMALL[: SMALL.index("--batch-caps")], "--batch-caps", "defaults", "--requests-per-s", "1")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_drafts_are_named_as_anywhere_else_and_an_unknown_one_is_refused():
+    proc = run_cli(*SMALL, "--drafts", "Llama-3.2-1B", "--requests-per-s", "4", "--json", check=True)
+    assert {p["draft"] for p in json.loads(proc.stdout)["points"]} == {None, "meta-llama/Llama-3.2-1B"}
+    proc = run_cli(*SMALL, "--drafts", "no-such-draft", "--requests-per-s", "4")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "no-such-draft" in proc.stderr

@@ -216,6 +216,14 @@ class SearchSpace(BaseModel):
                 raise InputError("dtypes", text, f"WEIGHTS:KV with KV one of {allowed}") from None
         return tuple(dict.fromkeys(value))
 
+    @model_validator(mode="after")
+    def _known_drafts(self) -> SearchSpace:
+        """Every draft named is a model (the catalog's or an imported one), kept by its full id."""
+        if self.drafts is not None:
+            ids = tuple(dict.fromkeys(self.model(d, "drafts").id for d in self.drafts))
+            object.__setattr__(self, "drafts", ids)
+        return self
+
     def precisions(self) -> list[tuple[str, str]]:
         """(weight format, KV dtype) pairs."""
         return [(t.partition(":")[0], t.partition(":")[2] or "auto") for t in self.dtypes]
