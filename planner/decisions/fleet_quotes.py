@@ -246,7 +246,7 @@ def quote_space(target: ModelSpec, node: NodeType, traffic: Traffic, *, draft=No
         requests_per_s=traffic.requests_per_s, prompt_tokens=traffic.prompt_tokens, output_tokens=traffic.output_tokens
     )
     objectives = Objectives(ttft_slo_s=traffic.ttft_slo_s, tpot_slo_s=traffic.tpot_slo_s, percentile=traffic.percentile)
-    return Evaluator(space, workload, objectives)
+    return Evaluator(space, workload, objectives, view=True)
 
 
 def _layouts(evaluator: Evaluator, draft: ModelSpec | None, method: str | None) -> list[_LayoutPoints]:

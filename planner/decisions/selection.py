@@ -10,6 +10,13 @@ speedup at batch 1 and at the chosen batch, the optimal K and break-even α
 (the user's α > measured > published > prior, each labelled). Compatible drafts that fit rank by predicted speedup at
 the chosen batch; drafts that do not fit follow; incompatible ones sink to the bottom with the reason.
 
+The matrix is a view of the design-space search (:mod:`planner.decisions.search`): its compatible candidates are the
+search's speculators around the scenario's deployment (its node type, layout, precision, batch cap and K, its other
+settings kept: ``SearchSpace.base``), each row's deployment, memory plan and α the search's for that point, so a
+draft the matrix ranks is one Explore tries, planned the same way. The candidates the search leaves out (another
+tokenizer, a release without the method) are listed with the check that fails, and their memory as the engine would
+plan it.
+
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
 >>> base = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8)
@@ -25,17 +32,18 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from planner.catalog.lookup import list_models, list_speculators
 from planner.catalog.schemas import ModelSpec, SpeculatorKind
 from planner.catalog.speculators import mtp_layer_count
+from planner.decisions.candidates import candidate_drafts
+from planner.decisions.search.evaluate import Evaluator
+from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
 from planner.deployment import Deployment
 from planner.engines.releases import method_support
 from planner.errors import InputError, PlannerError
-from planner.pairs.acceptance import AcceptanceEstimate
+from planner.memory.types import MemoryPlan
 from planner.pairs.compatibility import check_pair
 from planner.pairs.context import Check
 from planner.pairs.size_ratio import param_count
-from planner.speed.deployment_acceptance import deployment_acceptance
 from planner.speed.estimate import SpeedWorkload
 from planner.speed.step_cache import estimate_speed_cached, plan_memory_cached
 from planner.units import GIB
@@ -90,34 +98,6 @@ class DecisionMatrix(BaseModel):
     assumptions: list[str]
 
 
-def candidate_drafts(
-    target: ModelSpec, extra: Iterable[ModelSpec] = (), keep: Callable[[ModelSpec], bool] | None = None
-) -> list[ModelSpec]:
-    """Catalog and imported models with fewer parameters than the target (the target itself excluded), then the
-    catalog's speculator heads trained for this target; with ``keep``, only the models and heads it keeps (a model
-    is asked before its size is counted)."""
-    target_params = param_count(target).total_params
-    seen, out = set(), []
-    for spec in [*list_models(), *extra]:
-        if spec.id in seen or spec.id == target.id:
-            continue
-        seen.add(spec.id)
-        if keep is not None and not keep(spec):
-            continue
-        if param_count(spec).total_params < target_params:
-            out.append(spec)
-    heads = [h for h in list_speculators() if target.id in h.speculator.targets and h.id not in seen]
-    return out + [h for h in heads if keep is None or keep(h)]
-
-
-@dataclass(frozen=True)
-class _Alpha:
-    """The user's α for every candidate ("entered") and a measurement of this candidate ("measured")."""
-
-    entered: float | None
-    measured: float | None
-
-
 @dataclass(frozen=True)
 class _Load:
     """The load every candidate is timed at, and the concurrency of the target alone."""
@@ -128,14 +108,67 @@ class _Load:
     baseline_concurrency: float
 
 
-def _evaluate(row: MatrixRow, build: Callable[[], Deployment], alpha: _Alpha, load: _Load) -> MatrixRow:
-    """Size the candidate's deployment; time it at its α unless it is incompatible or cannot be built."""
-    try:
-        dep = build()
-        plan = plan_memory_cached(dep)
-    except PlannerError as exc:
-        row.memory_problems = [str(exc)]
-        return row
+@dataclass(frozen=True)
+class _Found:
+    """What the design-space search found for one speculator at the scenario's layout: its deployment and memory
+    plan (or why it could not be planned), and its α with where that comes from."""
+
+    dep: Deployment | None
+    plan: MemoryPlan | None
+    problem: str | None
+    alpha: float
+    alpha_source: str
+    alpha_detail: str
+
+
+class _SearchView:
+    """The design-space search around ``base`` (:class:`planner.decisions.search.SearchSpace` with ``base``): its
+    node type and layout, precision, batch cap and K, every speculator; each point planned as the search plans it."""
+
+    def __init__(self, base, extra, alpha, measured, draft_free, prompt_tokens, output_tokens) -> None:
+        methods = ("none", "draft_model", "eagle", "eagle3") + (("mtp", "ngram") if draft_free else ())
+        space = SearchSpace.build(
+            target=base.target.id,
+            nodes=(base.node_id or f"{base.gpu_count}x {base.gpu.id}",),
+            engines=(base.engine,),
+            methods=methods,
+            ks=(base.num_speculative_tokens,),
+            dtypes=(f"{base.target_format.id}:{base.kv_dtype}",),
+            batch_caps=(base.max_num_seqs,) if base.max_num_seqs else None,
+            tps=(base.tp,),
+            entered_alpha=alpha,
+            measured_alphas=measured,
+            imported=tuple(extra),
+            base=base,
+        )
+        workload = SearchWorkload(concurrency=1, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
+        self.evaluator = Evaluator(space, workload, Objectives(), view=True)
+        self.found: dict[str, _Found] = {}
+        self.plain: MemoryPlan | None = None
+        for point in self.evaluator.points():
+            if point.pp != base.pp:
+                continue
+            found = self._found(point)
+            if point.method == "none":
+                self.plain = found.plan
+            else:
+                self.found[point.draft or point.method] = found
+
+    def _found(self, point) -> _Found:
+        ev = self.evaluator
+        try:
+            dep = ev.deployment(point)
+            plan = ev.memory_plan(point, ev.plan_key(point))
+        except PlannerError as exc:
+            dep, plan, problem = None, None, str(exc)
+        else:
+            problem = None
+        speculator = ev.speculator_of(point)
+        return _Found(dep, plan, problem, speculator.alpha, speculator.alpha_source, speculator.alpha_detail)
+
+
+def _fill(row: MatrixRow, plan: MemoryPlan, load: _Load) -> None:
+    """The candidate's memory figures from its plan."""
     row.fits, row.starts = plan.fits, plan.starts
     row.memory_problems = plan.problems
     row.draft_weights_bytes_per_gpu = plan.per_gpu.draft_weights_bytes
@@ -143,13 +176,29 @@ def _evaluate(row: MatrixRow, build: Callable[[], Deployment], alpha: _Alpha, lo
     row.kv_cache_tokens = plan.kv_cache_tokens
     row.max_concurrency = plan.max_concurrency
     row.lost_concurrency = round(load.baseline_concurrency - plan.max_concurrency, 2)
+
+
+def _evaluate(row: MatrixRow, key: str, build: Callable[[], Deployment], view: _SearchView, load: _Load) -> MatrixRow:
+    """A compatible candidate: the search's point for it, its memory, then its speed at its α. An incompatible one
+    (the search does not try it): its memory alone, as the engine would plan it, to show what it would cost."""
     if row.verdict == "incompatible":
+        try:
+            _fill(row, plan_memory_cached(build()), load)
+        except PlannerError as exc:
+            row.memory_problems = [str(exc)]
         return row
-    estimate = deployment_acceptance(dep, measured_alpha=alpha.measured, entered_alpha=alpha.entered)
-    return _time(row, dep, estimate, load)
+    found = view.found.get(key)
+    if found is None:
+        row.memory_problems = ["the design-space search does not try this candidate on this layout"]
+        return row
+    if found.plan is None or found.dep is None:
+        row.memory_problems = [found.problem or "no memory plan"]
+        return row
+    _fill(row, found.plan, load)
+    return _time(row, found.dep, found, load)
 
 
-def _row(base: Deployment, draft: ModelSpec, alpha: _Alpha, load: _Load) -> MatrixRow:
+def _row(base: Deployment, draft: ModelSpec, view: _SearchView, load: _Load) -> MatrixRow:
     """A separate draft model or a head: the pair's checks, then its memory and speed."""
     verdict = check_pair(base.target, draft, engine=base.engine, target_tp=base.tp)
     row = MatrixRow(
@@ -161,16 +210,16 @@ def _row(base: Deployment, draft: ModelSpec, alpha: _Alpha, load: _Load) -> Matr
         fits=False,
         memory_problems=[],
     )
-    return _evaluate(row, lambda: base.with_draft(draft), alpha, load)
+    return _evaluate(row, draft.id, lambda: base.with_draft(draft), view, load)
 
 
-def _time(row: MatrixRow, dep: Deployment, estimate: AcceptanceEstimate, load: _Load) -> MatrixRow:
+def _time(row: MatrixRow, dep: Deployment, found: _Found, load: _Load) -> MatrixRow:
     """Speedups at batch 1 and at the load's batch at the row's α, each at its optimal K.
 
     An MTP module drafts as many tokens as it has layers: its published α is for that K, and vLLM warns that
     reusing a layer for more tokens "may result in lower acceptance rate" (``vllm/config/speculative.py``).
     """
-    row.alpha, row.alpha_source, row.alpha_detail = estimate.alpha, estimate.source, estimate.detail
+    row.alpha, row.alpha_source, row.alpha_detail = found.alpha, found.alpha_source, found.alpha_detail
     fixed_k = mtp_layer_count(dep.target) if dep.speculative_method == "mtp" else None
     try:
         at_1, at_b = (
@@ -178,7 +227,7 @@ def _time(row: MatrixRow, dep: Deployment, estimate: AcceptanceEstimate, load: _
                 dep,
                 SpeedWorkload.build(
                     batch_size=batch,
-                    alpha=estimate.alpha,
+                    alpha=found.alpha,
                     prompt_tokens=load.prompt_tokens,
                     output_tokens=load.output_tokens,
                     k=fixed_k,
@@ -198,7 +247,7 @@ def _time(row: MatrixRow, dep: Deployment, estimate: AcceptanceEstimate, load: _
     return row
 
 
-def _draft_free_row(alone: Deployment, method: SpeculatorKind, alpha: _Alpha, load: _Load) -> MatrixRow:
+def _draft_free_row(alone: Deployment, method: SpeculatorKind, view: _SearchView, load: _Load) -> MatrixRow:
     """n-gram lookup or the target's MTP module: no pair to check, only whether the engine release runs it."""
     support = method_support(alone.engine, alone.engine_version, method)
     release = alone.engine_version or "its newest profiled release"
@@ -222,7 +271,7 @@ def _draft_free_row(alone: Deployment, method: SpeculatorKind, alpha: _Alpha, lo
         fits=False,
         memory_problems=[],
     )
-    return _evaluate(row, lambda: dep, alpha, load)
+    return _evaluate(row, method, lambda: dep, view, load)
 
 
 def _sort_key(row: MatrixRow) -> tuple:
@@ -272,21 +321,16 @@ def decision_matrix(
     if batch_size < 1:
         raise InputError("batch_size", batch_size, "an integer >= 1")
     alone = base.without_draft()
-    baseline = plan_memory_cached(alone)
     measured = dict(measured_alphas or {})
+    view = _SearchView(base, extra_drafts, alpha, measured, draft_free, prompt_tokens, output_tokens)
+    baseline = view.plain if view.plain is not None else plan_memory_cached(alone)
     load = _Load(batch_size, prompt_tokens, output_tokens, baseline.max_concurrency)
-    rows = [
-        _row(alone, draft, _Alpha(alpha, measured.get(draft.id)), load)
-        for draft in candidate_drafts(base.target, extra_drafts)
-    ]
+    rows = [_row(alone, draft, view, load) for draft in candidate_drafts(base.target, extra_drafts)]
     if draft_free:
         methods: list[SpeculatorKind] = ["ngram"] + (["mtp"] if mtp_layer_count(base.target) else [])
         # one assumed α is a statement about learned drafts; n-gram lookup's α is a property of the prompts (how
         # much of the output repeats them), so it keeps its own evidence and never wins on an α it cannot reach
-        rows += [
-            _draft_free_row(alone, method, _Alpha(None if method == "ngram" else alpha, measured.get(method)), load)
-            for method in methods
-        ]
+        rows += [_draft_free_row(alone, method, view, load) for method in methods]
     rows.sort(key=_sort_key)
     for rank, row in enumerate(rows, start=1):
         row.rank = rank

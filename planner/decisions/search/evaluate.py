@@ -31,12 +31,12 @@ from functools import lru_cache
 from math import ceil, floor
 
 from planner import acceptance_math as spec
-from planner.catalog.lookup import default_usd_per_gpu_hour
+from planner.catalog.lookup import default_usd_per_gpu_hour, get_gpu
 from planner.catalog.schemas import NodeType
 from planner.catalog.speculators import mtp_layer_count
 from planner.decisions.search.points import SearchPoint, fleet_figures
 from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload, check_request_fits
-from planner.decisions.search.speculators import Speculator, speculators
+from planner.decisions.search.speculators import AlphaGiven, Speculator, speculators
 from planner.deployment import Deployment
 from planner.engines.profiles import engine_profile, resolve_limits
 from planner.errors import PlannerError
@@ -127,8 +127,10 @@ def closed_loop_ttft_s(
     return queue_s + first_s + (max(first_s, last_s) - first_s) * percentile / 100
 
 
-#: Spaces and workloads whose evaluations are kept (a page's last few searches).
+#: Spaces and workloads whose evaluations are kept (a page's last few searches), and of the small spaces the views of
+#: the search ask (a node type's quote, the decision matrix's layout: tens of points each).
 KEPT_EVALUATIONS = 4
+KEPT_VIEW_EVALUATIONS = 64
 
 
 class Evaluations:
@@ -137,7 +139,10 @@ class Evaluations:
     search asked with other objectives (Explore after an objective change) plans, screens and simulates nothing
     again. Every entry is a function of its key alone: two searches filling one at once compute the same value."""
 
-    __slots__ = ("deployments", "engines", "plans", "point_engines", "runs", "shares", "steps", "summaries")
+    __slots__ = (
+        "deployments", "engines", "fits_alone", "plans", "point_engines", "runs", "shares", "speculators", "steps",
+        "summaries",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.plans: dict[tuple, MemoryPlan] = {}
@@ -150,6 +155,10 @@ class Evaluations:
         self.steps: dict[tuple, tuple[float, float]] = {}
         #: One replica's run per (layout, speculator, K, batch cap), or the error that stopped it.
         self.runs: dict[tuple, ServingMetrics | PlannerError] = {}
+        #: Whether the target alone fits a node's largest TP layout, per (node, engine, precisions, TPs).
+        self.fits_alone: dict[tuple, bool] = {}
+        #: The speculators tried, per engine.
+        self.speculators: dict[str, list[Speculator]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,19 +181,31 @@ def evaluations(space_json: str, workload_json: str) -> Evaluations:
     return Evaluations()
 
 
+@lru_cache(maxsize=KEPT_VIEW_EVALUATIONS)
+def view_evaluations(space_json: str, workload_json: str) -> Evaluations:
+    """:func:`evaluations` of the small spaces a view of the search asks, kept apart so that a quote's node types or
+    a matrix never push a page's large search out."""
+    return Evaluations()
+
+
 register_cache(evaluations)
+register_cache(view_evaluations)
 
 
 class Evaluator:
     """The points of ``space`` for ``workload`` and their plans, screens and simulations (memoised per space and
     workload across objectives: :class:`Evaluations`)."""
 
-    def __init__(self, space: SearchSpace, workload: SearchWorkload, objectives: Objectives) -> None:
+    def __init__(
+        self, space: SearchSpace, workload: SearchWorkload, objectives: Objectives, *, view: bool = False
+    ) -> None:
+        """``view``: a small space a view of the search asks (its evaluations kept apart, :func:`view_evaluations`)."""
         self.space, self.workload, self.objectives = space, workload, objectives
         self.target = space.target_spec()
         check_request_fits(self.target, workload)
         self._configs: list[tuple[NodeType, Speculator]] = []
-        self.kept = kept = evaluations(space.model_dump_json(), workload.model_dump_json())
+        kept_in = view_evaluations if view else evaluations
+        self.kept = kept = kept_in(space.model_dump_json(), workload.model_dump_json())
         self._plans, self._shares, self._engines = kept.plans, kept.shares, kept.engines
         self._point_engines, self._deployments, self._steps = kept.point_engines, kept.deployments, kept.steps
         self._runs, self._summaries = kept.runs, kept.summaries
@@ -203,9 +224,7 @@ class Evaluator:
         extra = tuple(m for m in space.imported if m.id != self.target.id)
         caps: tuple[int | None, ...] = space.batch_caps or (None,)
         for engine in space.engines:
-            found = self.speculators = speculators(
-                self.target, engine, space.methods, drafts=space.drafts, extra=extra, alpha=space.alpha
-            )
+            found = self.speculators = self._speculators(engine, extra)
             for node in space.node_specs():
                 allowed = valid_tp_degrees(arch, node.gpu_count)
                 tps = [t for t in allowed if space.tps is None or t in space.tps]
@@ -220,6 +239,23 @@ class Evaluator:
                                     point = self._point(len(out), node, engine, dtype, kv, tp, pp, speculator, k, cap)
                                     out.append(point)
         return out
+
+    def _speculators(self, engine: str, extra: tuple) -> list[Speculator]:
+        """:func:`speculators` of the space for ``engine``, kept."""
+        found = self.kept.speculators.get(engine)
+        if found is None:
+            space = self.space
+            found = self.kept.speculators[engine] = speculators(
+                self.target,
+                engine,
+                space.methods,
+                drafts=space.drafts,
+                extra=extra,
+                alpha=AlphaGiven(space.alpha, space.entered_alpha, tuple(sorted(space.measured_alphas.items()))),
+                engine_version=space.base.engine_version if space.base is not None else None,
+                target_tp=space.tps[0] if space.tps is not None and len(space.tps) == 1 else 1,
+            )
+        return found
 
     def _point(self, index, node, engine, dtype, kv, tp, pp, speculator: Speculator, k, cap) -> SearchPoint:
         self._configs.append((node, speculator))
@@ -256,7 +292,14 @@ class Evaluator:
         return resolve_limits(dep, engine_profile(dep.engine, dep.engine_version)).max_num_seqs
 
     def _any_layout_fits(self, node: NodeType, engine: str, dtype: str, kv: str, tps: list[int]) -> bool:
-        """Whether the target alone fits the node at its largest TP and the smallest batch cap (PP 1)."""
+        """Whether the target alone fits the node at its largest TP and the smallest batch cap (PP 1); kept."""
+        key = (node.id, engine, dtype, kv, tuple(tps))
+        found = self.kept.fits_alone.get(key)
+        if found is None:
+            found = self.kept.fits_alone[key] = self._fits_alone(node, engine, dtype, kv, tps)
+        return found
+
+    def _fits_alone(self, node: NodeType, engine: str, dtype: str, kv: str, tps: list[int]) -> bool:
         try:
             caps = self.space.batch_caps
             dep = self._build(node, engine, dtype, kv, max(tps), 1, {}, None, min(caps) if caps else None)
@@ -266,6 +309,15 @@ class Evaluator:
 
     def _build(self, node, engine, dtype, kv, tp, pp, fields, k, cap) -> Deployment:
         extra = {} if k is None else {"num_speculative_tokens": k}
+        base = self.space.base
+        if base is not None:  # the scenario's other settings kept; its draft, method and their knobs set by the point
+            changes = {
+                "tp": tp, "pp": pp, "dtype": dtype, "kv_dtype": kv, "engine": engine, "max_num_seqs": cap,
+                "draft": None, "method": None, "draft_tp": None, "draft_dtype": None,
+            }  # fmt: skip
+            if base.node_id is not None:  # a deployment given by its GPUs alone keeps them
+                changes |= {"gpu": get_gpu(node.gpu), "gpu_count": node.gpu_count, "node_id": node.id}
+            return base.replace(**(changes | extra | fields))
         return Deployment.on_node(
             self.target,
             node,
@@ -301,6 +353,10 @@ class Evaluator:
             point.k,
             cap,
         )
+
+    def speculator_of(self, point: SearchPoint) -> Speculator:
+        """The speculator the point runs (``none`` without speculation), with its α."""
+        return self._configs[point.index][1]
 
     def layout(self, point: SearchPoint) -> tuple:
         """The point's layout: node, engine, precisions, TP and PP."""

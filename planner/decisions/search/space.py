@@ -12,14 +12,15 @@ trained for the target, its MTP layers, n-gram lookup) × K × batch cap (``max_
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import get_kv_dtype, get_node, get_weight_format, list_kv_dtypes, list_weight_formats
 from planner.catalog.schemas import ModelSpec, NodeType
-from planner.deployment import ENGINES
+from planner.deployment import ENGINES, Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
 from planner.speed.serving_workload import ServingWorkload, datasets
@@ -125,6 +126,16 @@ class Objectives(BaseModel):
         return " and ".join(parts) or "no latency objective"
 
 
+@dataclass(frozen=True)
+class GpusOfBase:
+    """The GPUs of a deployment a search is around when it is on no catalog node type (``--gpu H100 --gpus 4``):
+    what a point takes of a node."""
+
+    id: str
+    gpu: str
+    gpu_count: int
+
+
 class SearchSpace(BaseModel):
     """The axes of a search (catalog ids; validated, each bounded)."""
 
@@ -147,6 +158,15 @@ class SearchSpace(BaseModel):
     alpha: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     #: Models the catalog does not have (an imported target or draft), by their configuration.
     imported: tuple[ModelSpec, ...] = Field(default=(), max_length=MAX_AXIS_VALUES)
+    #: The acceptance entered for every learned speculator (draft models, heads, MTP; n-gram lookup keeps its own,
+    #: a property of the prompts), and measurements by speculator (a draft's id, ``ngram`` or ``mtp``); ``alpha``
+    #: overrides both.
+    entered_alpha: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    measured_alphas: dict[str, Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] = Field(default_factory=dict)
+    #: The deployment whose other settings every point keeps (its max model length, engine release, memory fraction,
+    #: token budget, GPU memory, K where the space has no K of its own to try): a search around a scenario, as the
+    #: decision matrix asks. None: every such knob at its default, sized for the workload's longest request.
+    base: Deployment | None = None
 
     @classmethod
     def build(cls, **fields) -> SearchSpace:
@@ -238,6 +258,8 @@ class SearchSpace(BaseModel):
         return self.ks
 
     def target_spec(self) -> ModelSpec:
+        if self.base is not None and self.base.target.id == self.target:
+            return self.base.target
         return self.model(self.target, "target")
 
     def model(self, model_id: str, field: str) -> ModelSpec:
@@ -249,7 +271,11 @@ class SearchSpace(BaseModel):
         """The batch caps in words (``8, 32, 128`` or the engine's default)."""
         return ", ".join(map(str, self.batch_caps)) if self.batch_caps else "the engine's default"
 
-    def node_specs(self) -> list[NodeType]:
+    def node_specs(self) -> list[NodeType | GpusOfBase]:
+        """The node types searched; a search around a deployment given by its GPUs alone (no node type) searches
+        those GPUs."""
+        if self.base is not None and self.base.node_id is None:
+            return [GpusOfBase(f"{self.base.gpu_count}x {self.base.gpu.id}", self.base.gpu.id, self.base.gpu_count)]
         return [get_node(n) for n in self.nodes]
 
 

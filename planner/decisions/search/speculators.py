@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from planner.catalog.lookup import get_gpu, list_speculators
 from planner.catalog.schemas import ModelSpec
 from planner.catalog.speculators import mtp_layer_count
-from planner.decisions.selection import candidate_drafts
+from planner.decisions.candidates import candidate_drafts
 from planner.deployment import Deployment
 from planner.engines.releases import method_support
 from planner.pairs.compatibility import check_pair, rejects
@@ -60,14 +60,29 @@ class Speculator:
 NO_SPECULATION = Speculator(method="none", draft=None, alpha=0.0, alpha_source="")
 
 
-def _speculator(target: ModelSpec, method: str, draft: ModelSpec | None, alpha: float | None) -> Speculator:
-    """The speculator with its α: ``alpha`` when given ("entered"), else as :func:`deployment_acceptance` gives it
-    (it depends on the pair, not on the GPUs)."""
+@dataclass(frozen=True)
+class AlphaGiven:
+    """The acceptance a user gave: one for every speculator (``every``), one for the learned ones (``learned``:
+    draft models, heads, MTP; n-gram lookup keeps its own, a property of the prompts), and measurements by
+    speculator (a draft's id, ``ngram`` or ``mtp``)."""
+
+    every: float | None = None
+    learned: float | None = None
+    measured: tuple[tuple[str, float], ...] = ()
+
+
+def _speculator(target: ModelSpec, method: str, draft: ModelSpec | None, given: AlphaGiven) -> Speculator:
+    """The speculator with its α: the user's when given ("entered"), else as :func:`deployment_acceptance` gives
+    it: measured, published or the prior (it depends on the pair, not on the GPUs)."""
     fields = {"draft": draft} if draft is not None else {"method": method}
-    if alpha is not None:
-        return Speculator(method, draft, alpha, "entered", "your value")
+    if given.every is not None:
+        return Speculator(method, draft, given.every, "entered", "your value")
     probe = Deployment.build(target=target, gpu=get_gpu("h100-sxm-80gb"), **fields)
-    estimate = deployment_acceptance(probe)
+    estimate = deployment_acceptance(
+        probe,
+        measured_alpha=dict(given.measured).get(draft.id if draft is not None else method),
+        entered_alpha=None if method == "ngram" else given.learned,
+    )
     return Speculator(method, draft, estimate.alpha, estimate.source, estimate.detail)
 
 
@@ -78,12 +93,15 @@ def speculators(
     *,
     drafts: tuple[str, ...] | None = None,
     extra: tuple[ModelSpec, ...] = (),
-    alpha: float | None = None,
+    alpha: AlphaGiven | None = None,
+    engine_version: str | None = None,
+    target_tp: int = 1,
 ) -> list[Speculator]:
-    """Every speculator of ``methods`` (``none`` first when asked) that ``engine`` can run for ``target``: only the
-    draft models and heads of ``drafts`` where given (by id; ``extra``: models the catalog does not have), each at
-    ``alpha`` where given."""
+    """Every speculator of ``methods`` (``none`` first when asked) that ``engine`` (at ``engine_version``, None: its
+    newest profiled release) can run for ``target`` at ``target_tp``: only the draft models and heads of ``drafts``
+    where given (by id; ``extra``: models the catalog does not have), each at the α given where given."""
     out: list[Speculator] = [NO_SPECULATION] if "none" in methods else []
+    given = alpha or AlphaGiven()
 
     def wanted(d: ModelSpec) -> bool:
         return drafts is None or d.id in drafts
@@ -102,16 +120,16 @@ def speculators(
         if target.id in h.speculator.targets and h.speculator.kind in methods and wanted(h)
     ]
     for draft in {d.id: d for d in [*models, *heads]}.values():
-        if check_pair(target, draft, engine=engine).verdict == "incompatible":
+        if check_pair(target, draft, engine=engine, target_tp=target_tp).verdict == "incompatible":
             continue
         kind = draft.speculator.kind if draft.speculator else "draft_model"
-        out.append(_speculator(target, kind, draft, alpha))
+        out.append(_speculator(target, kind, draft, given))
     for method in ("mtp", "ngram"):
         if method not in methods or (method == "mtp" and not mtp_layer_count(target)):
             continue
-        if not method_support(engine, None, method).supported:
+        if not method_support(engine, engine_version, method).supported:
             continue
-        out.append(_speculator(target, method, None, alpha))
+        out.append(_speculator(target, method, None, given))
     return out
 
 
