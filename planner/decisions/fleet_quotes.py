@@ -216,12 +216,15 @@ def _not_in_catalog(model: ModelSpec) -> bool:
         return True
 
 
-def quote_space(target: ModelSpec, node: NodeType, traffic: Traffic, *, draft=None, tps=None, **fields) -> Evaluator:
+def quote_space(
+    target: ModelSpec, node: NodeType, traffic: Traffic, *, draft=None, tps=None, base=None, **fields
+) -> Evaluator:
     """The design-space search restricted to what a quote of ``node`` compares: every layout the search tries (each
     TP the model admits, PP 2 where no TP layout holds the weights; ``tps`` to restrict them), the quote's precision
     and the engine's own batch cap, without speculation and with the quote's speculator (``draft``, or the
     draft-free ``method`` of ``fields``) at every draft length of the search's K axis. ``fields``: the ``engine``,
-    ``dtype`` and ``kv_dtype`` (their defaults where absent)."""
+    ``dtype`` and ``kv_dtype`` (their defaults where absent). ``base``: a deployment whose other settings (engine
+    release, memory fraction, token budget, batch cap) every point keeps (``SearchSpace.base``)."""
     engine = fields.pop("engine", None) or "vllm"
     dtype = fields.pop("dtype", None) or default_weight_format(target)
     kv = fields.pop("kv_dtype", None) or "auto"
@@ -236,11 +239,12 @@ def quote_space(target: ModelSpec, node: NodeType, traffic: Traffic, *, draft=No
         methods=("none", kind) if kind else ("none",),
         ks=DEFAULT_KS,
         dtypes=(f"{dtype}:{kv}",),
-        batch_caps=None,
+        batch_caps=(base.max_num_seqs,) if base is not None and base.max_num_seqs else None,
         tps=tps,
         drafts=(draft.id,) if draft is not None else None,
         alpha=traffic.alpha,
         imported=tuple(m for m in (target, draft) if m is not None and _not_in_catalog(m)),
+        base=base,
     )
     workload = SearchWorkload(
         requests_per_s=traffic.requests_per_s, prompt_tokens=traffic.prompt_tokens, output_tokens=traffic.output_tokens
@@ -280,7 +284,8 @@ def fleet_quote(
     dep: Deployment, traffic: Traffic, *, beat_nodes: int | None = None, spec_beat_nodes: int | None = None
 ) -> FleetQuote:
     """Nodes and cost to serve ``traffic`` with ``dep``'s layout (its draft, if any, for the speculative option):
-    the quote's search restricted to that layout.
+    the quote's search restricted to that layout, around ``dep`` (its engine release, memory fraction and batch cap
+    kept; its max model length the longest request).
 
     ``beat_nodes``: only an option without speculation that meets the objectives on fewer nodes is wanted; when
     it provably cannot, ``CannotBeat`` is raised as soon as that is known (unless the option with speculation is
@@ -293,7 +298,8 @@ def fleet_quote(
     if node is None:
         raise InputError("node", None, "a deployment on a catalog node type (Deployment.on_node)")
     fields = {"engine": dep.engine, "dtype": dep.dtype, "kv_dtype": dep.kv_dtype, "method": dep.method}
-    evaluator = quote_space(dep.target, node, traffic, draft=dep.draft, tps=(dep.tp,), **fields)
+    sized = dep.replace(max_model_len=max(traffic.prompt_tokens + traffic.output_tokens, 16))  # its other settings
+    evaluator = quote_space(dep.target, node, traffic, draft=dep.draft, tps=(dep.tp,), base=sized, **fields)
     views = [v for v in _layouts(evaluator, dep.draft, dep.method) if v.pp == dep.pp]
     if not views:
         raise PlannerError(f"{dep.target.id} has no layout TP {dep.tp} PP {dep.pp} on {node.id}", field="tp")

@@ -17,6 +17,7 @@ from planner.decisions.fleet_recommendation import QuotedOption
 from planner.decisions.search.traffic_sizing import size_point
 from planner.deployment import Deployment
 from planner.launch import quoted_deployment
+from planner.speed.step_cache import replica_plan
 
 TARGET, DRAFT = "Llama-3.1-8B", "meta-llama/Llama-3.2-1B"
 TRAFFIC = Traffic(requests_per_s=12.0, prompt_tokens=1024, output_tokens=256, ttft_slo_s=3.0, tpot_slo_s=0.08)
@@ -88,3 +89,15 @@ def test_an_imported_draft_is_quoted_through_the_search(tmp_path):
     assert "acme/llama-draft-1b" in quote.alpha_basis
     points = quote_space(target, node, TRAFFIC, draft=draft).points()
     assert {p.draft for p in points if p.method != "none"} == {"acme/llama-draft-1b"}
+
+
+def test_a_quote_of_one_deployment_keeps_its_other_settings():
+    """``fleet_quote(dep)`` searches around ``dep``: its memory fraction and batch cap are the quote's (the KV cache
+    and the cap a replica runs with), its max model length the longest request."""
+    target, node = get_model(TARGET), get_node("1x-h100-sxm-80gb")
+    dep = Deployment.on_node(target, node, memory_fraction=0.6, max_num_seqs=32)
+    quote = fleet_quote(dep, TRAFFIC)
+    sized = dep.replace(max_model_len=TRAFFIC.prompt_tokens + TRAFFIC.output_tokens)
+    assert quote.kv_concurrency_limit == replica_plan(sized).max_concurrency
+    assert quote.kv_concurrency_limit < fleet_quote(Deployment.on_node(target, node), TRAFFIC).kv_concurrency_limit
+    assert quote.without_speculation.batch_size <= 32

@@ -268,19 +268,19 @@ def test_the_search_counts_the_size_of_no_draft_the_engine_would_reject(monkeypa
     """Sizes are counted only for drafts that pass the cheaper checks (another tokenizer is rejected first): the
     first search on a machine must not build every unrelated family on the meta device."""
     from planner.catalog.lookup import get_model, list_models  # noqa: PLC0415
-    from planner.decisions import selection  # noqa: PLC0415
+    from planner.decisions import candidates  # noqa: PLC0415
     from planner.decisions.search.speculators import speculators  # noqa: PLC0415
     from planner.pairs.compatibility import check_pair, rejects  # noqa: PLC0415
 
     target = get_model("Llama-3.1-70B")
     counted = []
-    real = selection.param_count
+    real = candidates.param_count
 
     def counting(spec):
         counted.append(spec)
         return real(spec)
 
-    monkeypatch.setattr(selection, "param_count", counting)
+    monkeypatch.setattr(candidates, "param_count", counting)
     found = speculators(target, "vllm", ("draft_model",))
     assert counted and all(not rejects(target, spec) for spec in counted if spec.id != target.id)
     smaller = [m for m in list_models() if m.id != target.id and m.speculator is None]
