@@ -17,9 +17,15 @@ SCENARIOS = {
         get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4, kv_dtype="fp8", max_model_len=8192
     ),
     "8B on two A100s given by GPU, memory fraction 0.8": Deployment.build(
-        target=get_model("Llama-3.1-8B"), gpu=get_gpu("a100-sxm-80gb"), gpu_count=2, tp=2, max_model_len=4096,
-        memory_fraction=0.8, max_num_seqs=64, num_speculative_tokens=3,
-    ),  # fmt: skip
+        target=get_model("Llama-3.1-8B"),
+        gpu=get_gpu("a100-sxm-80gb"),
+        gpu_count=2,
+        tp=2,
+        max_model_len=4096,
+        memory_fraction=0.8,
+        max_num_seqs=64,
+        num_speculative_tokens=3,
+    ),
 }
 
 
@@ -44,7 +50,9 @@ def test_the_matrix_rows_are_the_searchs_points_around_the_scenario(name):
         evaluator.plan(point)
         dep = evaluator.deployment(point)
         assert (dep.max_model_len, dep.memory_fraction, dep.gpu_count) == (
-            base.max_model_len, base.memory_fraction, base.gpu_count
+            base.max_model_len,
+            base.memory_fraction,
+            base.gpu_count,
         ), "the scenario's other settings kept"
         assert (row.kv_cache_tokens, row.fits) == (point.kv_cache_tokens, point.fits)
         assert row.alpha == point.alpha
