@@ -4,8 +4,9 @@ Separate draft models are the catalog's smaller models (``planner.decisions.sele
 that :func:`planner.pairs.check_pair` does not call incompatible; heads (EAGLE, EAGLE-3) are those the
 catalog lists as trained for the target; MTP runs the target's own layers where its checkpoint has them;
 n-gram lookup needs no model. A draft-free method is tried only where the engine's release runs it
-(:func:`planner.engines.releases.method_support`). α comes from
-:func:`planner.speed.deployment_acceptance` (measured, published or the lineage/size prior).
+(:func:`planner.engines.releases.method_support`). α is the user's where given (``AlphaGiven``: one for every
+speculator, one for the learned ones, measurements by speculator), else
+:func:`planner.speed.deployment_acceptance`'s (measured, published or the lineage/size prior).
 
 >>> from planner.catalog.lookup import get_model, get_gpu
 >>> found = speculators(get_model("Llama-3.1-8B"), "vllm", ("ngram",))
