@@ -146,8 +146,6 @@ class _SearchView:
         self.found: dict[str, _Found] = {}
         self.plain: MemoryPlan | None = None
         for point in self.evaluator.points():
-            if point.pp != base.pp:
-                continue
             found = self._found(point)
             if point.method == "none":
                 self.plain = found.plan

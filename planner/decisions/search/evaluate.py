@@ -229,9 +229,12 @@ class Evaluator:
                 allowed = valid_tp_degrees(arch, node.gpu_count)
                 tps = [t for t in allowed if space.tps is None or t in space.tps]
                 for dtype, kv in space.precisions():
-                    layouts = [(tp, 1) for tp in tps]
-                    if tps and not self._any_layout_fits(node, engine, dtype, kv, tps):
-                        layouts += [(tp, 2) for tp in tps if tp * 2 <= node.gpu_count]
+                    if space.base is not None:  # around a deployment: its pipeline stages
+                        layouts = [(tp, space.base.pp) for tp in tps if tp * space.base.pp <= node.gpu_count]
+                    else:
+                        layouts = [(tp, 1) for tp in tps]
+                        if tps and not self._any_layout_fits(node, engine, dtype, kv, tps):
+                            layouts += [(tp, 2) for tp in tps if tp * 2 <= node.gpu_count]
                     for tp, pp in layouts:
                         for speculator in found:
                             for k in space.k_values(speculator.method, mtp_layers):

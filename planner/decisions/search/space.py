@@ -163,9 +163,9 @@ class SearchSpace(BaseModel):
     #: overrides both.
     entered_alpha: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     measured_alphas: dict[str, Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] = Field(default_factory=dict)
-    #: The deployment whose other settings every point keeps (its max model length, engine release, memory fraction,
-    #: token budget, GPU memory, K where the space has no K of its own to try): a search around a scenario, as the
-    #: decision matrix asks. None: every such knob at its default, sized for the workload's longest request.
+    #: The deployment whose other settings every point keeps (its pipeline stages, max model length, engine release,
+    #: memory fraction, token budget, GPU memory): a search around a scenario, as the decision matrix asks. None:
+    #: every such knob at its default, sized for the workload's longest request, PP 2 only where no TP layout fits.
     base: Deployment | None = None
 
     @classmethod

@@ -26,6 +26,9 @@ SCENARIOS = {
         max_num_seqs=64,
         num_speculative_tokens=3,
     ),
+    "8B in two pipeline stages of TP 2 on 8x H100": Deployment.on_node(
+        get_model("Llama-3.1-8B"), get_node("8x-h100-sxm-80gb"), tp=2, pp=2, max_model_len=4096
+    ),
 }
 
 
