@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from planner.catalog.lookup import get_gpu, get_kv_dtype, get_weight_format, list_kv_dtypes, list_weight_formats
 from planner.catalog.schemas import GpuSpec, ModelSpec, NodeType, SpeculatorKind
-from planner.catalog.speculators import mtp_layer_count, mtp_module
+from planner.catalog.speculators import mtp_layer_count, mtp_module, speculator_kind
 from planner.defaults import NUM_SPECULATIVE_TOKENS
 from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.model.dtypes import KvDtype, WeightFormat, precision_id
@@ -144,7 +144,7 @@ class Deployment(BaseModel):
 
     def _check_method(self) -> None:
         if self.draft is not None:
-            kind = self.draft.speculator.kind if self.draft.speculator else "draft_model"
+            kind = speculator_kind(self.draft)
             if self.method is not None and self.method != kind:
                 raise InputError(
                     "method", self.method, f"{kind} (the draft {self.draft.short_name} is a {_KIND_WORDS[kind]})"
@@ -174,7 +174,7 @@ class Deployment(BaseModel):
         ('ngram', True)
         """
         if self.draft is not None:
-            return self.draft.speculator.kind if self.draft.speculator else "draft_model"
+            return speculator_kind(self.draft)
         return self.method
 
     @property

@@ -19,7 +19,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from planner.catalog.schemas import ModelSpec, SpeculatorSpec
+from planner.catalog.schemas import ModelSpec, SpeculatorKind, SpeculatorSpec
 from planner.errors import ConfigError, InputError
 from planner.model.architecture import unwrap_layer_config
 from planner.model.head_tensors import head_weight_tensors
@@ -37,6 +37,11 @@ def mtp_layer_count(target: ModelSpec) -> int:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return 0
+
+
+def speculator_kind(model: ModelSpec) -> SpeculatorKind:
+    """How ``model`` proposes tokens when it drafts: its head kind (EAGLE, EAGLE-3, MTP), else ``draft_model``."""
+    return model.speculator.kind if model.speculator else "draft_model"
 
 
 @cache

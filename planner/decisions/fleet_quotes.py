@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from planner.catalog.lookup import get_model, get_node, get_price
 from planner.catalog.schemas import ModelSpec, NodeType
+from planner.catalog.speculators import speculator_kind
 from planner.decisions.fleet import (
     QUOTE_REQUESTS,
     CannotBeat,
@@ -204,9 +205,7 @@ class _LayoutPoints:
 
 def _speculator_kind(draft: ModelSpec | None, method: str | None) -> str | None:
     """The search's method for a quote's speculation (None: the quote does not speculate)."""
-    if draft is not None:
-        return draft.speculator.kind if draft.speculator else "draft_model"
-    return method
+    return speculator_kind(draft) if draft is not None else method
 
 
 def _not_in_catalog(model: ModelSpec) -> bool:
@@ -257,7 +256,7 @@ def _layouts(evaluator: Evaluator, draft: ModelSpec | None, method: str | None) 
     """The search's points of a quote space grouped by layout, in the search's order (TP ascending, then PP 2)."""
     kind = _speculator_kind(draft, method)
     points = evaluator.points()
-    speculator = next((sp for sp in evaluator.speculators if sp.method != "none"), None)
+    speculator = next((sp for sp in evaluator.speculators_for(evaluator.space.engines[0]) if sp.method != "none"), None)
     problem = None
     if kind is not None and speculator is None:
         problem = why_not_tried(evaluator.target, evaluator.space.engines[0], draft, method)

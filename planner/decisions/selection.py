@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from planner.catalog.schemas import ModelSpec, SpeculatorKind
-from planner.catalog.speculators import mtp_layer_count
+from planner.catalog.speculators import mtp_layer_count, speculator_kind
 from planner.decisions.candidates import candidate_drafts
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
+from planner.decisions.search.speculators import Speculator
 from planner.deployment import Deployment
 from planner.engines.releases import method_support
 from planner.errors import InputError, PlannerError
@@ -111,14 +112,12 @@ class _Load:
 @dataclass(frozen=True)
 class _Found:
     """What the design-space search found for one speculator at the scenario's layout: its deployment and memory
-    plan (or why it could not be planned), and its α with where that comes from."""
+    plan (or why it could not be planned), and the speculator with its α."""
 
     dep: Deployment | None
     plan: MemoryPlan | None
     problem: str | None
-    alpha: float
-    alpha_source: str
-    alpha_detail: str
+    speculator: Speculator
 
 
 class _SearchView:
@@ -161,8 +160,7 @@ class _SearchView:
             dep, plan, problem = None, None, str(exc)
         else:
             problem = None
-        speculator = ev.speculator_of(point)
-        return _Found(dep, plan, problem, speculator.alpha, speculator.alpha_source, speculator.alpha_detail)
+        return _Found(dep, plan, problem, ev.speculator_of(point))
 
 
 def _fill(row: MatrixRow, plan: MemoryPlan, load: _Load) -> None:
@@ -201,7 +199,7 @@ def _row(base: Deployment, draft: ModelSpec, view: _SearchView, load: _Load) -> 
     verdict = check_pair(base.target, draft, engine=base.engine, target_tp=base.tp)
     row = MatrixRow(
         draft=draft.id,
-        method=draft.speculator.kind if draft.speculator else "draft_model",
+        method=speculator_kind(draft),
         verdict=verdict.verdict,
         parameter_ratio=verdict.parameter_ratio,
         checks=verdict.checks,
@@ -217,7 +215,8 @@ def _time(row: MatrixRow, dep: Deployment, found: _Found, load: _Load) -> Matrix
     An MTP module drafts as many tokens as it has layers: its published α is for that K, and vLLM warns that
     reusing a layer for more tokens "may result in lower acceptance rate" (``vllm/config/speculative.py``).
     """
-    row.alpha, row.alpha_source, row.alpha_detail = found.alpha, found.alpha_source, found.alpha_detail
+    speculator = found.speculator
+    row.alpha, row.alpha_source, row.alpha_detail = speculator.alpha, speculator.alpha_source, speculator.alpha_detail
     fixed_k = mtp_layer_count(dep.target) if dep.speculative_method == "mtp" else None
     try:
         at_1, at_b = (
@@ -225,7 +224,7 @@ def _time(row: MatrixRow, dep: Deployment, found: _Found, load: _Load) -> Matrix
                 dep,
                 SpeedWorkload.build(
                     batch_size=batch,
-                    alpha=found.alpha,
+                    alpha=speculator.alpha,
                     prompt_tokens=load.prompt_tokens,
                     output_tokens=load.output_tokens,
                     k=fixed_k,

@@ -210,8 +210,6 @@ class Evaluator:
         self._point_engines, self._deployments, self._steps = kept.point_engines, kept.deployments, kept.steps
         self._runs, self._summaries = kept.runs, kept.summaries
         self.simulations: dict[int, ServingMetrics] = {}
-        #: The speculators :meth:`points` tries (``none`` included where asked), for the last engine enumerated.
-        self.speculators: list[Speculator] = []
 
     # ----- the space ------------------------------------------------------------------------------
 
@@ -221,10 +219,9 @@ class Evaluator:
         mtp_layers = mtp_layer_count(self.target)
         arch = self.target.architecture
         space = self.space
-        extra = tuple(m for m in space.imported if m.id != self.target.id)
         caps: tuple[int | None, ...] = space.batch_caps or (None,)
         for engine in space.engines:
-            found = self.speculators = self._speculators(engine, extra)
+            found = self.speculators_for(engine)
             for node in space.node_specs():
                 allowed = valid_tp_degrees(arch, node.gpu_count)
                 tps = [t for t in allowed if space.tps is None or t in space.tps]
@@ -243,11 +240,12 @@ class Evaluator:
                                     out.append(point)
         return out
 
-    def _speculators(self, engine: str, extra: tuple) -> list[Speculator]:
-        """:func:`speculators` of the space for ``engine``, kept."""
+    def speculators_for(self, engine: str) -> list[Speculator]:
+        """The speculators the space tries on ``engine`` (``none`` first where asked), each with its α; kept."""
         found = self.kept.speculators.get(engine)
         if found is None:
             space = self.space
+            extra = tuple(m for m in space.imported if m.id != self.target.id)
             found = self.kept.speculators[engine] = speculators(
                 self.target,
                 engine,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from planner.catalog.lookup import get_gpu, list_speculators
 from planner.catalog.schemas import ModelSpec
-from planner.catalog.speculators import mtp_layer_count
+from planner.catalog.speculators import mtp_layer_count, speculator_kind
 from planner.decisions.candidates import candidate_drafts
 from planner.deployment import Deployment
 from planner.engines.releases import method_support
@@ -123,8 +123,7 @@ def speculators(
     for draft in {d.id: d for d in [*models, *heads]}.values():
         if check_pair(target, draft, engine=engine, target_tp=target_tp).verdict == "incompatible":
             continue
-        kind = draft.speculator.kind if draft.speculator else "draft_model"
-        out.append(_speculator(target, kind, draft, given))
+        out.append(_speculator(target, speculator_kind(draft), draft, given))
     for method in ("mtp", "ngram"):
         if method not in methods or (method == "mtp" and not mtp_layer_count(target)):
             continue
