@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
@@ -26,10 +27,16 @@ def _go(page, title: str) -> None:
 def _click_until_chosen(page, marker, tries: int = 6) -> None:
     """Click the frontier marker until the page says the scenario changed. A click that lands while the chart is
     still being wired up is lost (no selection event), and a second click on the selected point clears the
-    selection, so the click is repeated until the message shows."""
+    selection, so the click is repeated until the message shows. A chart redrawn while the click scrolls to it
+    can leave the marker outside the viewport for that attempt; the page is let settle and the click repeated."""
     chosen = page.get_by_text("The scenario is now")
     for _ in range(tries):
-        marker.click(force=True)
+        try:
+            marker.scroll_into_view_if_needed()
+            marker.click(force=True)
+        except PlaywrightError:
+            _settled(page)
+            continue
         try:
             chosen.wait_for(timeout=SEARCH_TIMEOUT_MS // tries)
             return
