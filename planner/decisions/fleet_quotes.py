@@ -6,13 +6,16 @@ points restricted to the node type, the quote's precision and the engine's own b
 with the quote's speculator (:func:`quote_space`), each built as the search builds it (the same layouts, PP 2 where
 no TP layout holds the weights, the same draft lengths, the same α). Each layout is sized without the speculator and
 with it at every draft length of the search's K axis (its deployment at that K), keeping the K that needs the
-fewest nodes (sized in order of promise: the K that pays most at the batch the layout's plain replica runs first, then
-by static speedup there; a tie keeps the K met first; a K that provably cannot need fewer nodes is cut short after one
-run, ``CannotBeat``). Speculation is chosen only where it meets the objectives and needs fewer GPUs (a tie keeps the
+fewest nodes (a tie keeps the K first in order of promise: the K that pays most at the batch the layout's plain
+replica runs, then by static speedup there; a K that provably cannot replace the best is cut short after one run,
+``CannotBeat``). Speculation is chosen only where it meets the objectives and needs fewer GPUs (a tie keeps the
 plain option). Each option of a node type is the cheapest over its layouts, so what speculation saves is counted
 against the best the node type does without it, never against the speculative option's own layout. Layouts that
-provably cannot beat an option already quoted are cut short (``CannotBeat``), option by option; ``exhaustive=True``
-tries every layout and every K in full and gives the same quote (tested). The search's own sizing of the same points
+provably cannot beat an option already quoted are cut short (``CannotBeat``), option by option. Layouts and draft
+lengths are sized most promising first (:func:`_in_order_of_promise`, :func:`_sizing_order`) so that the others are cut
+short early, and ties keep the search's order and the order of promise, so the quote is the one sizing them in those
+orders gives; ``exhaustive=True`` tries every layout and every K in full, in those orders, and gives the same quote
+(tested). The search's own sizing of the same points
 for the traffic (the recommendation on Explore) gives each node type's cheapest fleet the quote gives (tested).
 
 >>> from planner.catalog.lookup import get_model, get_node
@@ -26,6 +29,8 @@ for the traffic (the recommendation on Explore) gives each node type's cheapest 
 
 from __future__ import annotations
 
+from math import ceil
+
 from pydantic import BaseModel
 
 from planner.catalog.lookup import get_model, get_node, get_price
@@ -37,14 +42,17 @@ from planner.decisions.fleet import (
     FleetOption,
     FleetQuote,
     Traffic,
+    cannot_beat,
     size_option,
 )
 from planner.decisions.search.evaluate import Evaluator
+from planner.decisions.search.points import SearchPoint
 from planner.decisions.search.space import DEFAULT_KS, Objectives, SearchSpace, SearchWorkload
 from planner.decisions.search.speculators import Speculator, why_not_tried
 from planner.deployment import Deployment, default_weight_format
 from planner.errors import InputError, PlannerError
 from planner.speed.estimate import SpeedWorkload
+from planner.speed.replica_capacity import CAPACITY_OVER_CLOSED_LOOP
 from planner.speed.simulate import check_fits
 from planner.speed.speed_source import speed_source
 from planner.speed.step_cache import ResultCache, estimate_speed_cached, replica_plan
@@ -88,8 +96,8 @@ class _Layout:
     at each draft length (``spec_deps``: the search's deployment of each K)."""
 
     __slots__ = (
-        "alpha_note", "dep", "k", "price", "price_source", "spec_dep", "spec_deps", "spec_error", "traffic",
-        "with_spec", "without",
+        "alpha_note", "dep", "k", "k_place", "price", "price_source", "spec_dep", "spec_deps", "spec_error",
+        "traffic", "with_spec", "without",
     )  # fmt: skip
 
     def __init__(self, dep: Deployment, traffic: Traffic, price, price_source: str, without: FleetOption) -> None:
@@ -99,6 +107,8 @@ class _Layout:
         self.spec_dep: Deployment | None = None
         self.with_spec: FleetOption | None = None
         self.k: int | None = None
+        #: The place of ``k`` in order of promise (:func:`_ks_by_promise`).
+        self.k_place = 0
         self.spec_error: str | None = None
         self.alpha_note = "no speculation"
 
@@ -132,6 +142,9 @@ def _layout(
     price, source = _price(plain, traffic)
     # the option with speculation needs fewer than one node to beat a cheaper layout's: it is not wanted
     spec_wanted = view.speculates and (spec_beat_nodes is None or (spec_beat_nodes - 1) * plain.replicas_per_node >= 1)
+    bounded = spec_wanted and beat_nodes is not None and spec_beat_nodes is not None
+    if bounded and _cannot_beat_either(view, traffic, beat_nodes, spec_beat_nodes):
+        raise CannotBeat  # neither option can replace the quoted ones: the plain one need not be sized in full
     try:  # searched in full when the option with speculation is wanted: the batch it runs at sets K
         without = size_option(plain, traffic, price, None, None if spec_wanted else beat_nodes)
     except PlannerError as exc:
@@ -157,31 +170,71 @@ def _layout(
     except PlannerError as exc:
         layout.spec_error = f"with the draft: {exc}"
         return layout
-    for k in ks:
-        _size_k(layout, k, spec_beat_nodes, exhaustive)
+    errors: dict[int, str] = {}
+    for k in ks if exhaustive else _sizing_order(ks, without, traffic):
+        _size_k(layout, k, ks.index(k), spec_beat_nodes, exhaustive, errors)
+    if layout.with_spec is None and errors:  # why the last draft length in order of promise could not be sized
+        layout.spec_error = errors[max(errors)]
     return layout
 
 
-def _size_k(layout: _Layout, k: int, spec_beat_nodes: int | None, exhaustive: bool) -> None:
-    """The option with speculation at draft length ``k``, kept when it is the first or needs fewer nodes than the
-    option so far (a tie keeps the K met first, the more promising); unless ``exhaustive`` (where the caller passes
-    no ``spec_beat_nodes``), a K that provably needs as many nodes is cut short (``CannotBeat``)."""
+def _sizing_order(ks: list[int], without: FleetOption, traffic: Traffic) -> list[int]:
+    """The draft lengths ``ks`` (in order of promise) in the order they are sized: shortest first where the layout's
+    replica without speculation is held back by its TTFT objective at under half its capacity (a lightly loaded
+    replica waits for prefill, which a longer draft's step only delays; the most promising K assumes throughput
+    counts), else in order of promise. Only the runs depend on it: a tie keeps the K first in order of promise."""
+    if not without.meets_slo or traffic.ttft_slo_s is None:
+        return ks
+    loaded = without.requests_per_s_per_replica / without.capacity_requests_per_s
+    ttft = without.ttft_s / traffic.ttft_slo_s
+    tpot = without.tpot_s / traffic.tpot_slo_s if traffic.tpot_slo_s is not None else 0.0
+    return sorted(ks) if loaded < 0.5 and ttft > tpot else ks
+
+
+def _cannot_beat_either(view: _LayoutPoints, traffic: Traffic, beat_nodes: int, spec_beat_nodes: int) -> bool:
+    """Whether neither option of ``view`` can come under its bound: the replica without speculation misses the
+    objectives on the largest fleet below ``beat_nodes`` nodes, and so does the one with it at every draft length
+    below ``spec_beat_nodes`` (one run each, stopped once a miss is certain; a draft length that cannot run counts as
+    missing, as sizing it would give no option). What spares a layout sized after a cheaper one its sizing in full."""
+    if not cannot_beat(view.plain, traffic, None, beat_nodes):
+        return False
+    if view.problem is not None or view.speculator is None:
+        return True
+    spec_traffic = traffic.model_copy(update={"alpha": view.speculator.alpha})
+    for k, dep in view.deps.items():
+        try:
+            check_fits(dep, replica_plan(dep, speculative=True))
+            if not cannot_beat(dep, spec_traffic, k, spec_beat_nodes):
+                return False
+        except PlannerError:
+            continue
+    return True
+
+
+def _size_k(
+    layout: _Layout, k: int, place: int, spec_beat_nodes: int | None, exhaustive: bool, errors: dict[int, str]
+) -> None:
+    """The option with speculation at draft length ``k`` (``place`` in order of promise), kept when it is the first
+    or needs fewer nodes than the option so far, or as few from a K earlier in order of promise (a tie keeps the more
+    promising K, whatever order they are sized in); unless ``exhaustive`` (where the caller passes no
+    ``spec_beat_nodes``), a K that provably cannot replace it is cut short (``CannotBeat``). Why a K cannot be sized
+    goes to ``errors`` by its place."""
     best = layout.with_spec
     beat = spec_beat_nodes
     if not exhaustive and best is not None and best.meets_slo:
-        beat = best.nodes if beat is None else min(beat, best.nodes)
+        tie = best.nodes + (place < layout.k_place)
+        beat = tie if beat is None else min(beat, tie)
     dep = layout.spec_deps[k]
     try:
         check_fits(dep, replica_plan(dep, speculative=True))
         option = size_option(dep, layout.traffic, layout.price, k, beat)
     except CannotBeat:
-        return  # needs at least the nodes of an option with speculation already quoted
+        return  # cannot replace an option with speculation already quoted
     except PlannerError as exc:
-        if best is None:
-            layout.spec_error = f"with the draft: {exc}"
+        errors[place] = f"with the draft: {exc}"
         return
-    if best is None or _option_key(option) < _option_key(best):
-        layout.with_spec, layout.k, layout.spec_error, layout.spec_dep = option, k, None, dep
+    if best is None or (_option_key(option), place) < (_option_key(best), layout.k_place):
+        layout.with_spec, layout.k, layout.k_place, layout.spec_error, layout.spec_dep = option, k, place, None, dep
 
 
 class _LayoutPoints:
@@ -189,11 +242,13 @@ class _LayoutPoints:
     speculates, the speculator and its deployment at each draft length; or why a deployment cannot be built (the
     layout's ``error``) or why the search does not speculate there (``problem``)."""
 
-    __slots__ = ("deps", "error", "plain", "pp", "problem", "speculates", "speculator", "tp")
+    __slots__ = ("deps", "error", "plain", "plain_point", "pp", "problem", "speculates", "speculator", "tp")
 
     def __init__(self, tp: int, pp: int, speculates: bool, problem: str | None) -> None:
         self.tp, self.pp, self.speculates, self.problem = tp, pp, speculates, problem
         self.plain: Deployment | None = None
+        #: The search's point of ``plain``.
+        self.plain_point: SearchPoint | None = None
         self.error: PlannerError | None = None
         self.speculator: Speculator | None = None
         self.deps: dict[int, Deployment] = {}
@@ -272,7 +327,7 @@ def _layouts(evaluator: Evaluator, draft: ModelSpec | None, method: str | None) 
                 view.problem = str(exc)
             continue
         if point.method == "none":
-            view.plain = dep
+            view.plain, view.plain_point = dep, point
         else:
             view.speculator = speculator
             view.deps[point.k] = dep
@@ -372,12 +427,12 @@ def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, exhaustive
     the cheapest layout without speculation and the cheapest with it, each its own (so what speculation saves is
     counted against the best the node type does without it, not against the speculative option's layout).
 
-    The search's layouts are sized in its order (TP ascending); layouts that do not fit are skipped. Raises a
-    PlannerError naming the node when none fits. Once an option meets the objectives on ``B`` nodes, the same
-    option of a later layout is only searched while it could need fewer (it never needs fewer than one node, so
-    once both options need one node no later layout is tried): the same quote as trying every layout in full
-    (``exhaustive``), for which a later layout had to be strictly cheaper to replace an option. The answer is
-    memoised per input.
+    The quote is that of sizing the search's layouts in its order (TP ascending), where a later layout replaces an
+    option only when strictly cheaper (``exhaustive``: every layout in full); they are sized most promising first
+    (:func:`_in_order_of_promise`), and once an option meets the objectives on ``B`` nodes, the same option of
+    another layout is only searched while it could need fewer, or as few from a layout earlier in the search's
+    order (which then replaces it). Layouts that do not fit are skipped. Raises a PlannerError naming the node when
+    none fits. The answer is memoised per input.
     """
     inputs = (target, node, traffic, draft, exhaustive, *sorted(fields.items()))
     return QUOTES.get_or_compute(
@@ -386,45 +441,80 @@ def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, exhaustive
     )
 
 
-def _floor(option: FleetOption | None) -> int | None:
-    """The nodes another layout's option must come under to replace ``option`` (None: any layout may)."""
-    return option.nodes if option is not None and option.meets_slo else None
+def _floor(option: FleetOption | None, earlier: bool = False) -> int | None:
+    """The nodes another layout's option must come under to replace ``option`` (None: any layout may); one more for
+    a layout ``earlier`` in the search's order, which replaces it at the same cost (:func:`_before`)."""
+    return option.nodes + earlier if option is not None and option.meets_slo else None
 
 
 def _best_quote_on_node(target, node, traffic: Traffic, *, draft, exhaustive: bool, **fields) -> FleetQuote:
-    layouts: list[_Layout] = []
-    reasons = []
-    plain: _Layout | None = None  # the layout of the cheapest option without speculation so far
-    spec: _Layout | None = None  # and with it
+    sized: list[tuple[int, _Layout]] = []  # (place in the search's order, layout)
+    reasons: list[tuple[int, str]] = []
+    plain: tuple[int, _Layout] | None = None  # the layout of the cheapest option without speculation so far
+    spec: tuple[int, _Layout] | None = None  # and with it
     method = fields.get("method")
     speculates = _speculator_kind(draft, method) is not None
     try:
-        views = _layouts(quote_space(target, node, traffic, draft=draft, **fields), draft, method)
+        evaluator = quote_space(target, node, traffic, draft=draft, **fields)
+        views = _layouts(evaluator, draft, method)
     except PlannerError as exc:
         raise PlannerError(f"{target.id} cannot be planned on {node.id}: {exc}", field="node") from exc
-    for view in views:
-        beat = None if exhaustive or plain is None else _floor(plain.without)
-        spec_beat = None if exhaustive or spec is None else _floor(spec.with_spec)
+    for i in range(len(views)) if exhaustive else _in_order_of_promise(evaluator, views, traffic):
+        view = views[i]
+        beat = None if exhaustive or plain is None else _floor(plain[1].without, i < plain[0])
+        spec_beat = None if exhaustive or spec is None else _floor(spec[1].with_spec, i < spec[0])
         if beat == 1 and (not speculates or spec_beat == 1):
-            break  # one node each: no layout needs fewer
+            continue  # one node each: this layout cannot need fewer, nor as few from later in the search's order
         try:
             layout = _layout(view, traffic, beat, spec_beat, exhaustive)
         except PlannerError as exc:
-            reasons.append(f"{view.where}: {exc}")
+            reasons.append((i, f"{view.where}: {exc}"))
             continue
         except CannotBeat:
             continue
-        layouts.append(layout)
-        if plain is None or _option_key(layout.without) < _option_key(plain.without):
-            plain = layout
+        sized.append((i, layout))
+        if plain is None or _before(i, layout.without, plain[0], plain[1].without):
+            plain = (i, layout)
         option = layout.with_spec
-        if option is not None and (spec is None or _option_key(option) < _option_key(spec.with_spec)):
-            spec = layout
+        if option is not None and (spec is None or _before(i, option, spec[0], spec[1].with_spec)):
+            spec = (i, layout)
     if plain is None:
-        raise PlannerError(
-            f"{target.id} fits no layout of {node.id}: " + (reasons[-1] if reasons else "no TP"), field="node"
-        )
-    return _quote(plain, spec or next((lay for lay in layouts if lay.spec_error), plain))
+        last = max(reasons)[1] if reasons else "no TP"
+        raise PlannerError(f"{target.id} fits no layout of {node.id}: {last}", field="node")
+    if spec is None:  # no option with speculation: the first layout in the search's order that says why
+        spec = next((entry for entry in sorted(sized, key=lambda entry: entry[0]) if entry[1].spec_error), plain)
+    return _quote(plain[1], spec[1])
+
+
+def _before(place: int, option: FleetOption, best_place: int, best: FleetOption) -> bool:
+    """Whether ``option``, of the layout at ``place`` in the search's order, replaces ``best`` (of the layout at
+    ``best_place``): cheaper, or as cheap from a layout earlier in the search's order, so the quote is the one that
+    sizing the layouts in the search's order gives, whatever order they are sized in."""
+    return (_option_key(option), place) < (_option_key(best), best_place)
+
+
+def _in_order_of_promise(evaluator: Evaluator, views: list[_LayoutPoints], traffic: Traffic) -> list[int]:
+    """The places of ``views`` in the search's order, most promising first, so that the cheapest layout is likely
+    sized first and the others are cut short against it (a layout's runs, not the quote, depend on this order).
+    A layout's promise is read from its replica without speculation at the search's screen (its closed loop at the
+    batch cap, :meth:`Evaluator.screen`): the nodes of the fewest replicas that could carry the traffic at
+    ``CAPACITY_OVER_CLOSED_LOOP`` times that rate, then the share of those nodes' closed-loop rate the traffic
+    takes (the more room left, the likelier the latency objectives hold there), then the search's order. Layouts
+    with no screen (no deployment, or one that does not fit) come last, so that their reasons are known."""
+
+    def promise(i: int) -> tuple:
+        point = views[i].plain_point
+        if point is not None:
+            evaluator.plan(point)
+            evaluator.screen(point)
+        rate = point.replica_requests_per_s if point is not None else None
+        if not rate:
+            return (True, 0, 0.0, i)
+        per_node = point.gpus_per_node // point.gpus_per_replica
+        nodes = ceil(ceil(traffic.requests_per_s / (CAPACITY_OVER_CLOSED_LOOP * rate) - 1e-9) / per_node)
+        return (False, nodes, traffic.requests_per_s / (nodes * per_node * rate), i)
+
+    return sorted(range(len(views)), key=promise)
 
 
 def compare_nodes(target, nodes, traffic: Traffic, *, draft=None, **fields) -> tuple[list[FleetQuote], list[str]]:

@@ -46,12 +46,7 @@ from planner.decisions.search.points import SearchPoint, fleet_figures
 from planner.decisions.traffic_draws import CountAcrossDraws, count_across_draws
 from planner.defaults import TRAFFIC_DRAWS
 from planner.errors import PlannerError
-
-#: The most a replica's saturated capacity (:func:`planner.speed.replica_capacity`: an offline run and Poisson
-#: overloads, the best steady rate) has exceeded what the same replica serves with its batch cap of requests in
-#: flight, as a factor, with room to spare: 1.15 at most over the 266 candidates of ``make bench-search``'s medium
-#: space (which prints it), 1.14 over the default search's 355; each candidate sized widens it to what it showed.
-CAPACITY_OVER_CLOSED_LOOP = 1.25
+from planner.speed.replica_capacity import CAPACITY_OVER_CLOSED_LOOP
 
 
 @dataclass

@@ -12,6 +12,13 @@ from hypothesis import strategies as st
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import plan_fleet
 from planner.decisions.fleet import SLO_PRESETS, CannotBeat, Traffic, cannot_beat, size_option
+from planner.decisions.fleet_quotes import (
+    _in_order_of_promise,
+    _layouts,
+    _sizing_order,
+    best_quote_on_node,
+    quote_space,
+)
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.facts import clear_caches
@@ -19,11 +26,11 @@ from planner.scenario import Scenario
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.step_cache import RUNS, SIMULATIONS, simulate_one_cached
 
-#: The default scenario's plan needs 118 simulations (capacity runs included) where trying every layout and every K
+#: The default scenario's plan needs 89 simulations (capacity runs included) where trying every layout and every K
 #: in full needs 530 (each node type's cheapest layout without speculation and its cheapest with it, at the K that
 #: needs the fewest nodes, are both found); the bound leaves room for a change of the step model that moves a search
-#: by a few probes.
-DEFAULT_PLAN_MAX_SIMULATIONS = 130
+#: by a few probes. (Sizing the layouts and draft lengths in the search's order took 118.)
+DEFAULT_PLAN_MAX_SIMULATIONS = 100
 
 LOOSE = SLO_PRESETS["server"]
 TIGHT = SLO_PRESETS["interactive"]
@@ -179,3 +186,36 @@ def test_cannot_beat_says_what_sizing_against_that_bound_would_say_at_once(beat_
     assert not ruled_out or raised
     full = size_option(dep, traffic, 2.0, None)
     assert ruled_out == (full.nodes >= beat_nodes)  # the fewest replicas that meet need at least that many nodes
+
+
+def test_a_layout_sized_first_for_its_promise_keeps_the_tie_of_an_earlier_one_in_the_search_order():
+    """Llama-3.1-70B on 8x MI300X at 3 req/s: TP 2 is sized first (its replica has the most room at one node), TP 1
+    after it; both need one node, and the quote keeps TP 1, first in the search's order, as sizing in that order
+    (and trying every layout in full) does."""
+    target, node, draft = get_model("Llama-3.1-70B"), get_node("8x-mi300x-192gb"), get_model("meta-llama/Llama-3.2-1B")
+    traffic = _traffic(3, (2.0, 0.2))
+    evaluator = quote_space(target, node, traffic, draft=draft, engine="vllm")
+    views = _layouts(evaluator, draft, None)
+    order = [views[i].where for i in _in_order_of_promise(evaluator, views, traffic)]
+    assert order.index("TP 2") < order.index("TP 1"), order
+    tp2 = next(v for v in views if v.where == "TP 2")
+    assert size_option(tp2.plain, traffic, 1.0, None).nodes == 1  # a tie at one node
+    quote = best_quote_on_node(target, node, traffic, draft=draft, engine="vllm")
+    assert (quote.without_speculation.tp, quote.without_speculation.nodes) == (1, 1)
+    assert quote == best_quote_on_node(target, node, traffic, draft=draft, engine="vllm", exhaustive=True)
+
+
+def test_a_lightly_loaded_replica_held_back_by_ttft_sizes_the_shortest_draft_first():
+    """On 4x L40S, Llama-3.1-70B meets a 2 s p99 TTFT only at a few percent of its replica's capacity: the draft
+    lengths are sized shortest first (a longer draft's step only delays prefills there), and the quote is the one
+    sizing them in order of promise gives; on 8x H100 the replica runs near its capacity and the order of promise
+    stands."""
+    s = Scenario()
+    target, draft, traffic = get_model(s.target), get_model(s.draft), s.traffic()
+    for node_id, shortest_first in (("4x-l40s-48gb", True), ("8x-h100-sxm-80gb", False)):
+        node = get_node(node_id)
+        quote = best_quote_on_node(target, node, traffic, draft=draft, engine="vllm")
+        plain = quote.without_speculation
+        promise = [3, 1, 2, 4, 5, 6, 7, 8]
+        assert (_sizing_order(promise, plain, traffic) == sorted(promise)) is shortest_first, node_id
+        assert quote == best_quote_on_node(target, node, traffic, draft=draft, engine="vllm", exhaustive=True)
