@@ -319,13 +319,39 @@ def first_count_that_meets(
 ) -> int:
     """The first count that meets the objectives between ``miss`` (a count that misses) and ``hit`` (one that meets):
     interpolated probes while they halve the bracket (:meth:`ReplicaSearch.probe`), then bisection; ``check_bound``
-    after each miss (``size_option``'s ``CannotBeat``)."""
+    after each miss (``size_option``'s ``CannotBeat``). A probe the interpolation put next to an end of the bracket
+    (the objective nearly met at ``miss``, or barely at ``hit``) that lands on that end's side says the answer is near
+    it: the next counts step away from that end by 2, 4, 8, … (never past the bracket's middle) until one lands on the
+    other side, then bisection. Only the counts tried differ: for objectives that ease as replicas are added, every
+    order of tries settles on the same count.
+
+    >>> s = ReplicaSearch.__new__(ReplicaSearch)
+    >>> tried = []
+    >>> s.at = lambda n: tried.append(n) or n
+    >>> s.misses = lambda n: ["p99 TTFT"] if n < 486 else []  # the objectives are met from 486 replicas on
+    >>> s.probe = lambda miss, hit: miss + 1  # the interpolation points at the low end
+    >>> first_count_that_meets(s, 480, 960), tried
+    (486, [481, 483, 487, 485, 486])
+    """
     interpolate = True
+    gallop = 0  # the step away from the end the interpolation pointed at (+ up from a miss, − down from a hit)
     while hit - miss > 1:
-        width = hit - miss
-        mid = search.probe(miss, hit) if interpolate else (miss + hit) // 2
-        miss, hit = (mid, hit) if search.misses(search.at(mid)) else (miss, mid)
-        interpolate = interpolate and 2 * (hit - miss) <= width  # once it fails to halve it: bisect
+        width, middle = hit - miss, (miss + hit) // 2
+        if gallop > 0:
+            mid = min(miss + gallop, middle)
+        elif gallop < 0:
+            mid = max(hit + gallop, middle)
+        else:
+            mid = search.probe(miss, hit) if interpolate else middle
+        missed = bool(search.misses(search.at(mid)))
+        if interpolate and not gallop and 2 * ((hit - mid) if missed else (mid - miss)) > width:
+            interpolate = False  # the probe failed to halve the bracket: next to its end, gallop; else bisect
+            gallop = 2 if missed and mid == miss + 1 else -2 if not missed and mid == hit - 1 else 0
+        elif gallop and missed == (gallop > 0):
+            gallop *= 2  # still on the side it stepped from
+        else:
+            gallop = 0
+        miss, hit = (mid, hit) if missed else (miss, mid)
         check_bound(miss + 1)
     return hit
 
