@@ -183,7 +183,7 @@ def _sizing_order(ks: list[int], without: FleetOption, traffic: Traffic) -> list
     replica without speculation is held back by its TTFT objective at under half its capacity (a lightly loaded
     replica waits for prefill, which a longer draft's step only delays; the most promising K assumes throughput
     counts), else in order of promise. Only the runs depend on it: a tie keeps the K first in order of promise."""
-    if not without.meets_slo or traffic.ttft_slo_s is None:
+    if not without.meets_slo or traffic.ttft_slo_s is None or without.capacity_requests_per_s <= 0:
         return ks
     loaded = without.requests_per_s_per_replica / without.capacity_requests_per_s
     ttft = without.ttft_s / traffic.ttft_slo_s
@@ -511,7 +511,7 @@ def _in_order_of_promise(evaluator: Evaluator, views: list[_LayoutPoints], traff
         if not rate:
             return (True, 0, 0.0, i)
         per_node = point.gpus_per_node // point.gpus_per_replica
-        nodes = ceil(ceil(traffic.requests_per_s / (CAPACITY_OVER_CLOSED_LOOP * rate) - 1e-9) / per_node)
+        nodes = max(1, ceil(ceil(traffic.requests_per_s / (CAPACITY_OVER_CLOSED_LOOP * rate) - 1e-9) / per_node))
         return (False, nodes, traffic.requests_per_s / (nodes * per_node * rate), i)
 
     return sorted(range(len(views)), key=promise)

@@ -219,3 +219,13 @@ def test_a_lightly_loaded_replica_held_back_by_ttft_sizes_the_shortest_draft_fir
         promise = [3, 1, 2, 4, 5, 6, 7, 8]
         assert (_sizing_order(promise, plain, traffic) == sorted(promise)) is shortest_first, node_id
         assert quote == best_quote_on_node(target, node, traffic, draft=draft, engine="vllm", exhaustive=True)
+
+
+def test_a_rate_too_small_to_simulate_leaves_every_node_type_unusable_with_its_reason():
+    """A rate that rounds every layout's fleet to no replica at all is ordered like any other (one node at least) and
+    each node type says why it cannot be planned."""
+    s = Scenario()
+    traffic = s.traffic().model_copy(update={"requests_per_s": 1e-9})
+    plan = plan_fleet(get_model(s.target), [get_node(n) for n in s.fleet_nodes], traffic, draft=get_model(s.draft))
+    assert not plan.quotes and len(plan.unusable) == len(s.fleet_nodes)
+    assert all("Request rate must be at least" in reason for reason in plan.unusable)
