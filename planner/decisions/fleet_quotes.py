@@ -29,8 +29,6 @@ for the traffic (the recommendation on Explore) gives each node type's cheapest 
 
 from __future__ import annotations
 
-from math import ceil
-
 from pydantic import BaseModel
 
 from planner.catalog.lookup import get_model, get_node, get_price
@@ -46,7 +44,7 @@ from planner.decisions.fleet import (
     size_option,
 )
 from planner.decisions.search.evaluate import Evaluator
-from planner.decisions.search.points import SearchPoint
+from planner.decisions.search.points import SearchPoint, fleet_figures
 from planner.decisions.search.space import DEFAULT_KS, Objectives, SearchSpace, SearchWorkload
 from planner.decisions.search.speculators import Speculator, why_not_tried
 from planner.deployment import Deployment, default_weight_format
@@ -233,7 +231,7 @@ def _size_k(
     except PlannerError as exc:
         errors[place] = f"with the draft: {exc}"
         return
-    if best is None or (_option_key(option), place) < (_option_key(best), layout.k_place):
+    if best is None or _before(place, option, layout.k_place, best):
         layout.with_spec, layout.k, layout.k_place, layout.spec_error, layout.spec_dep = option, k, place, None, dep
 
 
@@ -487,9 +485,9 @@ def _best_quote_on_node(target, node, traffic: Traffic, *, draft, exhaustive: bo
 
 
 def _before(place: int, option: FleetOption, best_place: int, best: FleetOption) -> bool:
-    """Whether ``option``, of the layout at ``place`` in the search's order, replaces ``best`` (of the layout at
-    ``best_place``): cheaper, or as cheap from a layout earlier in the search's order, so the quote is the one that
-    sizing the layouts in the search's order gives, whatever order they are sized in."""
+    """Whether ``option``, at ``place`` in its order (a layout's in the search's order, a K's in order of promise),
+    replaces ``best`` (at ``best_place``): cheaper, or as cheap from earlier in that order, so the quote is the one
+    that sizing them in that order gives, whatever order they are sized in."""
     return (_option_key(option), place) < (_option_key(best), best_place)
 
 
@@ -511,8 +509,18 @@ def _in_order_of_promise(evaluator: Evaluator, views: list[_LayoutPoints], traff
         if not rate:
             return (True, 0, 0.0, i)
         per_node = point.gpus_per_node // point.gpus_per_replica
-        nodes = max(1, ceil(ceil(traffic.requests_per_s / (CAPACITY_OVER_CLOSED_LOOP * rate) - 1e-9) / per_node))
-        return (False, nodes, traffic.requests_per_s / (nodes * per_node * rate), i)
+        fleet = fleet_figures(
+            requests_per_s=traffic.requests_per_s,
+            concurrency=None,
+            mean_output_tokens=traffic.output_tokens,
+            replica_requests_per_s=CAPACITY_OVER_CLOSED_LOOP * rate,
+            replica_output_tok_s=CAPACITY_OVER_CLOSED_LOOP * rate * traffic.output_tokens,
+            replicas_for_concurrency=None,
+            replicas_per_node=per_node,
+            gpu_count=point.gpus_per_node,
+            usd_per_gpu_hour=None,
+        )
+        return (False, fleet.nodes, traffic.requests_per_s / (fleet.nodes * per_node * rate), i)
 
     return sorted(range(len(views)), key=promise)
 
