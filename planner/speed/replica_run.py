@@ -364,23 +364,26 @@ class ReplicaRun:
         n = len(arrival)
         start = min(arrival)
         duration = max(end - start, 1e-12)
-        lifetime = sum(finish[i] - arrival[i] for i in range(n)) / n
+        e2e = [done - arrived for done, arrived in zip(finish, arrival, strict=True)]
+        lifetime = sum(e2e) / n
         steady_tok_s, window, steady = steady_state(trace, min(finish), max(admitted), start, end, lifetime)
-        ttft = [first_token[i] - arrival[i] for i in range(n)]
-        e2e = [finish[i] - arrival[i] for i in range(n)]
+        ttft = [first - arrived for first, arrived in zip(first_token, arrival, strict=True)]
         # time per output token after the first, per request (a one-token request has none)
         per_token = [
-            (finish[i] - first_token[i]) / (out - 1) if out > 1 else None for i, out in enumerate(self.outputs)
+            (done - first) / (out - 1) if out > 1 else None
+            for done, first, out in zip(finish, first_token, self.outputs, strict=True)
         ]
-        tpot = [v for v in per_token if v is not None]
+        tpot = sorted(v for v in per_token if v is not None)
+        ttft_sorted = sorted(ttft)  # sorted once: the percentiles below re-sort a sorted list in one pass
         # the requests that arrived in the steady window: a closed loop's first round (every client at once) and
         # the drain are left out
-        inside = [i for i in range(n) if window[0] <= arrival[i] <= window[1]] if steady else []
+        low, high = window
+        inside = [i for i, arrived in enumerate(arrival) if low <= arrived <= high] if steady else []
         if not inside:
             inside = list(range(n))
         steady_ttft = [ttft[i] for i in inside]
         steady_tpot = [per_token[i] for i in inside if per_token[i] is not None]
-        queue = [max(0.0, admitted[i] - arrival[i]) for i in range(n)]
+        queue = [max(0.0, joined - arrived) for joined, arrived in zip(admitted, arrival, strict=True)]
         out_tokens = sum(self.outputs)
         total_tokens = out_tokens + sum(self.prompts)
         limited, fractions = limited_by(self.workload.mode, blocked, duration, self.limits.request_cap_reason)
@@ -402,7 +405,7 @@ class ReplicaRun:
             steady_requests_per_s=steady_tok_s / (out_tokens / n),
             steady_window_s=window,
             steady=steady,
-            ttft_s=Percentiles.of(ttft),
+            ttft_s=Percentiles.of(ttft_sorted),
             tpot_s=Percentiles.of(tpot),
             steady_ttft_s=Percentiles.of(steady_ttft),
             steady_tpot_s=Percentiles.of(steady_tpot),
@@ -423,6 +426,6 @@ class ReplicaRun:
             peak_flops_per_s=target.peak_flops,
             peak_bytes_per_s=target.bandwidth,
             limits=self.limits,
-            ttft_values_s=sorted(ttft),
-            tpot_values_s=sorted(tpot),
+            ttft_values_s=ttft_sorted,
+            tpot_values_s=tpot,
         )

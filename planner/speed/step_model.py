@@ -186,6 +186,10 @@ class StepModel:
         all_layers = tuple(range(arch.num_layers))
         self.attn_per_position = attention_flops_per_position(arch, cost.tp, all_layers, sliding=False)
         self.attn_per_position_sliding = attention_flops_per_position(arch, cost.tp, all_layers, sliding=True)
+        #: No sliding-window layer: decode attention is linear in the context (:meth:`totals` prices it inline).
+        self._full_attention = not self.kv_sliding_per_token and (
+            self.attn_per_position_sliding == 0.0 or not self.window
+        )
         self.matmul_flops_per_token = 2 * cost.matmul_params_per_gpu
         self.head_flops_per_logit = 2 * cost.lm_head_params_per_gpu
         self.hidden_bytes_per_token = arch.hidden_size * cost.activation_bytes
@@ -332,7 +336,19 @@ class StepModel:
         (:meth:`planner.speed.engine_step.EngineStep.run_pass`), None under a graph."""
         (_, weights, gemm_flops, _, _, gemm_s, written, comm, _, sample_bytes, sampling,
          elementwise_bytes, elementwise_s, prefix_read, new_flops, _, _, new_s, overhead) = fixed  # fmt: skip
-        kv_read, kv_flops, _, _, kv_s = self.decode_terms(seqs, query_tokens, decode_context_tokens)
+        if seqs and self._full_attention:  # decode_terms without sliding layers, inline (once per pass of a run)
+            q = query_tokens
+            kv_read = self.kv_full_per_token * decode_context_tokens
+            kv_flops = self.attn_per_position * (decode_context_tokens * q + seqs * q * (q + 1) / 2)
+            kv_cmp = kv_flops / self.attn_peak
+            kv_s = max(kv_read / self.bw, kv_cmp)
+            measured = self.measured
+            if measured is not None:
+                t = measured.decode_attention_s(seqs, decode_context_tokens)
+                if t is not None:
+                    kv_s = max(t, kv_cmp, kv_read / self.bandwidth)
+        else:
+            kv_read, kv_flops, _, _, kv_s = self.decode_terms(seqs, query_tokens, decode_context_tokens)
         if launches_s is not None:
             overhead = unhidden_launches(
                 overhead, launches_s, pass_seconds(gemm_s, elementwise_s, kv_s, new_s, comm, sampling, overhead)

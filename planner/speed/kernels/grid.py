@@ -101,6 +101,12 @@ class Grid:
         """The interpolated latency at ``point``, or None outside the grid or next to an unmeasured corner."""
         if len(self.axes) == 1:
             return self.at_x(point[0])
+        if len(self.axes) == 2:
+            return self.at_xy(point[0], point[1])
+        return self.at_corners(point)
+
+    def at_corners(self, point: Sequence[float]) -> float | None:
+        """:meth:`at` over any number of axes: the weighted sum over the corners of the cell holding ``point``."""
         corners: list[tuple[int, float]] = [(0, 1.0)]
         for axis, stride, x in zip(self.axes, self._strides, point, strict=True):
             if x < axis[0] or x > axis[-1]:
@@ -119,6 +125,43 @@ class Grid:
             if isnan(value):  # a corner that was not measured
                 return None
             total += w * value
+        return total
+
+    def at_xy(self, x: float, y: float) -> float | None:
+        """:meth:`at` of a two-axis grid (an attention kernel's batch × tokens): the same corners, weights and sum,
+        in the same order, without building their lists.
+
+        >>> g = Grid.build([(1, 10, 2.0), (1, 20, 4.0), (3, 10, 6.0), (3, 20, 8.0)])
+        >>> g.at_xy(2, 15) == g.at_corners((2, 15)), g.at_xy(3, 20), g.at_xy(2, 25)
+        (True, 8.0, None)
+        """
+        first, second = self.axes
+        if x < first[0] or x > first[-1] or y < second[0] or y > second[-1]:
+            return None
+        stride = self._strides[0]
+        hi = bisect_left(first, x)
+        if first[hi] == x:
+            rows: tuple[tuple[int, float], ...] = ((hi * stride, 1.0),)
+        else:
+            t = (x - first[hi - 1]) / (first[hi] - first[hi - 1])
+            rows = (((hi - 1) * stride, 1.0 * (1 - t)), (hi * stride, 1.0 * t))
+        col = bisect_left(second, y)
+        flat = self._flat
+        total = 0.0
+        if second[col] == y:
+            for at, w in rows:
+                value = flat[at + col]
+                if isnan(value):  # a corner that was not measured
+                    return None
+                total += w * value
+            return total
+        u = (y - second[col - 1]) / (second[col] - second[col - 1])
+        for at, w in rows:
+            low, high = flat[at + col - 1], flat[at + col]
+            if isnan(low) or isnan(high):
+                return None
+            total += w * (1 - u) * low
+            total += w * u * high
         return total
 
     def at_x(self, x: float) -> float | None:

@@ -30,6 +30,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import ceil
 
 from planner.facts import data_cache
@@ -94,6 +95,8 @@ class MeasuredPass:
         self.fallbacks: set[str] = set()
         self._layer: Grid | bool | None = None
         self._decode_lines: dict[int, Grid | None] = {}
+        #: Per batch: its decode line's lookup along the context (``Grid.at_x``), or None.
+        self._decode_at: dict[int, Callable[[float], float | None] | None] = {}
         h, d = arch.hidden_size, arch.head_dim
         q_out = arch.num_attention_heads * d // tp
         kv_out = 2 * arch.num_kv_heads * d // tp if arch.num_kv_heads >= tp else 2 * d
@@ -204,9 +207,12 @@ class MeasuredPass:
         """Reading the cached context of ``seqs`` decoding sequences once (all layers)."""
         if not self.attention_covered or seqs <= 0:
             return None if seqs > 0 else 0.0
-        context = max(1.0, context_sum / seqs)
-        line = self._decode_line(seqs)  # the batch fixed: one lookup along the context per step
-        ms = line.at_x(context) if line is not None else None
+        try:  # the batch fixed: one lookup along the context per step
+            along_context = self._decode_at[seqs]
+        except KeyError:
+            line = self._decode_line(seqs)
+            along_context = self._decode_at[seqs] = line.at_x if line is not None else None
+        ms = along_context(max(1.0, context_sum / seqs)) if along_context is not None else None
         if ms is None:
             self.fallbacks.add("decode attention (a batch or context past the measured grid)")
             return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -48,6 +49,28 @@ def test_grid_refuses_a_bracket_with_an_unmeasured_corner():
     grid = Grid.build([(1, 10, 1.0), (1, 30, 3.0), (5, 10, 5.0)])
     assert grid.at((1, 20)) == pytest.approx(2.0)
     assert grid.at((3, 20)) is None
+
+
+_AXIS = st.lists(st.integers(1, 64), min_size=2, max_size=5, unique=True).map(sorted)
+
+
+@given(
+    _AXIS,
+    _AXIS,
+    st.data(),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_two_axis_lookup_is_the_corner_sum_bit_for_bit(first, second, data):
+    """The two-axis fast path (attention kernels) returns exactly what the general corner sum returns, measured or
+    not (NaN corners), on the grid's points, between them and outside it."""
+    cells = [(x, y) for x in first for y in second]
+    values = data.draw(st.lists(st.one_of(st.floats(0.01, 100.0), st.just(float("nan"))), min_size=len(cells),
+                                max_size=len(cells)))  # fmt: skip
+    grid = Grid.build([(x, y, v) for (x, y), v in zip(cells, values, strict=True)])
+    point = data.draw(st.tuples(st.one_of(st.sampled_from(first), st.floats(0.0, 70.0)),
+                                st.one_of(st.sampled_from(second), st.floats(0.0, 70.0))))  # fmt: skip
+    fast, general = grid.at(point), grid.at_corners(point)
+    assert fast == general or (fast is None and general is None)
 
 
 def _padded(rows, first, **at):
@@ -200,9 +223,15 @@ def test_a_built_grid_is_read_back_from_the_disk_cache(tmp_path, monkeypatch):
     shipped = tables_module.kernel_tables("h100-sxm-80gb", "vllm")
     fresh = tables_module.KernelTables(shipped.root, shipped.system, shipped.engine, shipped.version, "H100", "vLLM")
     built = fresh.gemm_ms("bf16", 100, 10240, 8192)
-    assert list((tmp_path / "kernel-grids").glob("*.npz"))
+    (saved,) = (tmp_path / "kernel-grids").glob("*.npy")
     again = tables_module.KernelTables(fresh.root, fresh.system, fresh.engine, fresh.version, "H100 SXM", "vLLM")
-    assert again.gemm_ms("bf16", 100, 10240, 8192) == pytest.approx(built)
+    assert again.gemm_ms("bf16", 100, 10240, 8192) == built
+    read, made = again.gemm_grid("bf16"), fresh.gemm_grid("bf16")
+    assert read.axes == made.axes and np.array_equal(read.values, made.values, equal_nan=True)
+    saved.write_bytes(saved.read_bytes()[:-8])  # a damaged entry (a write cut short) is rebuilt, not trusted
+    damaged = tables_module.KernelTables(fresh.root, fresh.system, fresh.engine, fresh.version, "H100", "vLLM")
+    assert damaged.gemm_ms("bf16", 100, 10240, 8192) == built
+    assert tables_module._unpacked(np.load(saved)).axes == made.axes  # and written again whole
 
 
 @needs_tables
