@@ -103,6 +103,8 @@ class Grid:
             return self.at_x(point[0])
         if len(self.axes) == 2:
             return self.at_xy(point[0], point[1])
+        if len(self.axes) == 3:
+            return self.at_xyz(point[0], point[1], point[2])
         return self.at_corners(point)
 
     def at_corners(self, point: Sequence[float]) -> float | None:
@@ -164,6 +166,29 @@ class Grid:
             total += w * u * high
         return total
 
+    def at_xyz(self, x: float, y: float, z: float) -> float | None:
+        """:meth:`at` of a three-axis grid (a GEMM's m × n × k): the same corners, weights and sum, in the same
+        order, without building their lists.
+
+        >>> g = Grid.build([(m, n, k, m + n / 10 + k / 100) for m in (1, 3) for n in (10, 20) for k in (100, 200)])
+        >>> g.at_xyz(2, 15, 150) == g.at_corners((2, 15, 150)), g.at_xyz(3, 20, 200), g.at_xyz(2, 15, 250)
+        (True, 7.0, None)
+        """
+        first, second, third = self.axes
+        if x < first[0] or x > first[-1] or y < second[0] or y > second[-1] or z < third[0] or z > third[-1]:
+            return None
+        outer, middle, _ = self._strides
+        flat = self._flat
+        total = 0.0
+        for at0, w0 in _bracket(first, x, outer):
+            for at1, w1 in _bracket(second, y, middle):
+                for at2, w2 in _bracket(third, z, 1):
+                    value = flat[at0 + at1 + at2]
+                    if isnan(value):  # a corner that was not measured
+                        return None
+                    total += w0 * w1 * w2 * value
+        return total
+
     def at_x(self, x: float) -> float | None:
         """:meth:`at` of a one-axis grid (a kernel's latency along tokens, context or message size) at ``x``: the
         same interpolation, without the corner bookkeeping (a step prices several of these).
@@ -185,3 +210,13 @@ class Grid:
             return None
         t = (x - axis[lo]) / (axis[hi] - axis[lo])
         return 0.0 + (1 - t) * low + t * high
+
+
+def _bracket(axis: tuple[float, ...], x: float, stride: int) -> tuple[tuple[int, float], ...]:
+    """The offsets and weights of the measured values around ``x`` on one axis (``x`` within it): one where it was
+    measured, else the two either side weighted ``1 − t`` and ``t``."""
+    hi = bisect_left(axis, x)
+    if axis[hi] == x:
+        return ((hi * stride, 1.0),)
+    t = (x - axis[hi - 1]) / (axis[hi] - axis[hi - 1])
+    return (((hi - 1) * stride, 1 - t), (hi * stride, t))

@@ -95,6 +95,8 @@ class MeasuredPass:
         self.fallbacks: set[str] = set()
         self._layer: Grid | bool | None = None
         self._decode_lines: dict[int, Grid | None] = {}
+        #: Per logits count: the LM head GEMM's milliseconds (None: not measured).
+        self._heads: dict[int, float | None] = {}
         #: Per batch: its decode line's lookup along the context (``Grid.at_x``), or None.
         self._decode_at: dict[int, Callable[[float], float | None] | None] = {}
         h, d = arch.hidden_size, arch.head_dim
@@ -195,8 +197,12 @@ class MeasuredPass:
                 return None
             total += routed * ceil(tokens / top) * moe_layers
         if logits:
-            key = ("GEMM", self.dtype, logits, self.lm_head_n, self.hidden)
-            head = self.tables.derived(key, lambda: self._gemm_ms(logits, self.lm_head_n, self.hidden))
+            try:  # the LM head at this many logits, kept per model (the tables keep it across models)
+                head = self._heads[logits]
+            except KeyError:
+                key = ("GEMM", self.dtype, logits, self.lm_head_n, self.hidden)
+                head = self.tables.derived(key, lambda: self._gemm_ms(logits, self.lm_head_n, self.hidden))
+                self._heads[logits] = head
             if head is None:
                 notes.add("LM head GEMM")
                 return None

@@ -3,6 +3,7 @@ missing, and the physics every priced pass obeys (measured or roofline)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -54,21 +55,16 @@ def test_grid_refuses_a_bracket_with_an_unmeasured_corner():
 _AXIS = st.lists(st.integers(1, 64), min_size=2, max_size=5, unique=True).map(sorted)
 
 
-@given(
-    _AXIS,
-    _AXIS,
-    st.data(),
-)
-@settings(max_examples=200, deadline=None)
-def test_a_two_axis_lookup_is_the_corner_sum_bit_for_bit(first, second, data):
-    """The two-axis fast path (attention kernels) returns exactly what the general corner sum returns, measured or
-    not (NaN corners), on the grid's points, between them and outside it."""
-    cells = [(x, y) for x in first for y in second]
+@given(st.lists(_AXIS, min_size=2, max_size=3), st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_two_or_three_axis_lookup_is_the_corner_sum_bit_for_bit(axes, data):
+    """The fast paths of two axes (attention kernels) and three (GEMMs) return exactly what the general corner sum
+    returns, measured or not (NaN corners), on the grid's points, between them and outside it."""
+    cells = list(itertools.product(*axes))
     values = data.draw(st.lists(st.one_of(st.floats(0.01, 100.0), st.just(float("nan"))), min_size=len(cells),
                                 max_size=len(cells)))  # fmt: skip
-    grid = Grid.build([(x, y, v) for (x, y), v in zip(cells, values, strict=True)])
-    point = data.draw(st.tuples(st.one_of(st.sampled_from(first), st.floats(0.0, 70.0)),
-                                st.one_of(st.sampled_from(second), st.floats(0.0, 70.0))))  # fmt: skip
+    grid = Grid.build([(*cell, v) for cell, v in zip(cells, values, strict=True)])
+    point = tuple(data.draw(st.one_of(st.sampled_from(axis), st.floats(0.0, 70.0))) for axis in axes)
     fast, general = grid.at(point), grid.at_corners(point)
     assert fast == general or (fast is None and general is None)
 
