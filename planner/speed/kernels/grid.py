@@ -140,30 +140,14 @@ class Grid:
         first, second = self.axes
         if x < first[0] or x > first[-1] or y < second[0] or y > second[-1]:
             return None
-        stride = self._strides[0]
-        hi = bisect_left(first, x)
-        if first[hi] == x:
-            rows: tuple[tuple[int, float], ...] = ((hi * stride, 1.0),)
-        else:
-            t = (x - first[hi - 1]) / (first[hi] - first[hi - 1])
-            rows = (((hi - 1) * stride, 1.0 * (1 - t)), (hi * stride, 1.0 * t))
-        col = bisect_left(second, y)
         flat = self._flat
         total = 0.0
-        if second[col] == y:
-            for at, w in rows:
-                value = flat[at + col]
+        for at0, w0 in _bracket(first, x, self._strides[0]):
+            for at1, w1 in _bracket(second, y, 1):
+                value = flat[at0 + at1]
                 if isnan(value):  # a corner that was not measured
                     return None
-                total += w * value
-            return total
-        u = (y - second[col - 1]) / (second[col] - second[col - 1])
-        for at, w in rows:
-            low, high = flat[at + col - 1], flat[at + col]
-            if isnan(low) or isnan(high):
-                return None
-            total += w * (1 - u) * low
-            total += w * u * high
+                total += w0 * w1 * value
         return total
 
     def at_xyz(self, x: float, y: float, z: float) -> float | None:
