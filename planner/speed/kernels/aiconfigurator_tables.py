@@ -56,6 +56,8 @@ DISTRIBUTION = "aiconfigurator-core"
 MAP_FILE = "measured_kernels.json"
 
 #: Our compute / KV dtypes → the tables' ``gemm_dtype`` / ``kv_cache_dtype`` values.
+#: What a derived table holds for a key it has not made yet (a made value may be None).
+_MISSING = object()
 GEMM_DTYPES = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4", "int4": "int4_wo"}
 KV_DTYPES = {2: "bfloat16", 1: "fp8"}
 #: Lines and values derived from one GPU's tables that are kept for reuse (a few per model and batch size).
@@ -242,13 +244,12 @@ class KernelTables:
     def derived(self, key: tuple, build: Callable[[], T]) -> T:
         """What ``build`` makes from these tables (a model's per-layer GEMM line, an attention line at one batch),
         made once per ``key`` and shared by every model priced from them in this process."""
-        try:
-            return self._derived[key]  # type: ignore[return-value]
-        except KeyError:
+        value = self._derived.get(key, _MISSING)  # a miss costs no exception: cold pricing misses often
+        if value is _MISSING:
             if len(self._derived) >= DERIVED_ENTRIES:
                 self._derived.clear()
             value = self._derived[key] = build()
-            return value
+        return value  # type: ignore[return-value]
 
     def _dir(self, family: str, engine: str | None = None, version: str | None = None) -> Path:
         return self.root / self.system / family / (engine or self.engine) / (version or self.version)
@@ -309,20 +310,20 @@ class KernelTables:
     ) -> float | None:
         """One layer's causal prefill attention over ``batch`` sequences of ``tokens`` tokens each."""
         key = ("context attention", batch, tokens, heads, kv_heads, head_dim, kv_dtype)
-        try:
-            return self._derived[key]  # type: ignore[return-value]
-        except KeyError:
-            grid = self.attention_grid("context_attention", heads, kv_heads, head_dim, kv_dtype)
-            return self.derived(key, lambda: grid.at((batch, tokens)) if grid is not None else None)
+        value = self._derived.get(key, _MISSING)
+        if value is not _MISSING:
+            return value  # type: ignore[return-value]
+        grid = self.attention_grid("context_attention", heads, kv_heads, head_dim, kv_dtype)
+        return self.derived(key, lambda: grid.at((batch, tokens)) if grid is not None else None)
 
     def allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool = True) -> float | None:
         """One all-reduce of ``elements`` bf16 values over ``gpus`` GPUs: the faster of the engine's custom
         all-reduce and NCCL's (engines switch to NCCL above the custom kernel's message limit)."""
         key = ("all-reduce", elements, gpus, cuda_graphs)
-        try:
-            return self._derived[key]  # type: ignore[return-value]
-        except KeyError:
-            return self.derived(key, lambda: self._allreduce_ms(elements, gpus, cuda_graphs))
+        value = self._derived.get(key, _MISSING)
+        if value is not _MISSING:
+            return value  # type: ignore[return-value]
+        return self.derived(key, lambda: self._allreduce_ms(elements, gpus, cuda_graphs))
 
     def _allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool) -> float | None:
         custom = self._custom_allreduce_ms(elements, gpus, cuda_graphs)

@@ -197,9 +197,8 @@ class MeasuredPass:
                 return None
             total += routed * ceil(tokens / top) * moe_layers
         if logits:
-            try:  # the LM head at this many logits, kept per model (the tables keep it across models)
-                head = self._heads[logits]
-            except KeyError:
+            head = self._heads.get(logits, -1.0)  # the LM head at this many logits, kept per model
+            if head == -1.0:  # not priced yet (the tables keep it across models)
                 key = ("GEMM", self.dtype, logits, self.lm_head_n, self.hidden)
                 head = self.tables.derived(key, lambda: self._gemm_ms(logits, self.lm_head_n, self.hidden))
                 self._heads[logits] = head
