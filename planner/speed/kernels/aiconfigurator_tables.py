@@ -179,8 +179,8 @@ def _packed(grid: Grid | None) -> np.ndarray:
     """``grid`` as one float array, ``[d, len(axis 1) … len(axis d), axis 1 … axis d, values…]`` (``[0]``: no
     grid): one ``.npy`` file reads in tens of microseconds, an ``.npz`` archive of the same arrays in a millisecond.
 
-    >>> _unpacked(_packed(Grid.build([(1, 10, 2.0), (3, 10, 6.0)]))).at((2, 10))
-    4.0
+    >>> _unpacked(_packed(Grid.build([(1, 10, 2.0), (3, 10, 6.0)]))).at((2, 10)), _unpacked(_packed(None))
+    (4.0, None)
     """
     if grid is None:
         return np.zeros(1)
