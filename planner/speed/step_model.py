@@ -186,7 +186,7 @@ class StepModel:
         all_layers = tuple(range(arch.num_layers))
         self.attn_per_position = attention_flops_per_position(arch, cost.tp, all_layers, sliding=False)
         self.attn_per_position_sliding = attention_flops_per_position(arch, cost.tp, all_layers, sliding=True)
-        #: No sliding-window layer: decode attention is linear in the context (:meth:`totals` prices it inline).
+        #: No sliding-window layer: decode attention's bytes and FLOPs are linear in the context (:meth:`decode_terms`).
         self._full_attention = not self.kv_sliding_per_token and (
             self.attn_per_position_sliding == 0.0 or not self.window
         )
@@ -336,19 +336,7 @@ class StepModel:
         (:meth:`planner.speed.engine_step.EngineStep.run_pass`), None under a graph."""
         (_, weights, gemm_flops, _, _, gemm_s, written, comm, _, sample_bytes, sampling,
          elementwise_bytes, elementwise_s, prefix_read, new_flops, _, _, new_s, overhead) = fixed  # fmt: skip
-        if seqs and self._full_attention:  # decode_terms without sliding layers, inline (once per pass of a run)
-            q = query_tokens
-            kv_read = self.kv_full_per_token * decode_context_tokens
-            kv_flops = self.attn_per_position * (decode_context_tokens * q + seqs * q * (q + 1) / 2)
-            kv_cmp = kv_flops / self.attn_peak
-            kv_s = max(kv_read / self.bw, kv_cmp)
-            measured = self.measured
-            if measured is not None:
-                t = measured.decode_attention_s(seqs, decode_context_tokens)
-                if t is not None:
-                    kv_s = max(t, kv_cmp, kv_read / self.bandwidth)
-        else:
-            kv_read, kv_flops, _, _, kv_s = self.decode_terms(seqs, query_tokens, decode_context_tokens)
+        kv_read, kv_flops, _, _, kv_s = self.decode_terms(seqs, query_tokens, decode_context_tokens)
         if launches_s is not None:
             overhead = unhidden_launches(
                 overhead, launches_s, pass_seconds(gemm_s, elementwise_s, kv_s, new_s, comm, sampling, overhead)
@@ -450,8 +438,12 @@ class StepModel:
             return 0.0, 0.0, 0.0, 0.0, 0.0
         q = query_tokens
         kv_positions = context_sum * q + seqs * q * (q + 1) / 2
-        kv_read = self._kv_bytes(seqs, context_sum)
-        kv_flops = self._attn_flops(kv_positions, seqs, context_sum)
+        if self._full_attention:  # what _kv_bytes and _attn_flops give without sliding layers, without their calls
+            kv_read = self.kv_full_per_token * context_sum
+            kv_flops = self.attn_per_position * kv_positions
+        else:
+            kv_read = self._kv_bytes(seqs, context_sum)
+            kv_flops = self._attn_flops(kv_positions, seqs, context_sum)
         kv_mem = kv_read / self.bw
         kv_cmp = kv_flops / self.attn_peak
         kv_s = max(kv_mem, kv_cmp)

@@ -55,9 +55,9 @@ PACKAGE = "aiconfigurator_core"
 DISTRIBUTION = "aiconfigurator-core"
 MAP_FILE = "measured_kernels.json"
 
-#: Our compute / KV dtypes → the tables' ``gemm_dtype`` / ``kv_cache_dtype`` values.
 #: What a derived table holds for a key it has not made yet (a made value may be None).
 _MISSING = object()
+#: Our compute / KV dtypes → the tables' ``gemm_dtype`` / ``kv_cache_dtype`` values.
 GEMM_DTYPES = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4", "int4": "int4_wo"}
 KV_DTYPES = {2: "bfloat16", 1: "fp8"}
 #: Lines and values derived from one GPU's tables that are kept for reuse (a few per model and batch size).
