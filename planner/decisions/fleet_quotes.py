@@ -219,8 +219,8 @@ def _size_k(
     goes to ``errors`` by its place."""
     best = layout.with_spec
     beat = spec_beat_nodes
-    if not exhaustive and best is not None and best.meets_slo:
-        tie = best.nodes + (place < layout.k_place)
+    tie = None if exhaustive else _floor(best, place < layout.k_place)
+    if tie is not None:
         beat = tie if beat is None else min(beat, tie)
     dep = layout.spec_deps[k]
     try:
