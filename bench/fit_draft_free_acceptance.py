@@ -23,6 +23,7 @@ def refit(task) -> float | None:
     return alpha_for_speedup(
         dep,
         fit.speedup,
+        fit.metric,
         k=fit.k,
         batch_size=fit.batch_size,
         prompt_tokens=fit.prompt_tokens,

@@ -13,8 +13,9 @@ from __future__ import annotations
 import statistics
 import sys
 
+from bench.speed_eval import predict_case
 from bench.speed_rows import Case, load_rows
-from planner.speed import estimate_speed, speed_profile
+from planner.speed import speed_profile
 
 GRID_S = tuple(i * 5e-5 for i in range(41))
 
@@ -30,7 +31,7 @@ def head_cases() -> list[Case]:
 
 def errors(cases: list[Case], overhead_s: float) -> list[float]:
     profile = speed_profile("vllm", "nvidia").with_values(draft_step_overhead_s=overhead_s, head_pass_overhead_s=0.0)
-    return [estimate_speed(c.deployment, c.workload, profile).speedup / c.measured - 1 for c in cases]
+    return [predict_case(c, None, {profile.id: profile}) / c.measured - 1 for c in cases]
 
 
 def best_overhead_s(cases: list[Case]) -> float:

@@ -21,7 +21,7 @@ rate". Formulas:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 from planner.errors import InputError
@@ -215,31 +215,40 @@ def optimal_k(alpha: float, step_cost_ratios: Mapping[int, float]) -> tuple[int,
 def break_even_alpha(step_cost_ratios: Mapping[int, float]) -> float | None:
     """The smallest α at which the best K of ``step_cost_ratios`` reaches speedup 1 (bisection).
 
-    The cost ratios come from the full speed model at one batch size (planner/speed/estimate.py), so the
-    break-even rises with batch as verification stops being free (docs/speed-model.md). ``None`` when
-    even α = 1 does not pay. With free verification it is Leviathan's α = c:
+    With free verification it is Leviathan's α = c:
 
     >>> round(break_even_alpha({k: 1 + 0.1 * k for k in range(1, 9)}), 6)
     0.1
     >>> break_even_alpha({1: 2.5}) is None
     True
     """
+    return break_even(lambda alpha: optimal_k(alpha, step_cost_ratios)[1])
 
-    def best(alpha: float) -> float:
-        return optimal_k(alpha, step_cost_ratios)[1]
 
-    if best(1.0) < 1.0:
+def break_even(best_speedup: Callable[[float], float], tolerance: float = _ALPHA_TOLERANCE) -> float | None:
+    """The smallest α at which ``best_speedup(α)`` (the best speedup over the draft lengths compared, rising with
+    α) reaches 1, by bisection to ``tolerance``; ``None`` when even α = 1 does not pay.
+
+    The speed model prices the speedup at one batch size (planner/speed/estimate.py), so the break-even rises with
+    batch as verification stops being free (docs/speed-model.md):
+
+    >>> round(break_even(lambda alpha: 0.5 + alpha), 6)
+    0.5
+    >>> break_even(lambda alpha: 0.9) is None
+    True
+    """
+    if best_speedup(1.0) < 1.0:
         return None
-    if best(0.0) >= 1.0:
+    if best_speedup(0.0) >= 1.0:
         return 0.0
     low, high = 0.0, 1.0
     for _ in range(_MAX_ITERATIONS):
         mid = (low + high) / 2
-        if best(mid) < 1.0:
+        if best_speedup(mid) < 1.0:
             low = mid
         else:
             high = mid
-        if high - low < _ALPHA_TOLERANCE:
+        if high - low < tolerance:
             break
     return high
 

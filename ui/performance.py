@@ -64,7 +64,15 @@ if report is not None:
     for warning in est.warnings:
         st.warning(plain_text(warning), icon="⚠️")
     cols = st.columns(5)
-    cols[0].metric("Speedup", f"{est.speedup:.2f}x", help=f"at K = {est.k}")
+    served = (
+        f"{est.batch_size:,} request(s) served back to back, {est.prompt_tokens:,} + {est.output_tokens:,} tokens "
+        "each: every prompt is prefilled between or alongside the decodes (by a draft model or head too)"
+    )
+    cols[0].metric(
+        "Speedup",
+        f"{est.speedup:.2f}x",
+        help=f"at K = {est.k}: output tokens served per second with the draft over those without; {served}",
+    )
     cols[1].metric("Optimal K", f"{est.optimal_k}", f"{est.speedup_at_optimal_k:.2f}x")
     cols[2].metric("Break-even α", "none" if est.break_even_alpha is None else f"{est.break_even_alpha:.3f}")
     cols[3].metric(
@@ -77,6 +85,7 @@ if report is not None:
         "Throughput / replica",
         f"{est.throughput_tok_s:,.0f} tok/s",
         f"{est.throughput_tok_s - est.baseline_throughput_tok_s:+,.0f}",
+        help=f"output tokens per second; {served}",
     )
     st.caption(
         f"α {est.alpha:.3f} at K {est.k}: {est.expected_tokens_per_step:.2f} tokens per step on average (vLLM "

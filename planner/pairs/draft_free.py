@@ -10,7 +10,7 @@ An MTP module's α is what the model's authors report for it (DeepSeek-V3: 85-90
 >>> est.source, est.alpha, est.basis
 ('prior', 0.197, 'fit')
 >>> draft_free_acceptance(get_model("Llama-3.1-70B"), "ngram", task="grounded").alpha
-0.723
+0.758
 >>> draft_free_acceptance(get_model("DeepSeek-V3"), "mtp").source
 'published'
 """
@@ -28,6 +28,7 @@ from planner.facts import data_cache, load_model
 from planner.pairs.acceptance import AcceptanceEstimate
 
 DraftFreeMethod = Literal["ngram", "mtp"]
+SpeedupMetric = Literal["served", "tpot"]
 
 
 class _Strict(BaseModel):
@@ -45,6 +46,8 @@ class NgramFit(_Strict):
     prompt_tokens: int = Field(ge=1)
     output_tokens: int = Field(ge=1)
     speedup: float = Field(gt=0)
+    #: What the published speedup compares: requests served (end-to-end latency, throughput) or TPOT.
+    metric: SpeedupMetric = "served"
 
 
 class NgramTask(_Strict):

@@ -1,16 +1,19 @@
 """The speed model at one load: latency and throughput with and without the draft, optimal K, a verdict.
 
 A plain decode step and a speculative step come from :class:`planner.speed.engine_step.EngineStep`
-(one step model, per operator class) at the batch size and the mean cached context of a request
-(prompt + half the output). With τ(α, K) tokens per speculative step (Leviathan et al. 2023, https://arxiv.org/abs/2211.17192;
-docs/speed-model.md)::
+(one step model, per operator class) at the mean cached context of a request (prompt + half the output). With
+τ(α, K) tokens per speculative step (Leviathan et al. 2023, https://arxiv.org/abs/2211.17192; docs/speed-model.md)
+the decode step alone gives Leviathan's ``speedup = τ · T_plain / T_spec``; the estimate serves B requests back to
+back instead (:mod:`planner.speed.steady_step`): each request's prompt is prefilled between or alongside the
+decodes, with and without the draft (which prefills it too), so::
 
-    TPOT = T_plain(B)     TPOT_SD = T_spec(B, K) / τ(α, K)     speedup = τ · T_plain / T_spec
+    throughput = n · O / E[T]     TPOT = E[T | the request decoding] / τ     speedup = throughput_SD / throughput
 
-TTFT is the prefill of one prompt (target, plus the draft's own prefill when speculating). The
-verdict follows the speedup at the workload's K (the optimal K when none is given); acceptance
-levels only warn (``planner.speed.policy``). Serving under load (queues, prefill sharing steps,
-KV limits) is :mod:`planner.speed.simulate`.
+with n requests finished per step and E[T] the mean step, prompts included. Long outputs tend to the decode-only
+ratio; short outputs after long prompts pull the speedup toward 1. TTFT is the prefill of one prompt at no load
+(target, plus the draft's own prefill when speculating). The verdict follows the speedup at the workload's K (the
+optimal K when none is given); acceptance levels only warn (``planner.speed.policy``). Queues, KV limits and
+arrivals at a rate are :mod:`planner.speed.simulate`'s, which agrees with this estimate at steady state.
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
@@ -36,6 +39,7 @@ from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import EngineStep, EngineStepTime
 from planner.speed.policy import Verdict, speculation_rules
 from planner.speed.profiles import SpeedProfile
+from planner.speed.steady_step import ServedStep, SteadyState, mean_context_tokens
 from planner.speed.step_model import ForwardTime
 from planner.speed.workload import SpeedWorkload
 
@@ -107,49 +111,52 @@ class SpeedEstimate(BaseModel):
     warnings: list[str] = []
 
 
-class BatchSteps:
-    """Plain and speculative (chain) step times at one batch size and context, for every K asked."""
+#: How close the break-even α is bisected (it is shown to three decimals).
+BREAK_EVEN_TOLERANCE = 1e-6
 
-    def __init__(self, engine: EngineStep, batch: int, context: int, ks: Iterable[int]) -> None:
+
+class BatchSteps:
+    """Plain and speculative steps at one batch size and request length: each step alone at the full batch (the
+    anatomy the assumptions panel shows) and served at steady state, each request's prefill included
+    (:mod:`planner.speed.steady_step`), which every speedup, throughput and TPOT here is."""
+
+    def __init__(self, engine: EngineStep, batch: int, prompt_tokens: int, output_tokens: int) -> None:
         self.engine = engine
-        self.batch, self.context = batch, context
-        self.plain = engine.plain(decode_seqs=batch, decode_context_tokens=batch * context)
-        self.spec = {
-            k: engine.speculative(k, decode_seqs=batch, decode_context_tokens=batch * context) for k in sorted(set(ks))
-        }
+        self.steady = SteadyState(engine, batch, prompt_tokens, output_tokens)
+        self.batch, self.context = batch, self.steady.context_tokens
+        self.plain = engine.plain(decode_seqs=batch, decode_context_tokens=batch * self.context)
+        self.served_plain = self.steady.served(None, 1.0)
 
     def step(self, shape: DraftShape) -> EngineStepTime:
-        """The speculative step of any drafting ``shape`` (a tree, or a chain) at this batch and context."""
-        if shape.verification == "chain" and shape.k in self.spec:
-            return self.spec[shape.k]
+        """The speculative step of any drafting ``shape`` (a tree, or a chain) alone, at this batch and context."""
         return self.engine.speculative(
             shape.k, decode_seqs=self.batch, decode_context_tokens=self.batch * self.context, shape=shape
         )
 
-    def speedup_of(self, shape: DraftShape, alpha: float) -> float:
-        """Tokens per step over the step's cost in plain steps, for any drafting ``shape``."""
-        return shape.tokens_per_step(alpha) / (self.step(shape).total_s / self.plain.total_s)
+    def served(self, shape: DraftShape, alpha: float) -> ServedStep:
+        """The steady-state step of ``shape`` at per-token acceptance ``alpha``."""
+        return self.steady.served(shape, shape.tokens_per_step(alpha))
 
-    def cost_ratios(self) -> dict[int, float]:
-        """Speculative step over plain step, per K (the ratio Leviathan's speedup divides by)."""
-        return {k: step.total_s / self.plain.total_s for k, step in self.spec.items()}
+    def speedup_of(self, shape: DraftShape, alpha: float) -> float:
+        """Output tokens per second served with ``shape`` over those served without a draft."""
+        return self.served(shape, alpha).throughput_tok_s / self.served_plain.throughput_tok_s
 
     def speedup(self, alpha: float, k: int) -> float:
-        return spec.speedup_from_step_cost(alpha, k, self.cost_ratios()[k])
+        """:meth:`speedup_of` the method's chain of ``k``."""
+        return self.speedup_of(self.engine.shape(k), alpha)
 
     def speedup_by_depth(
         self, workload: SpeedWorkload, method: str, alpha: float, ks: Iterable[int]
     ) -> dict[int, float]:
         """Speedup per draft length (chain) or tree depth, verifying as ``workload`` does (depths its budget allows)."""
         if workload.verification == "chain":
-            ratios = self.cost_ratios()
-            return {k: spec.speedup_from_step_cost(alpha, k, ratios[k]) for k in ks}
+            return {k: self.speedup(alpha, k) for k in ks}
         return {k: self.speedup_of(workload.draft_shape(method, k), alpha) for k in ks if workload.allows_depth(k)}
 
-
-def mean_context(workload: SpeedWorkload) -> int:
-    """Mean cached context over a request's decode: the prompt plus half the output."""
-    return workload.prompt_tokens + workload.output_tokens // 2
+    def break_even_alpha(self, ks: Iterable[int]) -> float | None:
+        """The smallest α at which the best chain of ``ks`` pays (speedup 1)."""
+        ks = tuple(ks)
+        return spec.break_even(lambda alpha: max(self.speedup(alpha, k) for k in ks), BREAK_EVEN_TOLERANCE)
 
 
 def _pass(step, name: str) -> ForwardTime | None:
@@ -188,15 +195,15 @@ def estimate_speed(
     k = workload.resolved_k(deployment)
     alpha = workload.resolved_alpha(k)
     shape = workload.draft_shape(method, k)
-    batch, context = workload.batch_size, mean_context(workload)
-    steps = BatchSteps(engine, batch, context, [*rules.k_search.ks, k])
-    ratios = steps.cost_ratios()
+    batch = workload.batch_size
+    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens)
+    context = steps.context
     allowed = search_ks(deployment, k)
-    search = {kk: ratios[kk] for kk in allowed}
     by_k = steps.speedup_by_depth(workload, method, alpha, allowed)
     spec_step = steps.step(shape)
-    tau = shape.tokens_per_step(alpha)
-    speedup = tau / (spec_step.total_s / steps.plain.total_s)
+    served = steps.served(shape, alpha)
+    tau = served.tokens_per_step
+    speedup = served.throughput_tok_s / steps.served_plain.throughput_tok_s
     by_verification = {"chain": steps.speedup_of(workload.draft_shape(method, k, "chain"), alpha)}
     if method in TREE_METHODS:
         by_verification["tree"] = steps.speedup_of(workload.draft_shape(method, k, "tree"), alpha)
@@ -204,8 +211,8 @@ def estimate_speed(
     best = by_k[best_k]
     verdict_k, verdict_speedup = (k, speedup) if workload.k is not None else (best_k, best)
     verdict, reason = rules.verdict.decide(speedup=verdict_speedup, k=verdict_k, at=f"batch {batch}")
-    baseline_tpot = steps.plain.total_s
-    spec_tpot = spec_step.total_s / tau
+    baseline_tpot = steps.steady.tpot_s(steps.served_plain, None)
+    spec_tpot = steps.steady.tpot_s(served, shape)
     prefill_target = engine.prefill(workload.prompt_tokens)
     prefill_both = engine.prefill(workload.prompt_tokens, speculative=True)
     decode_steps = workload.output_tokens - 1
@@ -224,7 +231,7 @@ def estimate_speed(
         draft_first_pass=_pass(spec_step, "draft first pass"),
         spec_step_s=spec_step.total_s,
         spec_overhead_s=engine.profile.spec_step_overhead_s + engine.profile.spec_seq_overhead_s * batch,
-        cost_ratio=0.0 if draft_decode is None else draft_decode.total_s / baseline_tpot,
+        cost_ratio=0.0 if draft_decode is None else draft_decode.total_s / steps.plain.total_s,
     )
     warnings = rules.advisory.warnings(alpha=alpha, k=k, convention=workload.convention)
     warnings += _warnings(deployment, workload)
@@ -257,13 +264,13 @@ def estimate_speed(
         spec_e2e_latency_s=prefill_both + decode_steps * spec_tpot,
         baseline_tok_s_per_sequence=1 / baseline_tpot,
         tok_s_per_sequence=1 / spec_tpot,
-        baseline_throughput_tok_s=batch / baseline_tpot,
-        throughput_tok_s=batch / spec_tpot,
+        baseline_throughput_tok_s=steps.served_plain.throughput_tok_s,
+        throughput_tok_s=served.throughput_tok_s,
         replicas_per_node=deployment.replicas_per_node,
         optimal_k=best_k,
         speedup_at_optimal_k=best,
         speedup_by_k=by_k,
-        break_even_alpha=spec.break_even_alpha(search),
+        break_even_alpha=steps.break_even_alpha(allowed),
         verdict=verdict,
         verdict_k=verdict_k,
         verdict_reason=reason,
@@ -312,12 +319,14 @@ class BaselineSpeed(BaseModel):
 def baseline_speed(
     deployment: Deployment, workload: SpeedWorkload, profile: SpeedProfile | None = None
 ) -> BaselineSpeed:
-    """TPOT, TTFT and throughput without speculation (the draft, if any, is ignored).
+    """TPOT, TTFT and throughput of plain decoding steps alone (the draft, if any, is ignored): the decode step at
+    the batch size, what a single-stream or fixed-batch decoding measurement reports, without the prompts a served
+    load prefills between them (those are :func:`estimate_speed`'s steady state).
 
     ``workload`` needs no acceptance here; pass any (e.g. ``alpha=0``).
     """
     engine = EngineStep(deployment.without_draft(), profile)
-    context = mean_context(workload)
+    context = mean_context_tokens(workload.prompt_tokens, workload.output_tokens)
     decode = engine.plain(decode_seqs=workload.batch_size, decode_context_tokens=workload.batch_size * context)
     ttft = engine.prefill(workload.prompt_tokens)
     return BaselineSpeed(

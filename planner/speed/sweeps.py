@@ -22,7 +22,7 @@ from planner import acceptance_math as spec
 from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.speed.engine_step import EngineStep
-from planner.speed.estimate import BatchSteps, SpeedEstimate, estimate_speed, mean_context, search_ks
+from planner.speed.estimate import BatchSteps, SpeedEstimate, estimate_speed, search_ks
 from planner.speed.policy import speculation_rules
 from planner.speed.profiles import SpeedProfile
 from planner.speed.runnable import Runnability, gate_verdict, runnable
@@ -73,7 +73,7 @@ def speedup_grid(
     for kk in ks:
         spec.check_k(kk)
     engine = EngineStep(deployment, profile, need_draft=True)
-    model = BatchSteps(engine, workload.batch_size, mean_context(workload), ks)
+    model = BatchSteps(engine, workload.batch_size, workload.prompt_tokens, workload.output_tokens)
     return SpeedGrid(
         batch_size=workload.batch_size,
         alphas=list(alphas),
@@ -89,34 +89,30 @@ def batch_sweep(
     profile: SpeedProfile | None = None,
 ) -> BatchSweep:
     """Speedup, throughput and break-even α at each batch size (the workload's α and K)."""
-    rules = speculation_rules()
     engine = EngineStep(deployment, profile, need_draft=True)
     k = workload.resolved_k(deployment)
     alpha = workload.resolved_alpha(k)
     shape = workload.draft_shape(deployment.speculative_method, k)
-    tau = shape.tokens_per_step(alpha)
+    allowed = search_ks(deployment, k)
     points = []
     for batch in sorted(set(batch_sizes)):
         if batch < 1:
             raise InputError("batch_size", batch, "an integer >= 1")
-        model = BatchSteps(engine, batch, mean_context(workload), [*rules.k_search.ks, k])
-        allowed = search_ks(deployment, k)
-        search = {kk: r for kk, r in model.cost_ratios().items() if kk in allowed}
+        model = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens)
         by_k = model.speedup_by_depth(workload, deployment.speculative_method, alpha, allowed)
         best_k = min(by_k, key=lambda kk: (-by_k[kk], kk))
-        best = by_k[best_k]
-        spec_tpot = model.step(shape).total_s / tau
+        served = model.served(shape, alpha)
         points.append(
             BatchPoint(
                 batch_size=batch,
-                speedup=model.speedup_of(shape, alpha),
+                speedup=served.throughput_tok_s / model.served_plain.throughput_tok_s,
                 optimal_k=best_k,
-                speedup_at_optimal_k=best,
-                throughput_tok_s=batch / spec_tpot,
-                baseline_throughput_tok_s=batch / model.plain.total_s,
-                break_even_alpha=spec.break_even_alpha(search),
-                baseline_tpot_s=model.plain.total_s,
-                spec_tpot_s=spec_tpot,
+                speedup_at_optimal_k=by_k[best_k],
+                throughput_tok_s=served.throughput_tok_s,
+                baseline_throughput_tok_s=model.served_plain.throughput_tok_s,
+                break_even_alpha=model.break_even_alpha(allowed),
+                baseline_tpot_s=model.steady.tpot_s(model.served_plain, None),
+                spec_tpot_s=model.steady.tpot_s(served, shape),
             )
         )
     crossover = next((p.batch_size for p in points if p.speedup <= 1.0), None)

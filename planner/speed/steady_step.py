@@ -1,0 +1,211 @@
+"""The mean engine step of B requests served back to back: their decodes plus each request's share of prefill.
+
+B clients each keep one request in flight (a closed loop, the load a "batch size" benchmark runs). A request is
+prefilled in one step, which emits its first token, then decodes its other O − 1 tokens at τ per step (τ = 1
+without a draft). When it finishes, its client's next request arrives as that step ends and misses the step the
+engine starts at that instant (a batch of one has no such miss: an idle engine takes a request at once). Per
+decode step, n requests finish and n prompts are prefilled:
+
+* where the engine mixes prompts and decodes in one step (its speed profile's ``mixed_prefill``: vLLM V1,
+  TensorRT-LLM's in-flight batching), a slot spends one step missed, one prefilling and (O − 1)/τ decoding:
+  ``n = τ·B / (O − 1 + τ·(1 + miss))``, ``d = B − n·(1 + miss)`` sequences decode on average;
+* where prompts run in steps of their own (vLLM V0, SGLang), the prefill steps come between decode steps:
+  ``n = τ·B / (O − 1 + τ·miss)``, ``d = B − n·miss``.
+
+The mean step (per decode step, its prefill steps included) is ``E[T] = T(d) + C(n)``: ``T(d)`` the decode step
+of d sequences (a fractional d interpolates between the whole counts around it) and ``C(j)`` what j prompts add,
+``T(d_j decodes + j prompts) − T(d_j decodes)`` where steps mix and ``T(j prompts)`` where they do not (priced at
+a few counts, :func:`prompt_anchors`, linear between them), averaged over how many prompts a step meets: each slot
+hands its request over in a given step independently, so the count is binomial with mean n
+(:func:`prompt_counts`; a few prompts at once share one prefill's weight reads). Throughput is ``n·O / E[T]``.
+A request's TPOT counts the steps after its first token: its own prompt is not among them, the other slots' are
+(:meth:`SteadyState.tpot_s`). As O grows both tend to Leviathan et al.'s decode-only ``B·τ / T(B)`` and ``T(B) / τ``
+(https://arxiv.org/abs/2211.17192). The serving simulator (:mod:`planner.speed.replica_run`) runs the same closed
+loop request by request and agrees with this mean at steady state (tests/core/speed/test_scheduler.py).
+
+>>> from planner.catalog.lookup import get_model, get_node
+>>> from planner.deployment import Deployment
+>>> from planner.speed.engine_step import EngineStep
+>>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"))
+>>> long = SteadyState(EngineStep(dep), batch=64, prompt_tokens=32, output_tokens=4096).served(None, 1.0)
+>>> short = SteadyState(EngineStep(dep), batch=64, prompt_tokens=1024, output_tokens=128).served(None, 1.0)
+>>> round(long.prompts_per_step, 4), round(long.throughput_tok_s / short.throughput_tok_s, 2)
+(0.0156, 1.54)
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from planner.speed.drafting import DraftShape
+from planner.speed.engine_step import Chunks, EngineStep
+
+
+def mean_context_tokens(prompt_tokens: int, output_tokens: int) -> int:
+    """Mean cached context of a request over its decode: the prompt plus half the output.
+
+    >>> mean_context_tokens(1024, 128)
+    1088
+    """
+    return prompt_tokens + output_tokens // 2
+
+
+#: Probability mass of the prompt counts a mean step leaves out (the binomial's far tail).
+TAIL_MASS = 1e-9
+#: Above this mean count of prompts per step the binomial's spread (under a sixth of the mean either way, in
+#: the bulk) stays within prompt counts whose cost is close to linear, and the mean count is priced alone.
+EXACT_COUNTS_BELOW = 64
+
+
+def prompt_counts(batch: int, mean_prompts: float) -> list[tuple[int, float]]:
+    """(count, probability) of the prompts one step prefills: each of the ``batch`` slots hands its request over in
+    a given step independently, a binomial with mean ``mean_prompts`` (whole counts only; the tail beyond
+    ``1 − TAIL_MASS`` left out).
+
+    >>> [(j, round(p, 3)) for j, p in prompt_counts(4, 1.0)]
+    [(0, 0.316), (1, 0.422), (2, 0.211), (3, 0.047), (4, 0.004)]
+    >>> prompt_counts(8, 8.0)
+    [(8, 1.0)]
+    """
+    share = min(1.0, mean_prompts / batch)
+    if share >= 1.0:
+        return [(batch, 1.0)]
+    odds = share / (1.0 - share)
+    probability = (1.0 - share) ** batch
+    counts, total = [], 0.0
+    for count in range(batch + 1):
+        counts.append((count, probability))
+        total += probability
+        if total >= 1.0 - TAIL_MASS:
+            break
+        probability *= (batch - count) / (count + 1) * odds
+    return counts
+
+
+def prompt_anchors(batch: int) -> list[int]:
+    """Prompt counts a step's prefill cost is priced at: 0 to 4, then about 1.4x apart, and ``batch``.
+
+    >>> prompt_anchors(40)
+    [0, 1, 2, 3, 4, 6, 8, 11, 15, 21, 29, 40]
+    """
+    anchors = [count for count in range(5) if count <= batch]
+    while anchors[-1] < batch:
+        anchors.append(min(batch, max(anchors[-1] + 1, round(anchors[-1] * 1.4))))
+    return anchors
+
+
+@dataclass(frozen=True, slots=True)
+class ServedStep:
+    """The mean step of one arm (plain or speculative) at steady state, and what it serves."""
+
+    #: E[T]: seconds per decode step, its share of prefill included.
+    step_s: float
+    #: τ: tokens a decoding sequence emits per step.
+    tokens_per_step: float
+    #: n: requests finished (and prompts prefilled) per decode step; d: sequences decoding in it, on average.
+    prompts_per_step: float
+    decode_seqs: float
+    #: O: output tokens per request.
+    output_tokens: int
+
+    @property
+    def throughput_tok_s(self) -> float:
+        """Output tokens per second: n·O / E[T]."""
+        return self.prompts_per_step * self.output_tokens / self.step_s
+
+
+class SteadyState:
+    """Mean steps of one batch size and request length, plain or speculative, with step prices kept per shape."""
+
+    def __init__(self, engine: EngineStep, batch: int, prompt_tokens: int, output_tokens: int) -> None:
+        self.engine = engine
+        self.batch, self.prompt_tokens, self.output_tokens = batch, prompt_tokens, output_tokens
+        #: Mean cached context of a decoding request: the prompt plus half the output.
+        self.context_tokens = mean_context_tokens(prompt_tokens, output_tokens)
+        self.mixed = engine.profile.mixed_prefill
+        self.miss = 1 if batch > 1 else 0
+        #: (id of the shape, decodes, prompts) -> (shape, seconds): a shape is kept by identity, as the engine does.
+        self._prices: dict[tuple[int, int, int], tuple[DraftShape | None, float]] = {}
+        #: Per shape (by identity): C(j) for each whole count j met so far.
+        self._costs: dict[int, tuple[DraftShape | None, dict[int, float]]] = {}
+        #: The prompt counts priced (:func:`prompt_anchors`).
+        self._anchors = prompt_anchors(batch)
+
+    def _price(self, shape: DraftShape | None, decodes: int, prompts: int) -> float:
+        """Seconds of one step of ``decodes`` sequences and ``prompts`` whole prompts (0 for an empty step)."""
+        key = (id(shape), decodes, prompts)
+        kept = self._prices.get(key)
+        if kept is not None and kept[0] is shape:
+            return kept[1]
+        chunks = Chunks()
+        chunks.add_prompts(prompts, self.prompt_tokens)
+        step = self.engine.step_totals
+        seconds = step(shape, decodes, decodes * self.context_tokens, chunks)[0] if decodes or prompts else 0.0
+        self._prices[key] = (shape, seconds)
+        return seconds
+
+    def _decode_s(self, shape: DraftShape | None, decodes: float) -> float:
+        low = math.floor(decodes)
+        at_low = self._price(shape, low, 0)
+        return at_low + (decodes - low) * (self._price(shape, low + 1, 0) - at_low) if decodes > low else at_low
+
+    def _prompts_s(self, shape: DraftShape | None, prompts: int) -> float:
+        """C(j): what ``prompts`` whole prompts add to a decode step, priced at whole counts up to 4 and then at
+        counts about 1.4x apart (:func:`prompt_anchors`), linear between them."""
+        if prompts <= 0:
+            return 0.0
+        place = bisect_left(self._anchors, prompts)
+        high = self._anchors[place]
+        at_high = self._anchor_s(shape, high)
+        if high == prompts:
+            return at_high
+        low = self._anchors[place - 1]
+        at_low = self._anchor_s(shape, low)
+        return at_low + (prompts - low) / (high - low) * (at_high - at_low)
+
+    def _anchor_s(self, shape: DraftShape | None, prompts: int) -> float:
+        if not self.mixed:  # a step of its own
+            return self._price(shape, 0, prompts)
+        decodes = self.batch - prompts  # the decodes the prompts ride along with
+        return self._price(shape, decodes, prompts) - self._price(shape, decodes, 0)
+
+    def _mean_prompts_s(self, shape: DraftShape | None, slots: int, prompts: float) -> float:
+        """Mean of C(J) over the binomial count J of prompts ``slots`` slots hand over per step (mean ``prompts``)."""
+        costs = self._costs.get(id(shape))
+        if costs is None or costs[0] is not shape:
+            costs = self._costs[id(shape)] = (shape, {})
+        kept = costs[1]
+        if prompts > EXACT_COUNTS_BELOW:  # many prompts per step: C is close to linear over the binomial's spread
+            low = math.floor(prompts)
+            at_low = self._prompts_s(shape, low)
+            return at_low + (prompts - low) * (self._prompts_s(shape, low + 1) - at_low)
+        mean_s = 0.0
+        for count, share in prompt_counts(slots, prompts):
+            cost = kept.get(count)
+            if cost is None:
+                cost = kept[count] = self._prompts_s(shape, count)
+            mean_s += share * cost
+        return mean_s
+
+    def served(self, shape: DraftShape | None, tokens_per_step: float) -> ServedStep:
+        """The mean step of ``shape`` (None: plain decoding) emitting ``tokens_per_step`` per decoding sequence."""
+        tau, batch, out = tokens_per_step, self.batch, self.output_tokens
+        slots_per_prompt = self.miss + (1 if self.mixed else 0)
+        steps_per_request = out - 1 + tau * slots_per_prompt  # in units of 1/τ steps
+        # one output token and a lone client on an engine that prefills apart: every step is a prompt's
+        prompts = tau * batch / steps_per_request if steps_per_request > 0 else float(batch)
+        decodes = max(0.0, batch - prompts * slots_per_prompt) if steps_per_request > 0 else 0.0
+        step_s = self._decode_s(shape, decodes) + self._mean_prompts_s(shape, batch, prompts)
+        return ServedStep(step_s, tau, prompts, decodes, out)
+
+    def tpot_s(self, served: ServedStep, shape: DraftShape | None) -> float:
+        """Seconds per output token after a request's first (``served``'s arm, ``shape``): the steps it decodes in
+        hold it and, on average, the other B − 1 slots' share of the decodes and prompts (its own prompt came
+        before its first token), ``[T(1 + (B − 1)·d/B) + C(n·(B − 1)/B)] / τ``."""
+        batch = self.batch
+        others = (batch - 1) / batch
+        step_s = self._decode_s(shape, 1 + others * served.decode_seqs)
+        step_s += self._mean_prompts_s(shape, batch - 1, others * served.prompts_per_step) if batch > 1 else 0.0
+        return step_s / served.tokens_per_step
