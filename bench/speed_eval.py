@@ -45,7 +45,7 @@ def predict_case(case: Case, alpha: float | None, overrides: dict[str, SpeedProf
         estimate = estimate_speed(case.deployment, tuned, profile)
     if case.metric == "e2e":
         return estimate.baseline_e2e_latency_s / estimate.spec_e2e_latency_s
-    return estimate.baseline_tpot_s / estimate.spec_tpot_s  # decode speed: each request's own prefill left out
+    return estimate.decode_speedup
 
 
 def implied_alpha(case: Case, overrides: dict[str, SpeedProfile] | None = None) -> float | None:

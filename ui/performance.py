@@ -90,7 +90,8 @@ if report is not None:
     st.caption(
         f"α {est.alpha:.3f} at K {est.k}: {est.expected_tokens_per_step:.2f} tokens per step on average (vLLM "
         f"reports this as a draft acceptance rate of {est.draft_acceptance_rate:.1%}); a draft step costs "
-        f"{est.steps.cost_ratio:.1%} of a target step; "
+        f"{est.steps.cost_ratio:.1%} of a target step; the decode steps alone would give "
+        f"{est.decode_speedup:.2f}x, the prompts served between them bring it to {est.speedup:.2f}x; "
         f"{est.tok_s_per_sequence:,.1f} tok/s per sequence (without the draft "
         f"{est.baseline_tok_s_per_sequence:,.1f}); {est.replicas_per_node} replica(s) per node."
     )

@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         "baseline_tpot_s": est.baseline_tpot_s,
         "spec_tpot_s": est.spec_tpot_s,
         "speedup": est.speedup,
+        "decode_speedup": est.decode_speedup,
         "optimal_k": est.optimal_k,
         "speedup_at_optimal_k": est.speedup_at_optimal_k,
         "break_even_alpha": est.break_even_alpha,
@@ -156,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
         f"  acceptance: α {est.alpha:.3f} ({alpha_source}: {alpha_detail})",
         f"  verification: {shape}, {est.verify_tokens} tokens verified: τ {est.expected_tokens_per_step:.2f} "
         f"tokens/step, vLLM ρ {est.draft_acceptance_rate:.3f}; speedup by verification at K {est.k}: {compared}",
-        f"  TPOT {est.baseline_tpot_s * 1e3:.2f} ms -> {est.spec_tpot_s * 1e3:.2f} ms   speedup {est.speedup:.2f}x",
+        f"  TPOT {est.baseline_tpot_s * 1e3:.2f} ms -> {est.spec_tpot_s * 1e3:.2f} ms   speedup {est.speedup:.2f}x "
+        f"(the decode steps alone {est.decode_speedup:.2f}x; each request's prompt is served too)",
         f"  TTFT {est.baseline_ttft_s * 1e3:.1f} ms -> {est.spec_ttft_s * 1e3:.1f} ms (draft prefill added)",
         f"  throughput per replica {est.baseline_throughput_tok_s:,.0f} -> {est.throughput_tok_s:,.0f} tok/s",
         f"  optimal K {est.optimal_k}: speedup {est.speedup_at_optimal_k:.2f}x; break-even α {break_even}",

@@ -87,6 +87,9 @@ class SpeedEstimate(BaseModel):
     baseline_tpot_s: float
     spec_tpot_s: float
     speedup: float
+    #: Leviathan's ratio of the decode steps alone at the full batch, τ · T_plain / T_spec: what a decode-speed
+    #: measurement (tokens per second while decoding, no prompts between) compares; ``speedup`` serves the prompts.
+    decode_speedup: float
     baseline_ttft_s: float
     spec_ttft_s: float
     baseline_e2e_latency_s: float
@@ -258,6 +261,7 @@ def estimate_speed(
         baseline_tpot_s=baseline_tpot,
         spec_tpot_s=spec_tpot,
         speedup=speedup,
+        decode_speedup=tau * steps.plain.total_s / spec_step.total_s,
         baseline_ttft_s=prefill_target,
         spec_ttft_s=prefill_both,
         baseline_e2e_latency_s=prefill_target + decode_steps * baseline_tpot,
