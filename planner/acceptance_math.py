@@ -225,9 +225,11 @@ def break_even_alpha(step_cost_ratios: Mapping[int, float]) -> float | None:
     return break_even(lambda alpha: optimal_k(alpha, step_cost_ratios)[1])
 
 
-def break_even(best_speedup: Callable[[float], float], tolerance: float = _ALPHA_TOLERANCE) -> float | None:
+def break_even(
+    best_speedup: Callable[[float], float], tolerance: float = _ALPHA_TOLERANCE, upper: float = 1.0
+) -> float | None:
     """The smallest α at which ``best_speedup(α)`` (the best speedup over the draft lengths compared, rising with
-    α) reaches 1, by bisection to ``tolerance``; ``None`` when even α = 1 does not pay.
+    α) reaches 1, by bisection to ``tolerance``; ``None`` when even α = ``upper`` does not pay.
 
     The speed model prices the speedup at one batch size (planner/speed/estimate.py), so the break-even rises with
     batch as verification stops being free (docs/speed-model.md):
@@ -237,11 +239,11 @@ def break_even(best_speedup: Callable[[float], float], tolerance: float = _ALPHA
     >>> break_even(lambda alpha: 0.9) is None
     True
     """
-    if best_speedup(1.0) < 1.0:
+    if best_speedup(upper) < 1.0:
         return None
     if best_speedup(0.0) >= 1.0:
         return 0.0
-    low, high = 0.0, 1.0
+    low, high = 0.0, upper
     for _ in range(_MAX_ITERATIONS):
         mid = (low + high) / 2
         if best_speedup(mid) < 1.0:

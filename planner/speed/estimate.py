@@ -157,9 +157,18 @@ class BatchSteps:
         return {k: self.speedup_of(workload.draft_shape(method, k), alpha) for k in ks if workload.allows_depth(k)}
 
     def break_even_alpha(self, ks: Iterable[int]) -> float | None:
-        """The smallest α at which the best chain of ``ks`` pays (speedup 1)."""
-        ks = tuple(ks)
-        return spec.break_even(lambda alpha: max(self.speedup(alpha, k) for k in ks), BREAK_EVEN_TOLERANCE)
+        """The smallest α at which the best chain of ``ks`` pays (speedup 1): the least of each K's own break-even
+        (each K's speedup rises with α), a K bisected only where it pays at the least found so far (short chains
+        first: they pay soonest)."""
+        best: float | None = None
+        for k in sorted(ks):
+            upper = 1.0 if best is None else best
+            found = spec.break_even(lambda alpha, k=k: self.speedup(alpha, k), BREAK_EVEN_TOLERANCE, upper)
+            if found is not None:
+                best = found
+            if best == 0.0:
+                break
+        return best
 
 
 def _pass(step, name: str) -> ForwardTime | None:

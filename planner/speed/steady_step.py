@@ -53,7 +53,7 @@ def mean_context_tokens(prompt_tokens: int, output_tokens: int) -> int:
 
 
 #: Probability mass of the prompt counts a mean step leaves out (the binomial's far tail).
-TAIL_MASS = 1e-9
+TAIL_MASS = 1e-6
 #: Above this mean count of prompts per step the binomial's spread (under a sixth of the mean either way, in
 #: the bulk) stays within prompt counts whose cost is close to linear, and the mean count is priced alone.
 EXACT_COUNTS_BELOW = 64
@@ -85,14 +85,15 @@ def prompt_counts(batch: int, mean_prompts: float) -> list[tuple[int, float]]:
 
 
 def prompt_anchors(batch: int) -> list[int]:
-    """Prompt counts a step's prefill cost is priced at: 0 to 4, then about 1.4x apart, and ``batch``.
+    """Prompt counts a step's prefill cost is priced at: 0, 1, then doubling, and ``batch`` (the cost is close to
+    linear in the count beyond the first prompt, which alone may ride along a decode step's weight reads).
 
     >>> prompt_anchors(40)
-    [0, 1, 2, 3, 4, 6, 8, 11, 15, 21, 29, 40]
+    [0, 1, 2, 4, 8, 16, 32, 40]
     """
-    anchors = [count for count in range(5) if count <= batch]
+    anchors = [0, 1] if batch >= 1 else [0]
     while anchors[-1] < batch:
-        anchors.append(min(batch, max(anchors[-1] + 1, round(anchors[-1] * 1.4))))
+        anchors.append(min(batch, 2 * anchors[-1]))
     return anchors
 
 
@@ -152,8 +153,8 @@ class SteadyState:
         return at_low + (decodes - low) * (self._price(shape, low + 1, 0) - at_low) if decodes > low else at_low
 
     def _prompts_s(self, shape: DraftShape | None, prompts: int) -> float:
-        """C(j): what ``prompts`` whole prompts add to a decode step, priced at whole counts up to 4 and then at
-        counts about 1.4x apart (:func:`prompt_anchors`), linear between them."""
+        """C(j): what ``prompts`` whole prompts add to a decode step, priced at :func:`prompt_anchors`, linear
+        between them."""
         if prompts <= 0:
             return 0.0
         place = bisect_left(self._anchors, prompts)
