@@ -34,7 +34,7 @@ from planner import acceptance_math as spec
 from planner.catalog.speculators import mtp_layer_count
 from planner.deployment import Deployment
 from planner.errors import PlannerError
-from planner.memory import concurrency_by_context
+from planner.memory import concurrency_by_context, plan_budget
 from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import EngineStep, EngineStepTime
 from planner.speed.policy import Verdict, speculation_rules
@@ -298,17 +298,25 @@ def estimate_speed(
 def _warnings(deployment: Deployment, workload: SpeedWorkload) -> list[str]:
     notes = []
     length = workload.prompt_tokens + workload.output_tokens
+    batch = workload.batch_size
     try:
         [(_, concurrency)] = concurrency_by_context(deployment, [length])
+        cap = plan_budget(deployment).limits.max_num_seqs
     except PlannerError as exc:
         notes.append(f"memory plan unavailable ({exc}); batch size not checked against KV capacity")
     else:
         if concurrency <= 0:
             notes.append("the deployment does not fit in GPU memory (see `python -m planner size`)")
-        elif workload.batch_size > concurrency:
+        elif batch > concurrency:
             notes.append(
-                f"batch {workload.batch_size} exceeds the memory plan's max concurrency {concurrency:g} at "
+                f"batch {batch} exceeds the memory plan's max concurrency {concurrency:g} at "
                 f"{length:,} tokens per sequence: the engine would queue or preempt requests"
+            )
+        if 0 < cap < batch:
+            notes.append(
+                f"batch {batch} exceeds the {cap:,} requests the engine runs at once (vLLM's max_num_seqs, SGLang's "
+                "max_running_requests, TensorRT-LLM's max_batch_size, as planned here): it "
+                "queues the rest, so this batch is not reached without raising that limit"
             )
     if deployment.pp > 1:
         notes.append("pipeline parallelism: stages run one after the other (no micro-batch overlap modelled)")

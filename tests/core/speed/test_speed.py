@@ -226,3 +226,12 @@ def test_a_given_tree_budget_limits_the_depths_searched():
 def test_batch_sweep_optimum_is_over_the_same_verification():
     sweep = batch_sweep(_head_dep(), SpeedWorkload.build(alpha=0.8, k=4, verification="tree"), [1, 64])
     assert all(p.speedup_at_optimal_k >= p.speedup * (1 - 1e-12) for p in sweep.points)
+
+
+def test_a_batch_above_the_engines_running_cap_is_named():
+    # SGLang with a draft model runs at most 48 requests at once on this layout (its max_running_requests rule,
+    # planner.engines): a batch of 64 is not reached, and the estimate says so; vLLM runs it
+    sglang = estimate_speed(_dep(tp=4, engine="sglang"), SpeedWorkload.build(alpha=0.8, k=3, batch_size=64))
+    assert any("48 requests the engine runs at once" in w for w in sglang.warnings)
+    vllm = estimate_speed(_dep(tp=4), SpeedWorkload.build(alpha=0.8, k=3, batch_size=64))
+    assert not any("runs at once" in w for w in vllm.warnings)
