@@ -7,9 +7,9 @@ planner's step times came from (measured kernel tables or the roofline). Rows us
 (bench/fit_step_model.py) are marked ``fit`` and kept out of the goal statistics. Then the median and worst
 |error| per metric and per family of rows (unfitted rows; aiconfigurator over the rows both cover), the goals,
 the speedup rows' goal at each published load and how far each speedup moves when its run holds twice the
-requests, how far the rows whose requests are drawn from a dataset (ShareGPT lengths) move over ten draws of them,
-the rows it cannot express with the reason, and the time of a 2,000-request simulation. It measures; it never
-asserts.
+requests, the static estimate beside the simulator on the rows run at a fixed batch, how far the rows whose
+requests are drawn from a dataset (ShareGPT lengths) move over ten draws of them, the rows it cannot express with
+the reason, and the time of a 2,000-request simulation. It measures; it never asserts.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from bench.aiconfigurator_estimates import estimate
 from bench.serving_rows import ServingCase, load_cases
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
+from planner.speed.estimate import SpeedEstimate, SpeedWorkload, estimate_speed
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate, simulate_one
 from planner.speed.speed_source import speed_source
@@ -104,6 +105,20 @@ def doubled_speedup_pct(case: ServingCase, once: float) -> float:
     return pct_error(twice, once)
 
 
+def static_estimate(case: ServingCase) -> SpeedEstimate:
+    """The static estimate of a speculative row run at a fixed batch: that batch, the mean lengths of its requests,
+    its α and K."""
+    prompts, outputs = case.workload.lengths()
+    workload = SpeedWorkload.build(
+        alpha=case.alpha,
+        k=case.k,
+        batch_size=case.workload.concurrency,
+        prompt_tokens=round(statistics.fmean(prompts)),
+        output_tokens=round(statistics.fmean(outputs)),
+    )
+    return estimate_speed(case.deployment, workload, case.profile)
+
+
 def _stats(errors: list[float]) -> str:
     if not errors:
         return "none"
@@ -175,6 +190,19 @@ def main() -> int:
         moved = doubled_speedup_pct(case, once)
         count = case.workload.num_prompts
         print(f"  {case.row:<40} {count:>5} -> {2 * count:>5} requests {moved:+5.1f}%")
+    print(
+        "\nSpeculative rows at a fixed batch, the static estimate beside the simulator (its batch and the mean lengths"
+        " of the run's requests; served: each request's prompt included; decode: the decode steps alone)"
+    )
+    print(f"  {'row':<40} {'published':>9} {'simulated':>9} {'served':>7} {'decode':>7}  static vs simulated")
+    for case, once, *_ in sorted((r for r in rows if r[0].kind == "speedup"), key=lambda r: r[0].row):
+        if case.workload.concurrency is None:
+            continue
+        est = static_estimate(case)
+        print(
+            f"  {case.row:<40} {case.measured:>9.2f} {once:>9.2f} {est.speedup:>7.2f} {est.decode_speedup:>7.2f}  "
+            f"{pct_error(est.speedup, once):+5.1f}%"
+        )
     print(
         f"\nRows whose requests are drawn from a dataset, on {DATASET_DRAWS} draws of them (lengths and arrivals; the"
         " error above is the first draw's): the error of each draw's figure, median and range"
