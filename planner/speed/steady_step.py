@@ -12,12 +12,13 @@ decode step, n requests finish and n prompts are prefilled:
 * where prompts run in steps of their own (vLLM V0, SGLang), the prefill steps come between decode steps:
   ``n = τ·B / (O − 1 + τ·miss)``, ``d = B − n·miss``.
 
-The mean step (per decode step, its prefill steps included) is ``E[T] = T(d) + C(n)``: ``T(d)`` the decode step
-of d sequences (a fractional d interpolates between the whole counts around it) and ``C(j)`` what j prompts add,
-``T(d_j decodes + j prompts) − T(d_j decodes)`` where steps mix and ``T(j prompts)`` where they do not (priced at
-a few counts, :func:`prompt_anchors`, linear between them), averaged over how many prompts a step meets: each slot
-hands its request over in a given step independently, so the count is binomial with mean n
-(:func:`prompt_counts`; a few prompts at once share one prefill's weight reads). Throughput is ``n·O / E[T]``.
+The mean step (per decode step, its prefill steps included) averages the full price of the steps over J, the
+prompts a step meets: where steps mix, ``E[T] = E[T(f − J decodes + J prompts)]`` with ``f = B − n·miss`` the slots
+not idle; where prompts run apart, ``E[T] = T(d decodes) + E[T(J prompts)]``. Each slot hands its request over in a
+given step independently, so J is binomial with mean n (:func:`prompt_counts`; a few prompts at once share one
+pass's weight reads, and a step of prompts alone pays those reads in full). Prompt counts are priced at a few
+counts (:func:`prompt_anchors`), linear between them, and a fractional decode count between the whole counts
+around it. Throughput is ``n·O / E[T]``.
 A request's TPOT counts the steps after its first token: its own prompt is not among them, the other slots' are
 (:meth:`SteadyState.tpot_s`). As O grows both tend to Leviathan et al.'s decode-only ``B·τ / T(B)`` and ``T(B) / τ``
 (https://arxiv.org/abs/2211.17192). The serving simulator (:mod:`planner.speed.replica_run`) runs the same closed
@@ -66,9 +67,11 @@ def prompt_counts(batch: int, mean_prompts: float) -> list[tuple[int, float]]:
 
     >>> [(j, round(p, 3)) for j, p in prompt_counts(4, 1.0)]
     [(0, 0.316), (1, 0.422), (2, 0.211), (3, 0.047), (4, 0.004)]
-    >>> prompt_counts(8, 8.0)
-    [(8, 1.0)]
+    >>> prompt_counts(8, 8.0), prompt_counts(0, 0.0)
+    ([(8, 1.0)], [(0, 1.0)])
     """
+    if batch <= 0:
+        return [(0, 1.0)]
     share = min(1.0, mean_prompts / batch)
     if share >= 1.0:
         return [(batch, 1.0)]
@@ -129,8 +132,6 @@ class SteadyState:
         self.miss = 1 if batch > 1 else 0
         #: (id of the shape, decodes, prompts) -> (shape, seconds): a shape is kept by identity, as the engine does.
         self._prices: dict[tuple[int, int, int], tuple[DraftShape | None, float]] = {}
-        #: Per shape (by identity): C(j) for each whole count j met so far.
-        self._costs: dict[int, tuple[DraftShape | None, dict[int, float]]] = {}
         #: The prompt counts priced (:func:`prompt_anchors`).
         self._anchors = prompt_anchors(batch)
 
@@ -147,66 +148,66 @@ class SteadyState:
         self._prices[key] = (shape, seconds)
         return seconds
 
-    def _decode_s(self, shape: DraftShape | None, decodes: float) -> float:
+    def _step_s(self, shape: DraftShape | None, decodes: float, prompts: int) -> float:
+        """One step of ``prompts`` whole prompts and ``decodes`` decoding sequences, a fractional count
+        interpolated between the whole ones around it."""
         low = math.floor(decodes)
-        at_low = self._price(shape, low, 0)
-        return at_low + (decodes - low) * (self._price(shape, low + 1, 0) - at_low) if decodes > low else at_low
+        at_low = self._price(shape, low, prompts)
+        return at_low + (decodes - low) * (self._price(shape, low + 1, prompts) - at_low) if decodes > low else at_low
 
-    def _prompts_s(self, shape: DraftShape | None, prompts: int) -> float:
-        """C(j): what ``prompts`` whole prompts add to a decode step, priced at :func:`prompt_anchors`, linear
-        between them."""
-        if prompts <= 0:
-            return 0.0
+    def _with_prompts_s(self, shape: DraftShape | None, prompts: int, free: float) -> float:
+        """The step that prefills ``prompts`` whole prompts where ``free`` slots are not idle: mixed, the others of
+        them decode in it (``T(free − j decodes + j prompts)``); apart, the prompts' own step (``T(j prompts)``).
+        Priced at :func:`prompt_anchors`, linear between them."""
         place = bisect_left(self._anchors, prompts)
         high = self._anchors[place]
-        at_high = self._anchor_s(shape, high)
+        at_high = self._anchor_s(shape, high, free)
         if high == prompts:
             return at_high
         low = self._anchors[place - 1]
-        at_low = self._anchor_s(shape, low)
+        at_low = self._anchor_s(shape, low, free)
         return at_low + (prompts - low) / (high - low) * (at_high - at_low)
 
-    def _anchor_s(self, shape: DraftShape | None, prompts: int) -> float:
-        if not self.mixed:  # a step of its own
+    def _anchor_s(self, shape: DraftShape | None, prompts: int, free: float) -> float:
+        if not self.mixed:
             return self._price(shape, 0, prompts)
-        decodes = self.batch - prompts  # the decodes the prompts ride along with
-        return self._price(shape, decodes, prompts) - self._price(shape, decodes, 0)
+        return self._step_s(shape, max(0.0, free - prompts), prompts)
 
-    def _mean_prompts_s(self, shape: DraftShape | None, slots: int, prompts: float) -> float:
-        """Mean of C(J) over the binomial count J of prompts ``slots`` slots hand over per step (mean ``prompts``)."""
-        costs = self._costs.get(id(shape))
-        if costs is None or costs[0] is not shape:
-            costs = self._costs[id(shape)] = (shape, {})
-        kept = costs[1]
-        if prompts > EXACT_COUNTS_BELOW:  # many prompts per step: C is close to linear over the binomial's spread
-            low = math.floor(prompts)
-            at_low = self._prompts_s(shape, low)
-            return at_low + (prompts - low) * (self._prompts_s(shape, low + 1) - at_low)
-        mean_s = 0.0
-        for count, share in prompt_counts(slots, prompts):
-            cost = kept.get(count)
-            if cost is None:
-                cost = kept[count] = self._prompts_s(shape, count)
-            mean_s += share * cost
-        return mean_s
+    def _mean_step_s(self, shape: DraftShape | None, slots: int, prompts: float, free: float) -> float:
+        """Mean over the binomial count J of prompts ``slots`` slots hand over per step (mean ``prompts``) of the
+        step with J prompts (:meth:`_with_prompts_s`), where ``free`` slots are not idle."""
+        if prompts > EXACT_COUNTS_BELOW:  # many prompts per step: close to linear over the binomial's spread
+            low = min(math.floor(prompts), slots)
+            at_low = self._with_prompts_s(shape, low, free)
+            if low == slots:
+                return at_low
+            return at_low + (prompts - low) * (self._with_prompts_s(shape, low + 1, free) - at_low)
+        return sum(share * self._with_prompts_s(shape, count, free) for count, share in prompt_counts(slots, prompts))
 
     def served(self, shape: DraftShape | None, tokens_per_step: float) -> ServedStep:
         """The mean step of ``shape`` (None: plain decoding) emitting ``tokens_per_step`` per decoding sequence."""
         tau, batch, out = tokens_per_step, self.batch, self.output_tokens
         slots_per_prompt = self.miss + (1 if self.mixed else 0)
         steps_per_request = out - 1 + tau * slots_per_prompt  # in units of 1/τ steps
-        # one output token and a lone client on an engine that prefills apart: every step is a prompt's
-        prompts = tau * batch / steps_per_request if steps_per_request > 0 else float(batch)
+        # one output token and a lone client on an engine that prefills apart: every step is a prompt's; and never
+        # more prompts than slots (a request's last step is whole, however few of its τ tokens it needs)
+        prompts = min(float(batch), tau * batch / steps_per_request) if steps_per_request > 0 else float(batch)
         decodes = max(0.0, batch - prompts * slots_per_prompt) if steps_per_request > 0 else 0.0
-        step_s = self._decode_s(shape, decodes) + self._mean_prompts_s(shape, batch, prompts)
+        step_s = self._mean_step_s(shape, batch, prompts, batch - prompts * self.miss)
+        if not self.mixed:  # the decode step, then the prompts' own steps
+            step_s += self._step_s(shape, decodes, 0)
         return ServedStep(step_s, tau, prompts, decodes, out)
 
     def tpot_s(self, served: ServedStep, shape: DraftShape | None) -> float:
         """Seconds per output token after a request's first (``served``'s arm, ``shape``): the steps it decodes in
         hold it and, on average, the other B − 1 slots' share of the decodes and prompts (its own prompt came
-        before its first token), ``[T(1 + (B − 1)·d/B) + C(n·(B − 1)/B)] / τ``."""
+        before its first token), ``E[T(1 + (B − 1)·d/B decodes, J′ prompts)] / τ``, J′ from the other slots."""
         batch = self.batch
         others = (batch - 1) / batch
-        step_s = self._decode_s(shape, 1 + others * served.decode_seqs)
-        step_s += self._mean_prompts_s(shape, batch - 1, others * served.prompts_per_step) if batch > 1 else 0.0
+        prompts = others * served.prompts_per_step
+        if self.mixed:
+            step_s = self._mean_step_s(shape, batch - 1, prompts, 1 + others * (served.decode_seqs + prompts))
+        else:
+            step_s = self._step_s(shape, 1 + others * served.decode_seqs, 0)
+            step_s += self._mean_step_s(shape, batch - 1, prompts, 0.0) if batch > 1 else 0.0
         return step_s / served.tokens_per_step

@@ -5,12 +5,13 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.errors import InputError, PlannerError
+from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import SpeedWorkload, baseline_speed, estimate_speed
 from planner.speed.profiles import speed_profile
 from planner.speed.sweeps import batch_sweep, speed_report, speedup_grid
@@ -235,3 +236,27 @@ def test_a_batch_above_the_engines_running_cap_is_named():
     assert any("48 requests the engine runs at once" in w for w in sglang.warnings)
     vllm = estimate_speed(_dep(tp=4), SpeedWorkload.build(alpha=0.8, k=3, batch_size=64))
     assert not any("runs at once" in w for w in vllm.warnings)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from(["vllm", "sglang", "trtllm", "vllm-v0"]),
+    st.integers(1, 1024),
+    st.integers(1, 16384),
+    st.integers(1, 2048),
+    st.floats(0.0, 1.0),
+)
+@example("vllm", 33, 3, 1, 0.0)  # one-token requests: no decode for the prompts to ride along with
+@example("sglang", 65, 1, 1, 0.0)  # prompts run apart, as many per step as slots
+def test_no_served_estimate_beats_the_gpus_peak(engine, batch, prompt, output, alpha):
+    # every request served costs each GPU of the target's TP group at least 2 FLOPs per matmul parameter for each
+    # of its prompt and output tokens: the requests per second an estimate serves, with or without the draft,
+    # cannot need more than the GPU's dense peak (a decode-only estimate breaks this once prompts are long)
+    dep = _dep(tp=4, engine=engine)
+    est = estimate_speed(
+        dep, SpeedWorkload.build(alpha=alpha, k=3, batch_size=batch, prompt_tokens=prompt, output_tokens=output)
+    )
+    step = EngineStep(dep)
+    flops_per_request = 2 * step.target_cost.matmul_params_per_gpu * (prompt + output)
+    for served_tok_s in (est.throughput_tok_s, est.baseline_throughput_tok_s):
+        assert served_tok_s / output * flops_per_request <= step.target.peak_flops
