@@ -114,6 +114,17 @@ class SpeedEstimate(BaseModel):
     warnings: list[str] = []
 
 
+def running_caps(deployment: Deployment) -> tuple[int | None, int | None]:
+    """The requests the engine runs at once without and with the speculator (its max_num_seqs as planned: SGLang
+    caps running requests lower with a draft, ``planner.engines``); None where the memory plan is unavailable."""
+    try:
+        plain = plan_budget(deployment.without_draft()).limits.max_num_seqs
+        speculative = plan_budget(deployment).limits.max_num_seqs
+    except PlannerError:
+        return None, None
+    return plain, speculative
+
+
 #: How close the break-even α is bisected (it is shown to three decimals).
 BREAK_EVEN_TOLERANCE = 1e-6
 
@@ -123,12 +134,24 @@ class BatchSteps:
     anatomy the assumptions panel shows) and served at steady state, each request's prefill included
     (:mod:`planner.speed.steady_step`), which every speedup, throughput and TPOT here is."""
 
-    def __init__(self, engine: EngineStep, batch: int, prompt_tokens: int, output_tokens: int) -> None:
+    def __init__(
+        self,
+        engine: EngineStep,
+        batch: int,
+        prompt_tokens: int,
+        output_tokens: int,
+        caps: tuple[int | None, int | None] = (None, None),
+    ) -> None:
         self.engine = engine
-        self.steady = SteadyState(engine, batch, prompt_tokens, output_tokens)
+        plain_batch, spec_batch = (batch if cap is None else min(batch, cap) for cap in caps)
+        #: The speculative arm's steady state, and the plain arm's: each serves the requests its engine runs at once.
+        self.steady = SteadyState(engine, spec_batch, prompt_tokens, output_tokens)
+        self.steady_plain = (
+            self.steady if plain_batch == spec_batch else SteadyState(engine, plain_batch, prompt_tokens, output_tokens)
+        )
         self.batch, self.context = batch, self.steady.context_tokens
         self.plain = engine.plain(decode_seqs=batch, decode_context_tokens=batch * self.context)
-        self.served_plain = self.steady.served(None, 1.0)
+        self.served_plain = self.steady_plain.served(None, 1.0)
 
     def step(self, shape: DraftShape) -> EngineStepTime:
         """The speculative step of any drafting ``shape`` (a tree, or a chain) alone, at this batch and context."""
@@ -208,7 +231,7 @@ def estimate_speed(
     alpha = workload.resolved_alpha(k)
     shape = workload.draft_shape(method, k)
     batch = workload.batch_size
-    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens)
+    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, running_caps(deployment))
     context = steps.context
     allowed = search_ks(deployment, k)
     by_k = steps.speedup_by_depth(workload, method, alpha, allowed)
@@ -223,7 +246,7 @@ def estimate_speed(
     best = by_k[best_k]
     verdict_k, verdict_speedup = (k, speedup) if workload.k is not None else (best_k, best)
     verdict, reason = rules.verdict.decide(speedup=verdict_speedup, k=verdict_k, at=f"batch {batch}")
-    baseline_tpot = steps.steady.tpot_s(steps.served_plain, None)
+    baseline_tpot = steps.steady_plain.tpot_s(steps.served_plain, None)
     spec_tpot = steps.steady.tpot_s(served, shape)
     prefill_target = engine.prefill(workload.prompt_tokens)
     prefill_both = engine.prefill(workload.prompt_tokens, speculative=True)
@@ -315,8 +338,8 @@ def _warnings(deployment: Deployment, workload: SpeedWorkload) -> list[str]:
         if 0 < cap < batch:
             notes.append(
                 f"batch {batch} exceeds the {cap:,} requests the engine runs at once (vLLM's max_num_seqs, SGLang's "
-                "max_running_requests, TensorRT-LLM's max_batch_size, as planned here): it "
-                "queues the rest, so this batch is not reached without raising that limit"
+                "max_running_requests, TensorRT-LLM's max_batch_size, as planned here): it queues the rest, and "
+                f"the estimate serves the {cap:,} it runs"
             )
     if deployment.pp > 1:
         notes.append("pipeline parallelism: stages run one after the other (no micro-batch overlap modelled)")

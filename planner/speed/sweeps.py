@@ -22,7 +22,7 @@ from planner import acceptance_math as spec
 from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.speed.engine_step import EngineStep
-from planner.speed.estimate import BatchSteps, SpeedEstimate, estimate_speed, search_ks
+from planner.speed.estimate import BatchSteps, SpeedEstimate, estimate_speed, running_caps, search_ks
 from planner.speed.policy import speculation_rules
 from planner.speed.profiles import SpeedProfile
 from planner.speed.runnable import Runnability, gate_verdict, runnable
@@ -73,7 +73,8 @@ def speedup_grid(
     for kk in ks:
         spec.check_k(kk)
     engine = EngineStep(deployment, profile, need_draft=True)
-    model = BatchSteps(engine, workload.batch_size, workload.prompt_tokens, workload.output_tokens)
+    caps = running_caps(deployment)
+    model = BatchSteps(engine, workload.batch_size, workload.prompt_tokens, workload.output_tokens, caps)
     return SpeedGrid(
         batch_size=workload.batch_size,
         alphas=list(alphas),
@@ -94,11 +95,12 @@ def batch_sweep(
     alpha = workload.resolved_alpha(k)
     shape = workload.draft_shape(deployment.speculative_method, k)
     allowed = search_ks(deployment, k)
+    caps = running_caps(deployment)
     points = []
     for batch in sorted(set(batch_sizes)):
         if batch < 1:
             raise InputError("batch_size", batch, "an integer >= 1")
-        model = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens)
+        model = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, caps)
         by_k = model.speedup_by_depth(workload, deployment.speculative_method, alpha, allowed)
         best_k = min(by_k, key=lambda kk: (-by_k[kk], kk))
         served = model.served(shape, alpha)
@@ -111,7 +113,7 @@ def batch_sweep(
                 throughput_tok_s=served.throughput_tok_s,
                 baseline_throughput_tok_s=model.served_plain.throughput_tok_s,
                 break_even_alpha=model.break_even_alpha(allowed),
-                baseline_tpot_s=model.steady.tpot_s(model.served_plain, None),
+                baseline_tpot_s=model.steady_plain.tpot_s(model.served_plain, None),
                 spec_tpot_s=model.steady.tpot_s(served, shape),
             )
         )
