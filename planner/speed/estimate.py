@@ -231,7 +231,8 @@ def estimate_speed(
     alpha = workload.resolved_alpha(k)
     shape = workload.draft_shape(method, k)
     batch = workload.batch_size
-    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, running_caps(deployment))
+    caps = running_caps(deployment)
+    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, caps)
     context = steps.context
     allowed = search_ks(deployment, k)
     by_k = steps.speedup_by_depth(workload, method, alpha, allowed)
@@ -269,7 +270,7 @@ def estimate_speed(
         cost_ratio=0.0 if draft_decode is None else draft_decode.total_s / steps.plain.total_s,
     )
     warnings = rules.advisory.warnings(alpha=alpha, k=k, convention=workload.convention)
-    warnings += _warnings(deployment, workload)
+    warnings += _warnings(deployment, workload, caps[1])
     return SpeedEstimate(
         target=deployment.target.id,
         draft=deployment.speculator_name,
@@ -318,13 +319,14 @@ def estimate_speed(
     )
 
 
-def _warnings(deployment: Deployment, workload: SpeedWorkload) -> list[str]:
+def _warnings(deployment: Deployment, workload: SpeedWorkload, cap: int | None) -> list[str]:
+    """Notes on the load: a batch beyond the KV cache's concurrency, or beyond ``cap``, the requests the engine runs
+    at once with the speculator (:func:`running_caps`)."""
     notes = []
     length = workload.prompt_tokens + workload.output_tokens
     batch = workload.batch_size
     try:
         [(_, concurrency)] = concurrency_by_context(deployment, [length])
-        cap = plan_budget(deployment).limits.max_num_seqs
     except PlannerError as exc:
         notes.append(f"memory plan unavailable ({exc}); batch size not checked against KV capacity")
     else:
@@ -335,7 +337,7 @@ def _warnings(deployment: Deployment, workload: SpeedWorkload) -> list[str]:
                 f"batch {batch} exceeds the memory plan's max concurrency {concurrency:g} at "
                 f"{length:,} tokens per sequence: the engine would queue or preempt requests"
             )
-        if 0 < cap < batch:
+        if cap is not None and 0 < cap < batch:
             notes.append(
                 f"batch {batch} exceeds the {cap:,} requests the engine runs at once (vLLM's max_num_seqs, SGLang's "
                 "max_running_requests, TensorRT-LLM's max_batch_size, as planned here): it queues the rest, and "
