@@ -125,6 +125,11 @@ def running_caps(deployment: Deployment) -> tuple[int | None, int | None]:
     return plain, speculative
 
 
+def optimal_of(speedup_by_k: dict[int, float]) -> int:
+    """The draft length with the highest speedup; a tie keeps the shorter one (it costs less KV and compute)."""
+    return min(speedup_by_k, key=lambda k: (-speedup_by_k[k], k))
+
+
 #: How close the break-even α is bisected (it is shown to three decimals).
 BREAK_EVEN_TOLERANCE = 1e-6
 
@@ -152,6 +157,7 @@ class BatchSteps:
         self.batch, self.context = batch, self.steady.context_tokens
         self.plain = engine.plain(decode_seqs=batch, decode_context_tokens=batch * self.context)
         self.served_plain = self.steady_plain.served(None, 1.0)
+        self.baseline_tpot_s = self.steady_plain.tpot_s(self.served_plain, None)
 
     def step(self, shape: DraftShape) -> EngineStepTime:
         """The speculative step of any drafting ``shape`` (a tree, or a chain) alone, at this batch and context."""
@@ -165,7 +171,15 @@ class BatchSteps:
 
     def speedup_of(self, shape: DraftShape, alpha: float) -> float:
         """Output tokens per second served with ``shape`` over those served without a draft."""
-        return self.served(shape, alpha).throughput_tok_s / self.served_plain.throughput_tok_s
+        return self.speedup_served(self.served(shape, alpha))
+
+    def speedup_served(self, served: ServedStep) -> float:
+        """The speedup of a speculative arm's steady state ``served`` over the plain arm's."""
+        return served.throughput_tok_s / self.served_plain.throughput_tok_s
+
+    def spec_tpot_s(self, served: ServedStep, shape: DraftShape) -> float:
+        """TPOT of the speculative arm's steady state ``served`` (with ``shape``)."""
+        return self.steady.tpot_s(served, shape)
 
     def speedup(self, alpha: float, k: int) -> float:
         """:meth:`speedup_of` the method's chain of ``k``."""
@@ -239,16 +253,16 @@ def estimate_speed(
     spec_step = steps.step(shape)
     served = steps.served(shape, alpha)
     tau = served.tokens_per_step
-    speedup = served.throughput_tok_s / steps.served_plain.throughput_tok_s
+    speedup = steps.speedup_served(served)
     by_verification = {"chain": steps.speedup_of(workload.draft_shape(method, k, "chain"), alpha)}
     if method in TREE_METHODS:
         by_verification["tree"] = steps.speedup_of(workload.draft_shape(method, k, "tree"), alpha)
-    best_k = min(by_k, key=lambda kk: (-by_k[kk], kk))
+    best_k = optimal_of(by_k)
     best = by_k[best_k]
     verdict_k, verdict_speedup = (k, speedup) if workload.k is not None else (best_k, best)
     verdict, reason = rules.verdict.decide(speedup=verdict_speedup, k=verdict_k, at=f"batch {batch}")
-    baseline_tpot = steps.steady_plain.tpot_s(steps.served_plain, None)
-    spec_tpot = steps.steady.tpot_s(served, shape)
+    baseline_tpot = steps.baseline_tpot_s
+    spec_tpot = steps.spec_tpot_s(served, shape)
     prefill_target = engine.prefill(workload.prompt_tokens)
     prefill_both = engine.prefill(workload.prompt_tokens, speculative=True)
     decode_steps = workload.output_tokens - 1

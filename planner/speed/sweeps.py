@@ -22,7 +22,14 @@ from planner import acceptance_math as spec
 from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.speed.engine_step import EngineStep
-from planner.speed.estimate import BatchSteps, SpeedEstimate, estimate_speed, running_caps, search_ks
+from planner.speed.estimate import (
+    BatchSteps,
+    SpeedEstimate,
+    estimate_speed,
+    optimal_of,
+    running_caps,
+    search_ks,
+)
 from planner.speed.policy import speculation_rules
 from planner.speed.profiles import SpeedProfile
 from planner.speed.runnable import Runnability, gate_verdict, runnable
@@ -102,19 +109,19 @@ def batch_sweep(
             raise InputError("batch_size", batch, "an integer >= 1")
         model = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, caps)
         by_k = model.speedup_by_depth(workload, deployment.speculative_method, alpha, allowed)
-        best_k = min(by_k, key=lambda kk: (-by_k[kk], kk))
+        best_k = optimal_of(by_k)
         served = model.served(shape, alpha)
         points.append(
             BatchPoint(
                 batch_size=batch,
-                speedup=served.throughput_tok_s / model.served_plain.throughput_tok_s,
+                speedup=model.speedup_served(served),
                 optimal_k=best_k,
                 speedup_at_optimal_k=by_k[best_k],
                 throughput_tok_s=served.throughput_tok_s,
                 baseline_throughput_tok_s=model.served_plain.throughput_tok_s,
                 break_even_alpha=model.break_even_alpha(allowed),
-                baseline_tpot_s=model.steady_plain.tpot_s(model.served_plain, None),
-                spec_tpot_s=model.steady.tpot_s(served, shape),
+                baseline_tpot_s=model.baseline_tpot_s,
+                spec_tpot_s=model.spec_tpot_s(served, shape),
             )
         )
     crossover = next((p.batch_size for p in points if p.speedup <= 1.0), None)
