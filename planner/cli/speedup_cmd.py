@@ -9,6 +9,7 @@ from planner.cli.common import add_json_flag, emit, positive_int
 from planner.cli.deployment_args import add_deployment_args, add_verification_args, deployment_from_args
 from planner.errors import InputError
 from planner.speed import (
+    DATASET_NAMES,
     estimate_speed,
     gate_verdict,
     runnable,
@@ -62,8 +63,15 @@ def register(subparsers) -> None:
         help="n-gram lookup only: open-ended prompts (default) or prompts the output copies (summaries, code edits)",
     )
     parser.add_argument("--batch-size", type=positive_int, help="concurrent sequences per replica")
-    parser.add_argument("--prompt-tokens", type=positive_int, help="prompt length per request")
-    parser.add_argument("--output-tokens", type=positive_int, help="output length per request")
+    lengths = parser.add_mutually_exclusive_group()
+    lengths.add_argument("--prompt-tokens", type=positive_int, help="prompt length per request")
+    lengths.add_argument(
+        "--dataset",
+        choices=["sharegpt"],
+        help="ShareGPT-like lengths (data/serving_workloads.json): its mean lengths, each step priced over the "
+        "prompt lengths it may meet",
+    )
+    parser.add_argument("--output-tokens", type=positive_int, help="output length per request (or the dataset's mean)")
     add_json_flag(parser)
     parser.set_defaults(handler=run)
 
@@ -82,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         prompt_tokens=args.prompt_tokens,
         output_tokens=args.output_tokens,
+        dataset=args.dataset or "fixed",
         k=args.k,
         verification=args.verification,
         tree_topk=args.tree_topk,
@@ -126,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         "thresholds_source": est.thresholds_source,
         "draft_acceptance_rate": est.draft_acceptance_rate,
         "prompt_tokens": est.prompt_tokens,
+        "dataset": est.dataset,
         "output_tokens": est.output_tokens,
         "baseline_ttft_s": est.baseline_ttft_s,
         "spec_ttft_s": est.spec_ttft_s,
@@ -153,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
         f"{est.target} + {est.method} {est.draft} on {dep.gpu_count}x {dep.gpu.id}, TP {dep.tp}{draft_tp}, "
         f"{est.profile}",
         f"  step times: {payload['speed_source']}",
-        f"  load: batch {est.batch_size}, {est.prompt_tokens:,} prompt + {est.output_tokens:,} output tokens",
+        f"  load: batch {est.batch_size}, {est.prompt_tokens:,} prompt + {est.output_tokens:,} output tokens"
+        + ("" if est.dataset == "fixed" else f" on average ({DATASET_NAMES[est.dataset]})"),
         f"  acceptance: α {est.alpha:.3f} ({alpha_source}: {alpha_detail})",
         f"  verification: {shape}, {est.verify_tokens} tokens verified: τ {est.expected_tokens_per_step:.2f} "
         f"tokens/step, vLLM ρ {est.draft_acceptance_rate:.3f}; speedup by verification at K {est.k}: {compared}",

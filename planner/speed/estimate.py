@@ -70,6 +70,8 @@ class SpeedEstimate(BaseModel):
     batch_size: int
     prompt_tokens: int
     output_tokens: int
+    #: How request lengths vary around those means: ``fixed``, or as a dataset's (``sharegpt``).
+    dataset: str = "fixed"
     context_tokens: int
     alpha: float
     acceptance_convention: str
@@ -146,13 +148,17 @@ class BatchSteps:
         prompt_tokens: int,
         output_tokens: int,
         caps: tuple[int | None, int | None] = (None, None),
+        prompt_points: tuple[float, ...] | None = None,
     ) -> None:
         self.engine = engine
         plain_batch, spec_batch = (batch if cap is None else min(batch, cap) for cap in caps)
-        #: The speculative arm's steady state, and the plain arm's: each serves the requests its engine runs at once.
-        self.steady = SteadyState(engine, spec_batch, prompt_tokens, output_tokens)
+        #: The speculative arm's steady state, and the plain arm's: each serves the requests its engine runs at once
+        #: (prompts of ``prompt_points``' lengths where they vary).
+        self.steady = SteadyState(engine, spec_batch, prompt_tokens, output_tokens, prompt_points)
         self.steady_plain = (
-            self.steady if plain_batch == spec_batch else SteadyState(engine, plain_batch, prompt_tokens, output_tokens)
+            self.steady
+            if plain_batch == spec_batch
+            else SteadyState(engine, plain_batch, prompt_tokens, output_tokens, prompt_points)
         )
         self.batch, self.context = batch, self.steady.context_tokens
         self.plain = engine.plain(decode_seqs=batch, decode_context_tokens=batch * self.context)
@@ -246,7 +252,7 @@ def estimate_speed(
     shape = workload.draft_shape(method, k)
     batch = workload.batch_size
     caps = running_caps(deployment)
-    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, caps)
+    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, caps, workload.prompt_points())
     context = steps.context
     allowed = search_ks(deployment, k)
     by_k = steps.speedup_by_depth(workload, method, alpha, allowed)
@@ -293,6 +299,7 @@ def estimate_speed(
         batch_size=batch,
         prompt_tokens=workload.prompt_tokens,
         output_tokens=workload.output_tokens,
+        dataset=workload.dataset,
         context_tokens=context,
         alpha=alpha,
         acceptance_convention=workload.convention,

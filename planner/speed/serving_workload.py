@@ -3,18 +3,21 @@
 Arrivals are Poisson at a rate (open loop), a fixed number in flight (closed loop: a new request as
 soon as one finishes) or offline (every request at time 0). ShareGPT-like lengths are lognormal
 with the means and spreads in ``data/serving_workloads.json`` (each with its source), clipped to the
-limits vLLM's ShareGPT sampler applies (prompt ≤ 1,024 and prompt + output ≤ 2,048 tokens).
+limits vLLM's ShareGPT sampler applies (prompt ≤ 1,024 and prompt + output ≤ 2,048 tokens), and scaled so that a
+draw's mean lengths are the stated ones.
 
 >>> w = ServingWorkload.build(request_rate=4.0, dataset="sharegpt", num_prompts=500, seed=0)
 >>> prompts, outputs = w.lengths()
->>> len(prompts), 150 < sum(prompts) / 500 < 260, max(p + o for p, o in zip(prompts, outputs)) <= 2048
-(500, True, True)
+>>> len(prompts), sum(prompts) / 500, sum(outputs) / 500, max(p + o for p, o in zip(prompts, outputs)) <= 2048
+(500, 202.0, 179.0, True)
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import random
+from statistics import NormalDist
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -24,6 +27,10 @@ from planner.facts import data_cache, read_data_file
 from planner.input_types import Count, RequestCount, RequestRate, Seed
 
 WORKLOADS_FILE = "serving_workloads.json"
+#: How request lengths vary: every request alike (``fixed``) or drawn as a dataset's are.
+Dataset = Literal["fixed", "sharegpt"]
+#: The name a dataset's lengths are shown by.
+DATASET_NAMES = {"sharegpt": "ShareGPT-like lengths"}
 
 
 class LengthDistribution(BaseModel):
@@ -64,10 +71,104 @@ def datasets() -> dict[str, DatasetSpec]:
     return {d.id: d for d in parsed.datasets}
 
 
-def _lognormal(rng: random.Random, dist: LengthDistribution, cap: int) -> int:
+def _log_draw(rng: random.Random, dist: LengthDistribution) -> float:
     mu = math.log(dist.mean_tokens) - dist.log_sigma**2 / 2
-    value = round(rng.lognormvariate(mu, dist.log_sigma))
-    return max(dist.min_tokens, min(value, dist.max_tokens, cap))
+    return rng.lognormvariate(mu, dist.log_sigma)
+
+
+def _scaled(raw: list[float], c: float, low: int, caps: list[int]) -> list[int]:
+    return [max(low, min(round(c * x), cap)) for x, cap in zip(raw, caps, strict=True)]
+
+
+def matched_lengths(raw: list[float], mean_tokens: float, low: int, caps: list[int]) -> list[int]:
+    """Lengths from lognormal draws ``raw``, scaled by the one factor that gives them the stated mean once rounded
+    and clipped to ``low`` and each request's cap.
+
+    Clipping alone would pull the mean below the one stated (a ShareGPT-like draw of 500 prompts would average
+    189 tokens, not the 202 its source states), and a sample of a few hundred requests strays a few percent from
+    its distribution's mean; the published runs state their sample's means, so a draw keeps them. The factor is
+    found by bisection (the clipped mean rises with it); where the caps cannot reach the mean, every length sits
+    at its cap.
+
+    >>> matched_lengths([1.0, 2.0, 9.0], 4.0, 1, [5, 5, 5])
+    [2, 5, 5]
+    >>> matched_lengths([1.0, 2.0, 3.0], 2.0, 1, [10, 10, 10])
+    [1, 2, 3]
+    """
+    target = mean_tokens * len(raw)
+    exact = math.ceil(target - 1e-9)
+    low_c, high_c = 0.0, max(1.0, target / max(sum(raw), 1e-12))
+    while sum(_scaled(raw, high_c, low, caps)) < target and high_c < 1e6:
+        low_c, high_c = high_c, 2 * high_c
+    for _ in range(32):
+        mid = (low_c + high_c) / 2
+        total = sum(_scaled(raw, mid, low, caps))
+        if total < target:
+            low_c = mid
+        else:
+            high_c = mid
+            if total == exact:  # the least whole total at or above the target: no closer factor exists
+                break
+    return _scaled(raw, high_c, low, caps)
+
+
+#: Equal-probability points a dataset's prompt lengths are priced at by the static estimate.
+LENGTH_POINTS = 8
+#: Quantiles per point the points are averaged from.
+_QUANTILES_PER_POINT = 64
+
+
+@functools.lru_cache(maxsize=32)
+def prompt_length_points(dataset: str, mean_tokens: int, points: int = LENGTH_POINTS) -> tuple[float, ...]:
+    """``dataset``'s prompt lengths around a mean of ``mean_tokens``, as ``points`` equally likely lengths (each the
+    mean of one equal-probability slice): its lognormal spread, clipped to its limits and scaled to the mean as a
+    draw of its requests is (:func:`matched_lengths`), so that a cost convex in the length is averaged over the
+    lengths a run meets rather than taken at their mean.
+
+    >>> pts = prompt_length_points("sharegpt", 202)
+    >>> len(pts), round(sum(pts) / len(pts)), pts[0] < 40, pts[-1] > 600
+    (8, 202, True, True)
+    """
+    spec = datasets()[dataset].prompt
+    count = points * _QUANTILES_PER_POINT
+    normal = NormalDist()
+    mu = math.log(spec.mean_tokens) - spec.log_sigma**2 / 2
+    raw = [math.exp(mu + spec.log_sigma * normal.inv_cdf((i + 0.5) / count)) for i in range(count)]
+    lengths = matched_lengths(raw, mean_tokens, spec.min_tokens, [longest_prompt_tokens(dataset)] * count)
+    return tuple(
+        sum(lengths[i : i + _QUANTILES_PER_POINT]) / _QUANTILES_PER_POINT for i in range(0, count, _QUANTILES_PER_POINT)
+    )
+
+
+def longest_prompt_tokens(dataset: str) -> int:
+    """The longest prompt ``dataset`` draws (its limit)."""
+    spec = datasets()[dataset]
+    return min(spec.prompt.max_tokens, spec.max_total_tokens - 1)
+
+
+@functools.lru_cache(maxsize=64)
+def _drawn(
+    dataset: str, n: int, seed: int, prompt_tokens: int | None, output_tokens: int | None
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``n`` requests of ``dataset``: lognormal lengths (prompt, then output, request by request from ``seed``),
+    each list scaled to its stated mean within the dataset's limits (:func:`matched_lengths`); a length the
+    workload fixes stays fixed."""
+    spec = datasets()[dataset]
+    rng = random.Random(seed)
+    raw = [(_log_draw(rng, spec.prompt), _log_draw(rng, spec.output)) for _ in range(n)]
+    prompt_cap = longest_prompt_tokens(dataset)
+    prompts = (
+        [prompt_tokens] * n
+        if prompt_tokens
+        else matched_lengths([p for p, _ in raw], spec.prompt.mean_tokens, spec.prompt.min_tokens, [prompt_cap] * n)
+    )
+    caps = [min(spec.output.max_tokens, spec.max_total_tokens - p) for p in prompts]
+    outputs = (
+        [output_tokens] * n
+        if output_tokens
+        else matched_lengths([o for _, o in raw], spec.output.mean_tokens, spec.output.min_tokens, caps)
+    )
+    return tuple(prompts), tuple(outputs)
 
 
 class ServingWorkload(BaseModel):
@@ -78,7 +179,7 @@ class ServingWorkload(BaseModel):
     request_rate: RequestRate | None = None
     concurrency: RequestCount | None = None
     offline: bool = False
-    dataset: Literal["fixed", "sharegpt"] = "fixed"
+    dataset: Dataset = "fixed"
     prompt_tokens: Count | None = None
     output_tokens: Count | None = None
     num_prompts: RequestCount = 1000
@@ -123,15 +224,8 @@ class ServingWorkload(BaseModel):
         n = self.num_prompts
         if self.dataset == "fixed":
             return [int(self.prompt_tokens)] * n, [int(self.output_tokens)] * n  # type: ignore[arg-type]
-        spec = datasets()[self.dataset]
-        rng = random.Random(self.seed)
-        prompts, outputs = [], []
-        for _ in range(n):
-            prompt = self.prompt_tokens or _lognormal(rng, spec.prompt, spec.max_total_tokens - 1)
-            output = self.output_tokens or _lognormal(rng, spec.output, spec.max_total_tokens - prompt)
-            prompts.append(prompt)
-            outputs.append(output)
-        return prompts, outputs
+        prompts, outputs = _drawn(self.dataset, n, self.seed, self.prompt_tokens, self.output_tokens)
+        return list(prompts), list(outputs)
 
     def arrivals(self) -> list[float]:
         """Arrival times (seconds) for the open-loop and offline modes; closed loop arrives on completion."""
@@ -148,7 +242,7 @@ class ServingWorkload(BaseModel):
         lengths = (
             f"{self.prompt_tokens} + {self.output_tokens} tokens"
             if self.dataset == "fixed"
-            else f"ShareGPT-like lengths ({datasets()['sharegpt'].description})"
+            else f"{DATASET_NAMES[self.dataset]} ({datasets()[self.dataset].description})"
         )
         if self.mode == "rate":
             arrival = f"Poisson arrivals at {self.request_rate:g} req/s"

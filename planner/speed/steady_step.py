@@ -18,7 +18,9 @@ not idle; where prompts run apart, ``E[T] = T(d decodes) + E[T(J prompts)]``. Ea
 given step independently, so J is binomial with mean n (:func:`prompt_counts`; a few prompts at once share one
 pass's weight reads, and a step of prompts alone pays those reads in full). Prompt counts are priced at a few
 counts (:func:`prompt_anchors`), linear between them, and a fractional decode count between the whole counts
-around it. Throughput is ``n·O / E[T]``.
+around it. Where prompt lengths vary (a dataset's), a step of J prompts is priced over the equally likely totals of
+their lengths (:func:`summed_points`) rather than at J times the mean: a step's time is not linear in its prompt
+tokens. Throughput is ``n·O / E[T]``.
 A request's TPOT counts the steps after its first token: its own prompt is not among them, the other slots' are
 (:meth:`SteadyState.tpot_s`). As O grows both tend to Leviathan et al.'s decode-only ``B·τ / T(B)`` and ``T(B) / τ``
 (https://arxiv.org/abs/2211.17192). The serving simulator (:mod:`planner.speed.replica_run`) runs the same closed
@@ -36,6 +38,7 @@ loop request by request and agrees with this mean at steady state (tests/core/sp
 
 from __future__ import annotations
 
+import functools
 import math
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -100,6 +103,29 @@ def prompt_anchors(batch: int) -> list[int]:
     return anchors
 
 
+@functools.lru_cache(maxsize=256)
+def summed_points(points: tuple[float, ...], count: int) -> tuple[float, ...]:
+    """Total tokens of ``count`` prompts whose lengths are drawn independently from ``points`` (equally likely), as
+    as many equally likely totals: summed by doubling, each sum of two ``q``-point distributions (``q²`` equally
+    likely totals) cut back to ``q`` equal-probability slices, each its mean (the mean is kept exactly; the spread
+    narrows as ``√count``).
+
+    >>> summed_points((10.0, 30.0), 1), summed_points((10.0, 30.0), 2)
+    ((10.0, 30.0), (30.0, 50.0))
+    """
+    if count <= 1:
+        return points
+    half = summed_points(points, count // 2)
+    total = _summed(half, half)
+    return _summed(total, points) if count % 2 else total
+
+
+def _summed(first: tuple[float, ...], second: tuple[float, ...]) -> tuple[float, ...]:
+    totals = sorted(a + b for a in first for b in second)
+    size = len(second)
+    return tuple(sum(totals[i : i + size]) / size for i in range(0, len(totals), size))
+
+
 @dataclass(frozen=True, slots=True)
 class ServedStep:
     """The mean step of one arm (plain or speculative) at steady state, and what it serves."""
@@ -120,12 +146,31 @@ class ServedStep:
         return self.prompts_per_step * self.output_tokens / self.step_s
 
 
+def _prompts_of(count: int, total_tokens: float) -> Chunks:
+    """``count`` whole prompts of ``total_tokens`` together, each of their mean length."""
+    chunks = Chunks()
+    length = total_tokens / count
+    chunks.tokens, chunks.seqs = round(total_tokens), count
+    chunks.positions = count * length * (length + 1) / 2
+    return chunks
+
+
 class SteadyState:
     """Mean steps of one batch size and request length, plain or speculative, with step prices kept per shape."""
 
-    def __init__(self, engine: EngineStep, batch: int, prompt_tokens: int, output_tokens: int) -> None:
+    def __init__(
+        self,
+        engine: EngineStep,
+        batch: int,
+        prompt_tokens: int,
+        output_tokens: int,
+        prompt_points: tuple[float, ...] | None = None,
+    ) -> None:
         self.engine = engine
         self.batch, self.prompt_tokens, self.output_tokens = batch, prompt_tokens, output_tokens
+        #: Equally likely prompt lengths where prompts vary (their mean is ``prompt_tokens``); None: every prompt is
+        #: ``prompt_tokens`` long.
+        self.prompt_points = prompt_points
         #: Mean cached context of a decoding request: the prompt plus half the output.
         self.context_tokens = mean_context_tokens(prompt_tokens, output_tokens)
         self.mixed = engine.profile.mixed_prefill
@@ -141,10 +186,17 @@ class SteadyState:
         kept = self._prices.get(key)
         if kept is not None and kept[0] is shape:
             return kept[1]
-        chunks = Chunks()
-        chunks.add_prompts(prompts, self.prompt_tokens)
-        step = self.engine.step_totals
-        seconds = step(shape, decodes, decodes * self.context_tokens, chunks)[0] if decodes or prompts else 0.0
+        step, context = self.engine.step_totals, decodes * self.context_tokens
+        if not prompts:
+            seconds = step(shape, decodes, context, Chunks())[0] if decodes else 0.0
+        elif self.prompt_points is None:
+            chunks = Chunks()
+            chunks.add_prompts(prompts, self.prompt_tokens)
+            seconds = step(shape, decodes, context, chunks)[0]
+        else:  # the step's price averaged over the lengths its prompts may have together
+            totals = summed_points(self.prompt_points, prompts)
+            seconds = sum(step(shape, decodes, context, _prompts_of(prompts, total))[0] for total in totals)
+            seconds /= len(totals)
         self._prices[key] = (shape, seconds)
         return seconds
 

@@ -19,6 +19,7 @@ from planner.deployment import Deployment
 from planner.errors import InputError, first_pydantic_error
 from planner.speed.drafting import DraftShape, Verification
 from planner.speed.policy import speculation_rules
+from planner.speed.serving_workload import Dataset, datasets, longest_prompt_tokens, prompt_length_points
 
 
 class SpeedWorkload(BaseModel):
@@ -39,6 +40,10 @@ class SpeedWorkload(BaseModel):
     verification: Verification = "chain"
     tree_topk: int | None = None
     tree_verify_tokens: int | None = None
+    #: How request lengths vary around ``prompt_tokens`` and ``output_tokens``: ``fixed`` (every request alike) or
+    #: as a dataset's do (``sharegpt``: its lognormal spread and limits, ``data/serving_workloads.json``), whose
+    #: means the lengths default to; the estimate prices each step over the prompt lengths it may meet.
+    dataset: Dataset = "fixed"
 
     @classmethod
     def build(cls, **fields) -> SpeedWorkload:
@@ -51,6 +56,19 @@ class SpeedWorkload(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> SpeedWorkload:
         defaults = speculation_rules().default_workload
+        if self.dataset != "fixed":
+            drawn = datasets()[self.dataset]
+            if self.prompt_tokens is None:
+                self.prompt_tokens = round(drawn.prompt.mean_tokens)
+            if self.output_tokens is None:
+                self.output_tokens = round(drawn.output.mean_tokens)
+            longest = longest_prompt_tokens(self.dataset)
+            if not isinstance(self.prompt_tokens, bool) and self.prompt_tokens > longest:
+                raise InputError(
+                    "prompt_tokens",
+                    self.prompt_tokens,
+                    f"a mean of at most {longest:,} tokens with {self.dataset} lengths (its longest prompt)",
+                )
         for name in ("batch_size", "prompt_tokens", "output_tokens"):
             value = getattr(self, name)
             if value is None:
@@ -69,6 +87,12 @@ class SpeedWorkload(BaseModel):
         if self.alpha is not None:
             spec.check_alpha(self.alpha)
         return self
+
+    def prompt_points(self) -> tuple[float, ...] | None:
+        """Equally likely prompt lengths around ``prompt_tokens`` where they vary (None: every prompt alike)."""
+        if self.dataset == "fixed":
+            return None
+        return prompt_length_points(self.dataset, self.prompt_tokens)  # type: ignore[arg-type]
 
     def resolved_k(self, deployment: Deployment) -> int:
         """K as given, else the deployment's K (``planner.defaults.NUM_SPECULATIVE_TOKENS`` unless set), for every

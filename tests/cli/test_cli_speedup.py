@@ -61,6 +61,8 @@ def test_summary_states_verdict_and_thresholds():
         (("--mean-accepted-len", "9", "--k", "5"), "mean_accepted_len"),
         (("--alpha", "0.8", "--batch-size", "0"), "batch-size"),
         (("--alpha", "0.8", "--k", "0"), "k"),
+        (("--alpha", "0.8", "--dataset", "sharegpt", "--prompt-tokens", "512"), "--prompt-tokens"),
+        (("--alpha", "0.8", "--dataset", "alpaca"), "--dataset"),
     ],
 )
 def test_invalid_inputs_exit_2_with_one_line(args, needle):
@@ -113,3 +115,16 @@ def test_the_optimal_tree_depth_pays_at_least_the_chosen_depth():
     )
     assert out["speedup_at_optimal_k"] >= out["speedup"]
     assert out["speedup_by_k"][str(out["optimal_k"])] == out["speedup_at_optimal_k"]
+
+
+def test_sharegpt_lengths_take_the_datasets_means_and_price_their_spread():
+    args = (*BASE, "--alpha", "0.8", "--k", "3", "--batch-size", "64")
+    drawn = json.loads(run_cli(*args, "--dataset", "sharegpt", "--json", check=True).stdout)
+    alike = json.loads(run_cli(*args, "--prompt-tokens", "202", "--output-tokens", "179", "--json", check=True).stdout)
+    assert (drawn["dataset"], drawn["prompt_tokens"], drawn["output_tokens"]) == ("sharegpt", 202, 179)
+    assert alike["dataset"] == "fixed"
+    # each step is priced over the prompt lengths it may meet, not at their mean: a step's time is not linear in
+    # its prompt tokens (measured GEMM tiles step up; a long prompt pays its FLOPs), so the two differ, a little
+    ratio = drawn["baseline_throughput_tok_s"] / alike["baseline_throughput_tok_s"]
+    assert ratio != pytest.approx(1.0, abs=1e-3) and ratio == pytest.approx(1.0, abs=0.1)
+    assert "on average (ShareGPT-like lengths)" in run_cli(*args, "--dataset", "sharegpt", check=True).stdout

@@ -195,6 +195,8 @@ def test_batch_beyond_kv_capacity_warns():
         ({"alpha": 0.8, "batch_size": 0}, "batch_size"),
         ({}, "acceptance"),
         ({"alpha": 0.8, "draft_acceptance_rate": 0.5}, "acceptance"),
+        ({"alpha": 0.8, "dataset": "sharegpt", "prompt_tokens": 2000}, "prompt_tokens"),
+        ({"alpha": 0.8, "dataset": "alpaca"}, "dataset"),
     ],
 )
 def test_invalid_workloads_are_clear_errors(fields, field):
@@ -249,17 +251,20 @@ def test_a_batch_above_the_engines_running_cap_is_named():
     st.integers(1, 16384),
     st.integers(1, 2048),
     st.floats(0.0, 1.0),
+    st.sampled_from(["fixed", "sharegpt"]),
 )
-@example("vllm", 33, 3, 1, 0.0)  # one-token requests: no decode for the prompts to ride along with
-@example("sglang", 65, 1, 1, 0.0)  # prompts run apart, as many per step as slots
-def test_no_served_estimate_beats_the_gpus_peak(engine, batch, prompt, output, alpha):
+@example("vllm", 33, 3, 1, 0.0, "fixed")  # one-token requests: no decode for the prompts to ride along with
+@example("sglang", 65, 1, 1, 0.0, "fixed")  # prompts run apart, as many per step as slots
+@example("vllm", 1024, 1024, 1, 0.0, "sharegpt")  # prompts of many lengths, one per request served
+def test_no_served_estimate_beats_the_gpus_peak(engine, batch, prompt, output, alpha, dataset):
     # every request served costs each GPU of the target's TP group at least 2 FLOPs per matmul parameter for each
-    # of its prompt and output tokens: the requests per second an estimate serves, with or without the draft,
-    # cannot need more than the GPU's dense peak (a decode-only estimate breaks this once prompts are long)
+    # of its prompt and output tokens (on average, where lengths vary): the requests per second an estimate
+    # serves, with or without the draft, cannot need more than the GPU's dense peak (a decode-only estimate breaks
+    # this once prompts are long)
     dep = _dep(tp=4, engine=engine)
-    est = estimate_speed(
-        dep, SpeedWorkload.build(alpha=alpha, k=3, batch_size=batch, prompt_tokens=prompt, output_tokens=output)
-    )
+    prompt = prompt if dataset == "fixed" else min(prompt, 1024)
+    fields = {"prompt_tokens": prompt, "output_tokens": output, "dataset": dataset}
+    est = estimate_speed(dep, SpeedWorkload.build(alpha=alpha, k=3, batch_size=batch, **fields))
     step = EngineStep(dep)
     flops_per_request = 2 * step.target_cost.matmul_params_per_gpu * (prompt + output)
     for served_tok_s in (est.throughput_tok_s, est.baseline_throughput_tok_s):
