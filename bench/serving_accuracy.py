@@ -106,16 +106,11 @@ def doubled_speedup_pct(case: ServingCase, once: float) -> float:
 
 
 def static_estimate(case: ServingCase) -> SpeedEstimate:
-    """The static estimate of a speculative row run at a fixed batch: that batch, the mean lengths of its requests,
-    its α and K."""
-    prompts, outputs = case.workload.lengths()
-    workload = SpeedWorkload.build(
-        alpha=case.alpha,
-        k=case.k,
-        batch_size=case.workload.concurrency,
-        prompt_tokens=round(statistics.fmean(prompts)),
-        output_tokens=round(statistics.fmean(outputs)),
-    )
+    """The static estimate of a speculative row run at a fixed batch: that batch, its requests' lengths (a dataset's
+    mean lengths and spread, or the fixed ones), its α and K."""
+    work = case.workload
+    lengths = {"dataset": work.dataset, "prompt_tokens": work.prompt_tokens, "output_tokens": work.output_tokens}
+    workload = SpeedWorkload.build(alpha=case.alpha, k=case.k, batch_size=work.concurrency, **lengths)
     return estimate_speed(case.deployment, workload, case.profile)
 
 
@@ -191,8 +186,9 @@ def main() -> int:
         count = case.workload.num_prompts
         print(f"  {case.row:<40} {count:>5} -> {2 * count:>5} requests {moved:+5.1f}%")
     print(
-        "\nSpeculative rows at a fixed batch, the static estimate beside the simulator (its batch and the mean lengths"
-        " of the run's requests; served: each request's prompt included; decode: the decode steps alone)"
+        "\nSpeculative rows at a fixed batch, the static estimate beside the simulator (its batch, and its requests'"
+        " lengths: their dataset's means and spread; served: each request's prompt included; decode: the decode steps"
+        " alone)"
     )
     print(f"  {'row':<40} {'published':>9} {'simulated':>9} {'served':>7} {'decode':>7}  static vs simulated")
     for case, once, *_ in sorted((r for r in rows if r[0].kind == "speedup"), key=lambda r: r[0].row):

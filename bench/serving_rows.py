@@ -17,7 +17,8 @@ One rule per source (never per row):
 * ``VLLM060-`` vLLM v0.6.0 blog, ShareGPT (500 prompts): unlimited rate = offline (output tok/s = req/s x 179),
   Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile with the ``--num-scheduler-steps`` the row
   states (multi-step scheduling), SGLang v0.3.0 the ``sglang-0.3``
-  speed profile (its scheduler ran between GPU steps: the overlap scheduler came with v0.4); bf16.
+  speed profile (its scheduler ran between GPU steps: the overlap scheduler came with v0.4); bf16. Each engine is
+  launched as the blog's benchmark suite launched it (``VLLM060_LAUNCH``), at Llama-3's 8,192-token context.
 * ``VLLMSD-`` vLLM spec-decode blog (V0 era, bf16 assumed): Llama-3-70B TP4 + a 0.5B draft (Qwama-0.5B, a
   Qwen2-0.5B with Llama-3's vocabulary: Qwen2.5-0.5B's geometry stands in) at K = 4, ShareGPT, Poisson rate;
   speedup = plain / speculative mean end-to-end latency; α is the pair prior. The n-gram rows (CNN/DailyMail)
@@ -57,6 +58,17 @@ FIT_ROWS = (
 )  # fmt: skip
 #: Speculative rows the fit of vLLM V0's per-sequence speculation cost uses.
 FIT_SPEC_PREFIXES = ("VLLMSD-L3-70B-ShareGPT-DRAFT-",)
+
+#: The engines' launch settings in the benchmark suite behind the vLLM v0.6.0 blog (its ShareGPT tests
+#: ``llama8B_tp1_sharegpt`` and ``llama70B_tp4_sharegpt``, .buildkite/nightly-benchmarks/tests/nightly-tests.json in
+#: https://github.com/vllm-project/vllm, with vLLM at ``num_scheduler_steps`` 10 as the rows state): vLLM
+#: ``max_num_seqs`` 512; TensorRT-LLM v0.11 engines built with ``max_batch_size`` 2048, ``max_num_tokens`` 16384 and
+#: ``max_seq_len`` 6144; SGLang with its defaults; every model at its own context (Llama-3: 8,192 tokens) elsewhere.
+VLLM060_LAUNCH = {
+    "vllm-v0": {"max_num_seqs": 512, "max_model_len": 8192},
+    "trtllm": {"max_num_seqs": 2048, "max_num_batched_tokens": 16384, "max_model_len": 6144},
+    "sglang": {"max_model_len": 8192},
+}
 
 GPU_IDS = {"H100": "h100-sxm-80gb", "H200": "h200-sxm-141gb", "B200": "b200-180gb", "MI300X": "mi300x-192gb"}
 
@@ -139,7 +151,9 @@ def _vllm060(row: dict) -> list[ServingCase] | Unexpressible:
     engine = {"vLLM": "vllm-v0", "SGLang": "sglang", "TensorRT-LLM": "trtllm"}[row["engine"]]
     big = "70B" in case
     tp = 4 if big else 1
-    dep = _dep("Llama-3.1-70B" if big else "Meta-Llama-3-8B", "h100-sxm-80gb", tp, engine=engine, max_model_len=4096)
+    dep = _dep(
+        "Llama-3.1-70B" if big else "Meta-Llama-3-8B", "h100-sxm-80gb", tp, engine=engine, **VLLM060_LAUNCH[engine]
+    )
     fitted = case in FIT_ROWS
     release = "sglang-0.3" if engine == "sglang" else engine  # SGLang v0.3.0: scheduler not yet overlapped
     profile = speed_profile(release, "nvidia")
