@@ -13,7 +13,7 @@ trained for the target, its MTP layers, n-gram lookup) × K × batch cap (``max_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -23,7 +23,7 @@ from planner.catalog.schemas import ModelSpec, NodeType
 from planner.deployment import ENGINES, Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
-from planner.speed.serving_workload import ServingWorkload, datasets
+from planner.speed.serving_workload import Dataset, ServingWorkload, datasets
 
 #: Speculation methods a search can try; ``none`` is serving the target alone.
 METHODS: tuple[str, ...] = ("none", "draft_model", "eagle", "eagle3", "mtp", "ngram")
@@ -49,7 +49,7 @@ class SearchWorkload(BaseModel):
     # rates and lengths take the bounds every other entry point uses (the Fleet page, its link, the quote)
     requests_per_s: float | None = Field(default=None, allow_inf_nan=False, **bounds_of("fleet_requests_per_s"))
     concurrency: int | None = Field(default=None, ge=1, le=10_000_000)
-    dataset: Literal["fixed", "sharegpt"] = "fixed"
+    dataset: Dataset = "fixed"
     prompt_tokens: int | None = Field(default=None, **bounds_of("fleet_prompt_tokens"))
     output_tokens: int | None = Field(default=None, **bounds_of("fleet_output_tokens"))
 
