@@ -170,7 +170,8 @@ def run(args: argparse.Namespace) -> int:
         f"tokens/step, vLLM ρ {est.draft_acceptance_rate:.3f}; speedup by verification at K {est.k}: {compared}",
         f"  TPOT {est.baseline_tpot_s * 1e3:.2f} ms -> {est.spec_tpot_s * 1e3:.2f} ms   speedup {est.speedup:.2f}x "
         f"(the decode steps alone {est.decode_speedup:.2f}x; each request's prompt is served too)",
-        f"  TTFT {est.baseline_ttft_s * 1e3:.1f} ms -> {est.spec_ttft_s * 1e3:.1f} ms (draft prefill added)",
+        f"  TTFT {est.baseline_ttft_s * 1e3:.1f} ms -> {est.spec_ttft_s * 1e3:.1f} ms (a new request waits for a step, "
+        "then its prompt's step is shared with the other requests' work; the draft prefills the prompt too)",
         f"  throughput per replica {est.baseline_throughput_tok_s:,.0f} -> {est.throughput_tok_s:,.0f} tok/s",
         f"  optimal K {est.optimal_k}: speedup {est.speedup_at_optimal_k:.2f}x; break-even α {break_even}",
         f"  verdict: {est.verdict.upper()} - {est.verdict_reason}",

@@ -10,8 +10,10 @@ decodes, with and without the draft (which prefills it too), so::
     throughput = n · O / E[T]     TPOT = E[T | the request decoding] / τ     speedup = throughput_SD / throughput
 
 with n requests finished per step and E[T] the mean step, prompts included. Long outputs tend to the decode-only
-ratio; short outputs after long prompts pull the speedup toward 1. TTFT is the prefill of one prompt at no load
-(target, plus the draft's own prefill when speculating). The verdict follows the speedup at the workload's K (the
+ratio; short outputs after long prompts pull the speedup toward 1. TTFT is a new request's wait for a step (or for
+a slot, past the engine's running cap) and then its prompt's step, shared with the other requests' prompts and
+decodes (:meth:`planner.speed.steady_step.SteadyState.ttft_s`); at batch 1, one prompt's prefill (target, plus the
+draft's own prefill when speculating). The verdict follows the speedup at the workload's K (the
 optimal K when none is given); acceptance levels only warn (``planner.speed.policy``). Queues, KV limits and
 arrivals at a rate are :mod:`planner.speed.simulate`'s, which agrees with this estimate at steady state.
 
@@ -33,6 +35,7 @@ from pydantic import BaseModel
 from planner import acceptance_math as spec
 from planner.catalog.speculators import mtp_layer_count
 from planner.deployment import Deployment
+from planner.engines import Limits
 from planner.errors import PlannerError
 from planner.memory import concurrency_by_context, plan_budget
 from planner.speed.drafting import DraftShape
@@ -116,15 +119,27 @@ class SpeedEstimate(BaseModel):
     warnings: list[str] = []
 
 
+def arm_limits(deployment: Deployment) -> tuple[Limits | None, Limits | None]:
+    """The engine's limits as planned without and with the speculator; None where the memory plan is unavailable."""
+    try:
+        return plan_budget(deployment.without_draft()).limits, plan_budget(deployment).limits
+    except PlannerError:
+        return None, None
+
+
 def running_caps(deployment: Deployment) -> tuple[int | None, int | None]:
     """The requests the engine runs at once without and with the speculator (its max_num_seqs as planned: SGLang
     caps running requests lower with a draft, ``planner.engines``); None where the memory plan is unavailable."""
-    try:
-        plain = plan_budget(deployment.without_draft()).limits.max_num_seqs
-        speculative = plan_budget(deployment).limits.max_num_seqs
-    except PlannerError:
-        return None, None
-    return plain, speculative
+    return _caps(arm_limits(deployment))
+
+
+def _caps(limits: tuple[Limits | None, Limits | None]) -> tuple[int | None, int | None]:
+    return tuple(None if arm is None else arm.max_num_seqs for arm in limits)  # type: ignore[return-value]
+
+
+def _prefill_rooms(limits: tuple[Limits | None, Limits | None], chunked: bool) -> tuple[int | None, int | None]:
+    """Each arm's token budget per step where the engine splits a prompt over steps (None where it does not)."""
+    return tuple(None if arm is None or not chunked else arm.max_num_batched_tokens for arm in limits)  # type: ignore[return-value]
 
 
 def optimal_of(speedup_by_k: dict[int, float]) -> int:
@@ -149,8 +164,10 @@ class BatchSteps:
         output_tokens: int,
         caps: tuple[int | None, int | None] = (None, None),
         prompt_points: tuple[float, ...] | None = None,
+        prefill_rooms: tuple[int | None, int | None] = (None, None),
     ) -> None:
         self.engine = engine
+        self.prefill_rooms = prefill_rooms
         plain_batch, spec_batch = (batch if cap is None else min(batch, cap) for cap in caps)
         #: The speculative arm's steady state, and the plain arm's: each serves the requests its engine runs at once
         #: (prompts of ``prompt_points``' lengths where they vary).
@@ -164,6 +181,7 @@ class BatchSteps:
         self.plain = engine.plain(decode_seqs=batch, decode_context_tokens=batch * self.context)
         self.served_plain = self.steady_plain.served(None, 1.0)
         self.baseline_tpot_s = self.steady_plain.tpot_s(self.served_plain, None)
+        self.baseline_ttft_s = self.steady_plain.ttft_s(self.served_plain, None, batch, prefill_rooms[0])
 
     def step(self, shape: DraftShape) -> EngineStepTime:
         """The speculative step of any drafting ``shape`` (a tree, or a chain) alone, at this batch and context."""
@@ -186,6 +204,10 @@ class BatchSteps:
     def spec_tpot_s(self, served: ServedStep, shape: DraftShape) -> float:
         """TPOT of the speculative arm's steady state ``served`` (with ``shape``)."""
         return self.steady.tpot_s(served, shape)
+
+    def spec_ttft_s(self, served: ServedStep, shape: DraftShape) -> float:
+        """TTFT of the speculative arm's steady state ``served`` (with ``shape``), its queue included."""
+        return self.steady.ttft_s(served, shape, self.batch, self.prefill_rooms[1])
 
     def speedup(self, alpha: float, k: int) -> float:
         """:meth:`speedup_of` the method's chain of ``k``."""
@@ -251,8 +273,11 @@ def estimate_speed(
     alpha = workload.resolved_alpha(k)
     shape = workload.draft_shape(method, k)
     batch = workload.batch_size
-    caps = running_caps(deployment)
-    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, caps, workload.prompt_points())
+    limits = arm_limits(deployment)
+    caps = _caps(limits)
+    rooms = _prefill_rooms(limits, engine.profile.chunked_prefill)
+    points = workload.prompt_points()
+    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, caps, points, rooms)
     context = steps.context
     allowed = search_ks(deployment, k)
     by_k = steps.speedup_by_depth(workload, method, alpha, allowed)
@@ -269,8 +294,7 @@ def estimate_speed(
     verdict, reason = rules.verdict.decide(speedup=verdict_speedup, k=verdict_k, at=f"batch {batch}")
     baseline_tpot = steps.baseline_tpot_s
     spec_tpot = steps.spec_tpot_s(served, shape)
-    prefill_target = engine.prefill(workload.prompt_tokens)
-    prefill_both = engine.prefill(workload.prompt_tokens, speculative=True)
+    baseline_ttft, spec_ttft = steps.baseline_ttft_s, steps.spec_ttft_s(served, shape)
     decode_steps = workload.output_tokens - 1
     target_decode = ForwardTime.of(steps.plain.passes[0][1])
     draft_decode = (
@@ -316,10 +340,10 @@ def estimate_speed(
         spec_tpot_s=spec_tpot,
         speedup=speedup,
         decode_speedup=tau * steps.plain.total_s / spec_step.total_s,
-        baseline_ttft_s=prefill_target,
-        spec_ttft_s=prefill_both,
-        baseline_e2e_latency_s=prefill_target + decode_steps * baseline_tpot,
-        spec_e2e_latency_s=prefill_both + decode_steps * spec_tpot,
+        baseline_ttft_s=baseline_ttft,
+        spec_ttft_s=spec_ttft,
+        baseline_e2e_latency_s=baseline_ttft + decode_steps * baseline_tpot,
+        spec_e2e_latency_s=spec_ttft + decode_steps * spec_tpot,
         baseline_tok_s_per_sequence=1 / baseline_tpot,
         tok_s_per_sequence=1 / spec_tpot,
         baseline_throughput_tok_s=steps.served_plain.throughput_tok_s,

@@ -250,6 +250,43 @@ class SteadyState:
             step_s += self._step_s(shape, decodes, 0)
         return ServedStep(step_s, tau, prompts, decodes, out)
 
+    def ttft_s(
+        self, served: ServedStep, shape: DraftShape | None, clients: int, prefill_room: int | None = None
+    ) -> float:
+        """Seconds from a request's arrival to its first token (``served``'s arm, ``shape``) with ``clients`` in the
+        closed loop, of whom the engine runs ``self.batch``:
+
+        * ``clients − batch`` wait in the engine's queue (the running cap): ``(clients − batch)·E[T] / n`` by
+          Little's law, then the request's prompt runs in the next step;
+        * else it arrives as a step ends and misses the step the engine starts (``miss`` of them: a typical step
+          where prompts mix into decodes, the decode step where they run apart);
+        * its prefill step holds its prompt and J′ of the other slots' (binomial, mean ``n·(B − 1)/B``), with the
+          other slots' decodes where steps mix: ``E[T(f − 1 − J′ decodes + 1 + J′ prompts)]``; a prompt longer
+          than the step's room (``prefill_room``: the token budget of an engine that splits prompts, less the
+          decodes' tokens) runs over ``⌈P / room⌉`` steps, each extra one re-running the decodes.
+
+        At batch 1 this is the prompt's prefill alone, what a single-stream measurement reports."""
+        batch = self.batch
+        others = (batch - 1) / batch if batch > 1 else 0.0
+        mates = prompt_counts(batch - 1, served.prompts_per_step * others)
+        if self.mixed:
+            free = batch - served.prompts_per_step * self.miss
+            own = sum(share * self._with_prompts_s(shape, 1 + count, free) for count, share in mates)
+            missed = served.step_s
+            decodes = max(0.0, free - 1 - served.prompts_per_step * others)
+        else:
+            own = sum(share * self._price(shape, 0, 1 + count) for count, share in mates)
+            missed = self._step_s(shape, served.decode_seqs, 0)
+            decodes = 0.0
+        if prefill_room is not None and self.mixed:
+            per_decode = 1 if shape is None else shape.verify_tokens
+            room = prefill_room - decodes * per_decode
+            chunks = math.ceil(self.prompt_tokens / room) if room >= 1 else 1
+            own += (chunks - 1) * self._step_s(shape, decodes, 0)
+        if clients > batch:
+            return (clients - batch) * served.step_s / served.prompts_per_step + own
+        return self.miss * missed + own
+
     def tpot_s(self, served: ServedStep, shape: DraftShape | None) -> float:
         """Seconds per output token after a request's first (``served``'s arm, ``shape``): the steps it decodes in
         hold it and, on average, the other B − 1 slots' share of the decodes and prompts (its own prompt came

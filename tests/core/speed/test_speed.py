@@ -242,6 +242,28 @@ def test_a_batch_above_the_engines_running_cap_is_named():
     assert sglang.baseline_throughput_tok_s > at_cap.baseline_throughput_tok_s
     vllm = estimate_speed(_dep(tp=4), SpeedWorkload.build(alpha=0.8, k=3, batch_size=64))
     assert not any("runs at once" in w for w in vllm.warnings)
+    # the 16 it does not run wait in its queue for a slot, 16 requests over the rate the 48 finish at (Little's law),
+    # then their prompt's step (no missed step: they are queued when a slot frees); the plain arm runs all 64
+    queued_s = 16 * at_cap.output_tokens / at_cap.throughput_tok_s
+    assert queued_s < sglang.spec_ttft_s < queued_s + at_cap.spec_ttft_s
+    assert sglang.baseline_ttft_s < 0.2 * sglang.spec_ttft_s
+
+
+def test_the_first_token_waits_for_a_step_and_shares_its_prompts_step():
+    # one client: the prompt's prefill alone (what a single-stream measurement reports); a batch: a new request
+    # waits for the step it missed, then shares its prompt's step with the other slots' decodes and prompts
+    dep = _dep(tp=4)
+    engine = EngineStep(dep)
+    one = estimate_speed(dep, SpeedWorkload.build(alpha=0.8, k=3, batch_size=1))
+    assert one.baseline_ttft_s == pytest.approx(engine.prefill(one.prompt_tokens))
+    assert one.spec_ttft_s == pytest.approx(engine.prefill(one.prompt_tokens, speculative=True))
+    loaded = [estimate_speed(dep, SpeedWorkload.build(alpha=0.8, k=3, batch_size=b)) for b in (16, 64, 128)]
+    for fewer, more in pairwise([one, *loaded]):
+        assert more.baseline_ttft_s > fewer.baseline_ttft_s and more.spec_ttft_s > fewer.spec_ttft_s
+    # a served request's latency is its first token and its other tokens at TPOT
+    assert loaded[1].spec_e2e_latency_s == pytest.approx(
+        loaded[1].spec_ttft_s + (loaded[1].output_tokens - 1) * loaded[1].spec_tpot_s
+    )
 
 
 @settings(max_examples=30, deadline=None)
@@ -269,3 +291,7 @@ def test_no_served_estimate_beats_the_gpus_peak(engine, batch, prompt, output, a
     flops_per_request = 2 * step.target_cost.matmul_params_per_gpu * (prompt + output)
     for served_tok_s in (est.throughput_tok_s, est.baseline_throughput_tok_s):
         assert served_tok_s / output * flops_per_request <= step.target.peak_flops
+    # and no first token comes sooner than its prompt's prefill alone, on an idle engine
+    if dataset == "fixed":
+        assert est.baseline_ttft_s >= step.prefill(prompt) * (1 - 1e-9)
+        assert est.spec_ttft_s >= step.prefill(prompt, speculative=True) * (1 - 1e-9)
