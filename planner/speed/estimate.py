@@ -171,17 +171,17 @@ class BatchSteps:
         plain_batch, spec_batch = (batch if cap is None else min(batch, cap) for cap in caps)
         #: The speculative arm's steady state, and the plain arm's: each serves the requests its engine runs at once
         #: (prompts of ``prompt_points``' lengths where they vary).
-        self.steady = SteadyState(engine, spec_batch, prompt_tokens, output_tokens, prompt_points)
+        self.steady = SteadyState(engine, spec_batch, prompt_tokens, output_tokens, prompt_points, batch)
         self.steady_plain = (
             self.steady
             if plain_batch == spec_batch
-            else SteadyState(engine, plain_batch, prompt_tokens, output_tokens, prompt_points)
+            else SteadyState(engine, plain_batch, prompt_tokens, output_tokens, prompt_points, batch)
         )
         self.batch, self.context = batch, self.steady.context_tokens
         self.plain = engine.plain(decode_seqs=batch, decode_context_tokens=batch * self.context)
         self.served_plain = self.steady_plain.served(None, 1.0)
         self.baseline_tpot_s = self.steady_plain.tpot_s(self.served_plain, None)
-        self.baseline_ttft_s = self.steady_plain.ttft_s(self.served_plain, None, batch, prefill_rooms[0])
+        self.baseline_ttft_s = self.steady_plain.ttft_s(self.served_plain, None, prefill_rooms[0])
 
     def step(self, shape: DraftShape) -> EngineStepTime:
         """The speculative step of any drafting ``shape`` (a tree, or a chain) alone, at this batch and context."""
@@ -207,7 +207,7 @@ class BatchSteps:
 
     def spec_ttft_s(self, served: ServedStep, shape: DraftShape) -> float:
         """TTFT of the speculative arm's steady state ``served`` (with ``shape``), its queue included."""
-        return self.steady.ttft_s(served, shape, self.batch, self.prefill_rooms[1])
+        return self.steady.ttft_s(served, shape, self.prefill_rooms[1])
 
     def speedup(self, alpha: float, k: int) -> float:
         """:meth:`speedup_of` the method's chain of ``k``."""

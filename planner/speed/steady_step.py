@@ -3,7 +3,8 @@
 B clients each keep one request in flight (a closed loop, the load a "batch size" benchmark runs). A request is
 prefilled in one step, which emits its first token, then decodes its other O − 1 tokens at τ per step (τ = 1
 without a draft). When it finishes, its client's next request arrives as that step ends and misses the step the
-engine starts at that instant (a batch of one has no such miss: an idle engine takes a request at once). Per
+engine starts at that instant (a batch of one has no such miss: an idle engine takes a request at once; nor has a
+batch of more clients than the engine runs at once: the rest queue, and a freed slot takes the next at once). Per
 decode step, n requests finish and n prompts are prefilled:
 
 * where the engine mixes prompts and decodes in one step (its speed profile's ``mixed_prefill``: vLLM V1,
@@ -165,16 +166,21 @@ class SteadyState:
         prompt_tokens: int,
         output_tokens: int,
         prompt_points: tuple[float, ...] | None = None,
+        clients: int | None = None,
     ) -> None:
         self.engine = engine
         self.batch, self.prompt_tokens, self.output_tokens = batch, prompt_tokens, output_tokens
+        #: Clients in the closed loop (``batch`` unless more than the engine runs at once: the rest queue).
+        self.clients = max(batch, clients or batch)
         #: Equally likely prompt lengths where prompts vary (their mean is ``prompt_tokens``); None: every prompt is
         #: ``prompt_tokens`` long.
         self.prompt_points = prompt_points
         #: Mean cached context of a decoding request: the prompt plus half the output.
         self.context_tokens = mean_context_tokens(prompt_tokens, output_tokens)
         self.mixed = engine.profile.mixed_prefill
-        self.miss = 1 if batch > 1 else 0
+        #: Steps a slot waits for its next request: one where the request comes from a client as a step ends; none
+        #: where requests queue for a slot (the engine takes the next at once), or with one client on an idle engine.
+        self.miss = 1 if 1 < batch == self.clients else 0
         #: (id of the shape, decodes, prompts) -> (shape, seconds): a shape is kept by identity, as the engine does.
         self._prices: dict[tuple[int, int, int], tuple[DraftShape | None, float]] = {}
         #: The prompt counts priced (:func:`prompt_anchors`).
@@ -250,11 +256,9 @@ class SteadyState:
             step_s += self._step_s(shape, decodes, 0)
         return ServedStep(step_s, tau, prompts, decodes, out)
 
-    def ttft_s(
-        self, served: ServedStep, shape: DraftShape | None, clients: int, prefill_room: int | None = None
-    ) -> float:
+    def ttft_s(self, served: ServedStep, shape: DraftShape | None, prefill_room: int | None = None) -> float:
         """Seconds from a request's arrival to its first token (``served``'s arm, ``shape``) with ``clients`` in the
-        closed loop, of whom the engine runs ``self.batch``:
+        closed loop, of whom the engine runs ``batch``:
 
         * ``clients − batch`` wait in the engine's queue (the running cap): ``(clients − batch)·E[T] / n`` by
           Little's law, then the request's prompt runs in the next step;
@@ -283,8 +287,8 @@ class SteadyState:
             room = prefill_room - decodes * per_decode
             chunks = math.ceil(self.prompt_tokens / room) if room >= 1 else 1
             own += (chunks - 1) * self._step_s(shape, decodes, 0)
-        if clients > batch:
-            return (clients - batch) * served.step_s / served.prompts_per_step + own
+        if self.clients > batch:
+            return (self.clients - batch) * served.step_s / served.prompts_per_step + own
         return self.miss * missed + own
 
     def tpot_s(self, served: ServedStep, shape: DraftShape | None) -> float:

@@ -236,9 +236,10 @@ def test_a_batch_above_the_engines_running_cap_is_named():
     # planner.engines): a batch of 64 is not reached, and the estimate says so; vLLM runs it
     sglang = estimate_speed(_dep(tp=4, engine="sglang"), SpeedWorkload.build(alpha=0.8, k=3, batch_size=64))
     assert any("48 requests the engine runs at once" in w for w in sglang.warnings)
-    # and serves the 48 it runs with the draft against the 64 it runs without
+    # and serves the 48 it runs with the draft against the 64 it runs without; with requests queued for them its 48
+    # slots never wait for a client's next request, so they serve a little more than 48 clients alone would
     at_cap = estimate_speed(_dep(tp=4, engine="sglang"), SpeedWorkload.build(alpha=0.8, k=3, batch_size=48))
-    assert sglang.throughput_tok_s == pytest.approx(at_cap.throughput_tok_s)
+    assert at_cap.throughput_tok_s < sglang.throughput_tok_s < 1.02 * at_cap.throughput_tok_s
     assert sglang.baseline_throughput_tok_s > at_cap.baseline_throughput_tok_s
     vllm = estimate_speed(_dep(tp=4), SpeedWorkload.build(alpha=0.8, k=3, batch_size=64))
     assert not any("runs at once" in w for w in vllm.warnings)
