@@ -28,6 +28,7 @@ arrivals at a rate are :mod:`planner.speed.simulate`'s, which agrees with this e
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from pydantic import BaseModel
@@ -42,7 +43,7 @@ from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import EngineStep, EngineStepTime
 from planner.speed.policy import Verdict, speculation_rules
 from planner.speed.profiles import SpeedProfile
-from planner.speed.steady_step import ServedStep, SteadyState, mean_context_tokens
+from planner.speed.steady_step import RequestLengths, ServedStep, SteadyState, mean_context_tokens
 from planner.speed.step_model import ForwardTime
 from planner.speed.workload import SpeedWorkload
 
@@ -160,28 +161,22 @@ class BatchSteps:
         self,
         engine: EngineStep,
         batch: int,
-        prompt_tokens: int,
-        output_tokens: int,
+        lengths: RequestLengths,
         caps: tuple[int | None, int | None] = (None, None),
-        prompt_points: tuple[float, ...] | None = None,
         prefill_rooms: tuple[int | None, int | None] = (None, None),
     ) -> None:
         self.engine = engine
         self.prefill_rooms = prefill_rooms
         plain_batch, spec_batch = (batch if cap is None else min(batch, cap) for cap in caps)
-        #: The speculative arm's steady state, and the plain arm's: each serves the requests its engine runs at once
-        #: (prompts of ``prompt_points``' lengths where they vary).
-        self.steady = SteadyState(engine, spec_batch, prompt_tokens, output_tokens, prompt_points, batch)
+        #: The speculative arm's steady state, and the plain arm's: each serves the requests its engine runs at once.
+        self.steady = SteadyState(engine, spec_batch, lengths, batch)
         self.steady_plain = (
-            self.steady
-            if plain_batch == spec_batch
-            else SteadyState(engine, plain_batch, prompt_tokens, output_tokens, prompt_points, batch)
+            self.steady if plain_batch == spec_batch else SteadyState(engine, plain_batch, lengths, batch)
         )
         self.batch, self.context = batch, self.steady.context_tokens
         self.plain = engine.plain(decode_seqs=batch, decode_context_tokens=batch * self.context)
         self.served_plain = self.steady_plain.served(None, 1.0)
         self.baseline_tpot_s = self.steady_plain.tpot_s(self.served_plain, None)
-        self.baseline_ttft_s = self.steady_plain.ttft_s(self.served_plain, None, prefill_rooms[0])
 
     def step(self, shape: DraftShape) -> EngineStepTime:
         """The speculative step of any drafting ``shape`` (a tree, or a chain) alone, at this batch and context."""
@@ -204,6 +199,11 @@ class BatchSteps:
     def spec_tpot_s(self, served: ServedStep, shape: DraftShape) -> float:
         """TPOT of the speculative arm's steady state ``served`` (with ``shape``)."""
         return self.steady.tpot_s(served, shape)
+
+    @functools.cached_property
+    def baseline_ttft_s(self) -> float:
+        """TTFT of the plain arm's steady state, its queue included."""
+        return self.steady_plain.ttft_s(self.served_plain, None, self.prefill_rooms[0])
 
     def spec_ttft_s(self, served: ServedStep, shape: DraftShape) -> float:
         """TTFT of the speculative arm's steady state ``served`` (with ``shape``), its queue included."""
@@ -276,8 +276,7 @@ def estimate_speed(
     limits = arm_limits(deployment)
     caps = _caps(limits)
     rooms = _prefill_rooms(limits, engine.profile.chunked_prefill)
-    points = workload.prompt_points()
-    steps = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, caps, points, rooms)
+    steps = BatchSteps(engine, batch, workload.request_lengths(), caps, rooms)
     context = steps.context
     allowed = search_ks(deployment, k)
     by_k = steps.speedup_by_depth(workload, method, alpha, allowed)

@@ -31,8 +31,8 @@ loop request by request and agrees with this mean at steady state (tests/core/sp
 >>> from planner.deployment import Deployment
 >>> from planner.speed.engine_step import EngineStep
 >>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"))
->>> long = SteadyState(EngineStep(dep), batch=64, prompt_tokens=32, output_tokens=4096).served(None, 1.0)
->>> short = SteadyState(EngineStep(dep), batch=64, prompt_tokens=1024, output_tokens=128).served(None, 1.0)
+>>> long = SteadyState(EngineStep(dep), 64, RequestLengths(32, 4096)).served(None, 1.0)
+>>> short = SteadyState(EngineStep(dep), 64, RequestLengths(1024, 128)).served(None, 1.0)
 >>> round(long.prompts_per_step, 4), round(long.throughput_tok_s / short.throughput_tok_s, 2)
 (0.0156, 1.54)
 """
@@ -156,27 +156,27 @@ def _prompts_of(count: int, total_tokens: float) -> Chunks:
     return chunks
 
 
+@dataclass(frozen=True, slots=True)
+class RequestLengths:
+    """A request's mean prompt and output tokens and, where prompts vary, their equally likely lengths (whose mean is
+    ``prompt_tokens``; None: every prompt is ``prompt_tokens`` long)."""
+
+    prompt_tokens: int
+    output_tokens: int
+    prompt_points: tuple[float, ...] | None = None
+
+
 class SteadyState:
     """Mean steps of one batch size and request length, plain or speculative, with step prices kept per shape."""
 
-    def __init__(
-        self,
-        engine: EngineStep,
-        batch: int,
-        prompt_tokens: int,
-        output_tokens: int,
-        prompt_points: tuple[float, ...] | None = None,
-        clients: int | None = None,
-    ) -> None:
+    def __init__(self, engine: EngineStep, batch: int, lengths: RequestLengths, clients: int | None = None) -> None:
         self.engine = engine
-        self.batch, self.prompt_tokens, self.output_tokens = batch, prompt_tokens, output_tokens
+        self.batch, self.prompt_tokens, self.output_tokens = batch, lengths.prompt_tokens, lengths.output_tokens
         #: Clients in the closed loop (``batch`` unless more than the engine runs at once: the rest queue).
         self.clients = max(batch, clients or batch)
-        #: Equally likely prompt lengths where prompts vary (their mean is ``prompt_tokens``); None: every prompt is
-        #: ``prompt_tokens`` long.
-        self.prompt_points = prompt_points
+        self.prompt_points = lengths.prompt_points
         #: Mean cached context of a decoding request: the prompt plus half the output.
-        self.context_tokens = mean_context_tokens(prompt_tokens, output_tokens)
+        self.context_tokens = mean_context_tokens(self.prompt_tokens, self.output_tokens)
         self.mixed = engine.profile.mixed_prefill
         #: Steps a slot waits for its next request: one where the request comes from a client as a step ends; none
         #: where requests queue for a slot (the engine takes the next at once), or with one client on an idle engine.

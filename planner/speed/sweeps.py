@@ -81,8 +81,7 @@ def speedup_grid(
         spec.check_k(kk)
     engine = EngineStep(deployment, profile, need_draft=True)
     caps = running_caps(deployment)
-    points = workload.prompt_points()
-    model = BatchSteps(engine, workload.batch_size, workload.prompt_tokens, workload.output_tokens, caps, points)
+    model = BatchSteps(engine, workload.batch_size, workload.request_lengths(), caps)
     return SpeedGrid(
         batch_size=workload.batch_size,
         alphas=list(alphas),
@@ -104,12 +103,12 @@ def batch_sweep(
     shape = workload.draft_shape(deployment.speculative_method, k)
     allowed = search_ks(deployment, k)
     caps = running_caps(deployment)
-    lengths = workload.prompt_points()
+    lengths = workload.request_lengths()
     points = []
     for batch in sorted(set(batch_sizes)):
         if batch < 1:
             raise InputError("batch_size", batch, "an integer >= 1")
-        model = BatchSteps(engine, batch, workload.prompt_tokens, workload.output_tokens, caps, lengths)
+        model = BatchSteps(engine, batch, lengths, caps)
         by_k = model.speedup_by_depth(workload, deployment.speculative_method, alpha, allowed)
         best_k = optimal_of(by_k)
         served = model.served(shape, alpha)

@@ -20,6 +20,7 @@ from planner.errors import InputError, first_pydantic_error
 from planner.speed.drafting import DraftShape, Verification
 from planner.speed.policy import speculation_rules
 from planner.speed.serving_workload import Dataset, datasets, longest_prompt_tokens, prompt_length_points
+from planner.speed.steady_step import RequestLengths
 
 
 class SpeedWorkload(BaseModel):
@@ -88,11 +89,10 @@ class SpeedWorkload(BaseModel):
             spec.check_alpha(self.alpha)
         return self
 
-    def prompt_points(self) -> tuple[float, ...] | None:
-        """Equally likely prompt lengths around ``prompt_tokens`` where they vary (None: every prompt alike)."""
-        if self.dataset == "fixed":
-            return None
-        return prompt_length_points(self.dataset, self.prompt_tokens)  # type: ignore[arg-type]
+    def request_lengths(self) -> RequestLengths:
+        """The mean prompt and output tokens and, where prompts vary, their equally likely lengths around the mean."""
+        points = None if self.dataset == "fixed" else prompt_length_points(self.dataset, self.prompt_tokens)  # type: ignore[arg-type]
+        return RequestLengths(self.prompt_tokens, self.output_tokens, points)  # type: ignore[arg-type]
 
     def resolved_k(self, deployment: Deployment) -> int:
         """K as given, else the deployment's K (``planner.defaults.NUM_SPECULATIVE_TOKENS`` unless set), for every
