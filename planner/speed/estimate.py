@@ -135,12 +135,17 @@ def running_caps(deployment: Deployment) -> tuple[int | None, int | None]:
 
 
 def _caps(limits: tuple[Limits | None, Limits | None]) -> tuple[int | None, int | None]:
-    return tuple(None if arm is None else arm.max_num_seqs for arm in limits)  # type: ignore[return-value]
+    plain, speculative = limits
+    return (None if plain is None else plain.max_num_seqs), (None if speculative is None else speculative.max_num_seqs)
 
 
 def _prefill_rooms(limits: tuple[Limits | None, Limits | None], chunked: bool) -> tuple[int | None, int | None]:
     """Each arm's token budget per step where the engine splits a prompt over steps (None where it does not)."""
-    return tuple(None if arm is None or not chunked else arm.max_num_batched_tokens for arm in limits)  # type: ignore[return-value]
+    plain, speculative = limits if chunked else (None, None)
+    return (
+        None if plain is None else plain.max_num_batched_tokens,
+        None if speculative is None else speculative.max_num_batched_tokens,
+    )
 
 
 def optimal_of(speedup_by_k: dict[int, float]) -> int:
