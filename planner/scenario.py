@@ -50,6 +50,7 @@ from planner.deployment import Deployment, Engine
 from planner.engines.profiles import engine_profile
 from planner.errors import PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
+from planner.speed.serving_workload import Dataset
 from planner.units import gib_to_bytes
 
 __all__ = ["EXAMPLES", "QUERY_KEYS", "Scenario", "field_label"]
@@ -103,6 +104,8 @@ class Scenario(BaseModel):
     batch_size: int | None = Field(default=None, **bounds_of("batch_size"))
     prompt_tokens: int | None = Field(default=None, **bounds_of("prompt_tokens"))
     output_tokens: int | None = Field(default=None, **bounds_of("output_tokens"))
+    #: How the Performance page's request lengths vary: every request alike, or as a dataset's (its mean lengths).
+    dataset: Dataset = "fixed"
     # The Fleet page's traffic and comparison.
     fleet_requests_per_s: float = Field(default=20.0, **bounds_of("fleet_requests_per_s"), allow_inf_nan=False)
     fleet_prompt_tokens: int = Field(default=1024, **bounds_of("fleet_prompt_tokens"))
@@ -280,6 +283,7 @@ QUERY_KEYS: dict[str, str] = {
     "batch_size": "b",
     "prompt_tokens": "pt",
     "output_tokens": "ot",
+    "dataset": "ds",
     "fleet_requests_per_s": "rps",
     "fleet_prompt_tokens": "fpt",
     "fleet_output_tokens": "fot",
@@ -319,6 +323,7 @@ _LABELS = {
     "batch_size": "batch size",
     "prompt_tokens": "prompt tokens",
     "output_tokens": "output tokens",
+    "dataset": "request lengths",
     "fleet_requests_per_s": "requests per second",
     "fleet_prompt_tokens": "fleet prompt tokens",
     "fleet_output_tokens": "fleet output tokens",

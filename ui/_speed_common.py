@@ -8,10 +8,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.speed import RateSweep, SpeedReport, SpeedWorkload, rate_sweep, speculation_rules, speed_report
+from planner.speed import (
+    RateSweep,
+    SpeedReport,
+    SpeedWorkload,
+    datasets,
+    rate_sweep,
+    speculation_rules,
+    speed_report,
+)
 from ui._background import result_or_progress, server_jobs
 from ui._scenario import bind
 
+#: The Performance page's choice of request lengths (label -> ``SpeedWorkload.dataset``).
+LENGTH_CHOICES = {"Fixed": "fixed", "ShareGPT-like": "sharegpt"}
 ACCEPTANCE_MODES = {
     "α (per-token acceptance, Leviathan)": "alpha",
     "τ (mean accepted length: vLLM mean acceptance length, SGLang accept len, NVIDIA acceptance rate)": (
@@ -46,8 +56,8 @@ def speed_report_in_background(dep, workload: SpeedWorkload) -> tuple[SpeedRepor
 
 
 @st.cache_data(show_spinner="Simulating the replica...", max_entries=16)
-def cached_rate_sweep(dep, alpha: float, k: int, prompt_tokens: int, output_tokens: int) -> RateSweep:
-    return rate_sweep(dep, alpha=alpha, k=k, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
+def cached_rate_sweep(dep, alpha: float, k: int, prompt_tokens: int, output_tokens: int, dataset: str) -> RateSweep:
+    return rate_sweep(dep, alpha=alpha, k=k, prompt_tokens=prompt_tokens, output_tokens=output_tokens, dataset=dataset)
 
 
 def _optional_float(value) -> float | None:
@@ -85,15 +95,27 @@ def workload_fields() -> dict:
     batch = cols[1].number_input(
         "Batch size (sequences)", 0, step=1, **bind("perf_batch", "batch_size", _or(defaults.batch_size), int)
     )
+    labels = {dataset: label for label, dataset in LENGTH_CHOICES.items()}
+    dataset = LENGTH_CHOICES[
+        st.radio(
+            "Request lengths",
+            list(LENGTH_CHOICES),
+            horizontal=True,
+            help="Fixed: every request has the lengths below. ShareGPT-like: lengths vary as in ShareGPT "
+            f"({datasets()['sharegpt'].description}); each step is priced over the prompt lengths it may meet.",
+            **bind("perf_lengths", "dataset", labels.get, LENGTH_CHOICES.get),
+        )
+    ]
+    fields = {mode: None if value is None else float(value), "batch_size": int(batch), "dataset": dataset}
+    if dataset != "fixed":  # the dataset's own mean lengths
+        spec = datasets()[dataset]
+        cols[2].metric("Prompt tokens (mean)", f"{spec.prompt.mean_tokens:,.0f}")
+        cols[3].metric("Output tokens (mean)", f"{spec.output.mean_tokens:,.0f}")
+        return fields
     prompt = cols[2].number_input(
         "Prompt tokens", 0, step=128, **bind("perf_prompt", "prompt_tokens", _or(defaults.prompt_tokens), int)
     )
     output = cols[3].number_input(
         "Output tokens", 0, step=64, **bind("perf_output", "output_tokens", _or(defaults.output_tokens), int)
     )
-    return {
-        mode: None if value is None else float(value),
-        "batch_size": int(batch),
-        "prompt_tokens": int(prompt),
-        "output_tokens": int(output),
-    }
+    return fields | {"prompt_tokens": int(prompt), "output_tokens": int(output)}

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from planner.reports import VALUE_LABELS, for_customers, plain_text, speed_assumptions_table, step_times_table
-from planner.speed import calibration_summary, speed_source, workload_for
+from planner.speed import DATASET_NAMES, calibration_summary, speed_source, workload_for
 from ui._common import cached_chart, guarded
 from ui._frame import ensure_app_frame
 from ui._scenario import scenario_deployment
@@ -64,9 +64,12 @@ if report is not None:
     for warning in est.warnings:
         st.warning(plain_text(warning), icon="⚠️")
     cols = st.columns(5)
+    lengths_text = f"{est.prompt_tokens:,} + {est.output_tokens:,} tokens " + (
+        "per request" if est.dataset == "fixed" else f"per request on average ({DATASET_NAMES[est.dataset]})"
+    )
     served = (
-        f"{est.batch_size:,} request(s) served back to back, {est.prompt_tokens:,} + {est.output_tokens:,} tokens "
-        "each: every prompt is prefilled between or alongside the decodes (by a draft model or head too)"
+        f"{est.batch_size:,} request(s) served back to back, {lengths_text}: every prompt is prefilled between or "
+        "alongside the decodes (by a draft model or head too)"
     )
     cols[0].metric(
         "Speedup",
@@ -124,7 +127,9 @@ if report is not None:
 if report is not None and dep is not None:
     st.subheader("Serving under load")
     if st.toggle("Simulate a replica under rising request rates", key="perf_serving", persist_state="page"):
-        sweep = guarded(lambda: cached_rate_sweep(dep, est.alpha, est.k, est.prompt_tokens, est.output_tokens))
+        sweep = guarded(
+            lambda: cached_rate_sweep(dep, est.alpha, est.k, est.prompt_tokens, est.output_tokens, est.dataset)
+        )
         if sweep is not None:
             stop = (
                 f"speculation stops paying at {sweep.crossover_rate:.2f} req/s"
@@ -132,9 +137,8 @@ if report is not None and dep is not None:
                 else "speculation pays at every rate swept"
             )
             st.caption(
-                f"One replica ({dep.gpus_per_replica} GPUs), {est.prompt_tokens} + {est.output_tokens} tokens per "
-                f"request, α {est.alpha:.2f}, K {est.k}; plain capacity {sweep.capacity_requests_per_s:.2f} req/s; "
-                f"{stop}."
+                f"One replica ({dep.gpus_per_replica} GPUs), {lengths_text}, α {est.alpha:.2f}, K {est.k}; plain "
+                f"capacity {sweep.capacity_requests_per_s:.2f} req/s; {stop}."
             )
             left, right = st.columns(2)
             with left:

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from planner.deployment import Deployment
 from planner.speed.replica_capacity import replica_capacity
-from planner.speed.serving_workload import ServingWorkload
+from planner.speed.serving_workload import Dataset, ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate
 
 #: Offered load as fractions of the plain replica's capacity.
@@ -63,9 +63,13 @@ def rate_sweep(
     output_tokens: int,
     fractions: Sequence[float] = LOAD_FRACTIONS,
     num_prompts: int = 300,
+    dataset: Dataset = "fixed",
 ) -> RateSweep:
-    """Throughput, p99 TTFT, mean TPOT and batch at each offered rate, with and without the draft."""
-    lengths = {"prompt_tokens": prompt_tokens, "output_tokens": output_tokens, "num_prompts": num_prompts}
+    """Throughput, p99 TTFT, mean TPOT and batch at each offered rate, with and without the draft; requests of
+    ``prompt_tokens`` + ``output_tokens`` each, or drawn from ``dataset`` (its mean lengths, the two ignored)."""
+    lengths: dict = {"dataset": dataset, "num_prompts": num_prompts}
+    if dataset == "fixed":
+        lengths |= {"prompt_tokens": prompt_tokens, "output_tokens": output_tokens}
     capacity = replica_capacity(
         dep.without_draft(), ServingWorkload.build(offline=True, **lengths)
     ).steady_requests_per_s

@@ -1,4 +1,4 @@
-"""One answer per question: 20 scenarios through the pages (AppTest) and the command line (``--json``) give the
+"""One answer per question: 21 scenarios through the pages (AppTest) and the command line (``--json``) give the
 same headline figures, for every speculator kind (draft model, EAGLE and EAGLE-3 heads, MTP, n-gram) and every page
 with figures (Sizing, Performance, Draft Selection, Fleet & Quote).
 
@@ -78,6 +78,7 @@ CASES = {
         "performance", {"target": LLAMA8, "method": "ngram", "node": L40S, "tp": 1, "prompt_tokens": 200_000}
     ),
     "perf-70b-one-h100": Case("performance", {"node": H100, "tp": 1}),
+    "perf-70b-1b-sharegpt-batch64": Case("performance", {"dataset": "sharegpt", "batch_size": 64}),
     # Sizing: KV tokens and whole concurrent requests, or the reason and the best fix
     "size-70b-1b": Case("sizing", {}),
     "size-405b-bf16-one-h100": Case(
@@ -143,6 +144,8 @@ def _performance(case: Case, s: Scenario, at: AppTest) -> None:
     for name, flag in (("batch_size", "--batch-size"), ("prompt_tokens", "--prompt-tokens")):
         if getattr(s, name) is not None:
             flags += [flag, str(getattr(s, name))]
+    if s.dataset != "fixed":
+        flags += ["--dataset", s.dataset]
     cli = _cli(["speedup", *flags])
     if cli["verdict"] == "cannot_run":
         assert any("Cannot run" in e.value for e in at.error) and not at.metric
@@ -208,7 +211,7 @@ def test_the_page_and_the_command_line_give_the_same_headline(name):
 
 
 def test_the_cases_cover_every_speculator_kind_and_every_page_with_figures():
-    assert len(CASES) == 20
+    assert len(CASES) == 21
     kinds = {
         "ngram" if c.scenario.get("method") == "ngram" else "mtp" if c.scenario.get("method") == "mtp"
         else "eagle3" if c.scenario.get("draft") == EAGLE3 else "eagle" if c.scenario.get("draft") == EAGLE

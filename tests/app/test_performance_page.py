@@ -75,3 +75,16 @@ def test_a_deployment_that_does_not_fit_is_not_recommended():
     errors = " ".join(e.value for e in at.error)
     assert errors.count("weights need") <= 1
     assert all("still does not fit" not in m.value for m in at.markdown)
+
+
+def test_sharegpt_like_lengths_take_the_datasets_means_and_name_them():
+    at = page("performance.py").run()
+    at.radio(key="perf_lengths").set_value("ShareGPT-like").run()
+    assert not at.exception and not at.error
+    assert {"Prompt tokens (mean)", "Output tokens (mean)"} <= {m.label for m in at.metric}
+    speedup = next(m for m in at.metric if m.label == "Speedup")
+    assert "ShareGPT-like lengths" in speedup.help and "202 + 179 tokens per request on average" in speedup.help
+    at.toggle(key="perf_serving").set_value(True).run()  # the simulated replica draws the same lengths
+    assert not at.exception and any("ShareGPT-like lengths" in c.value for c in at.caption)
+    at.radio(key="perf_lengths").set_value("Fixed").run()
+    assert not at.exception and at.number_input(key="perf_prompt").value > 0
