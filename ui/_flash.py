@@ -13,8 +13,13 @@ finished is dropped by the next run, one drawn in a run that was stopped is draw
 ('success', 'Saved')
 >>> _begin(state); _take(state, "msg")  # the run that drew it was stopped: drawn again
 ('success', 'Saved')
+>>> _end(state); _begin(state); _take(state, "msg", keep=True)  # a run the server started draws it again
+('success', 'Saved')
 >>> _end(state); _begin(state); _take(state, "msg") is None  # it reached the screen in a finished run
 True
+
+A run the server started (a page's background work moving on or done, ui/_rerun.py) is not the visitor's next
+step: it draws the message again rather than drop it, so a confirmation stays on screen until the visitor acts.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import streamlit as st
+
+from ui._rerun import server_started_run
 
 RUN_KEY = "_run_number"
 DONE_KEY = "_run_finished"
@@ -37,13 +44,15 @@ def _end(state: MutableMapping[str, Any]) -> None:
     state[DONE_KEY] = state.get(RUN_KEY, 0)
 
 
-def _take(state: MutableMapping[str, Any], key: str) -> Any:
+def _take(state: MutableMapping[str, Any], key: str, keep: bool = False) -> Any:
     message = state.get(key)
     shown = state.setdefault(SHOWN_KEY, {})
     if message is None:
         shown.pop(key, None)
         return None
     if key in shown and state.get(DONE_KEY, 0) >= shown[key]:
+        if keep:
+            return message
         del state[key]
         del shown[key]
         return None
@@ -62,9 +71,9 @@ def end_run() -> None:
 
 
 def take_flash(key: str) -> Any:
-    """The message stored under ``key`` (None when there is none), to be drawn in this run; it is dropped once a run
-    that drew it has finished."""
-    return _take(st.session_state, key)
+    """The message stored under ``key`` (None when there is none), to be drawn in this run; it is dropped by the
+    visitor's next run once a run that drew it has finished (a run the server started draws it again)."""
+    return _take(st.session_state, key, keep=server_started_run())
 
 
 def set_flash(key: str, message: Any) -> None:

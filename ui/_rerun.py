@@ -118,6 +118,11 @@ def begin_run() -> None:
     _SERVER_RUN.set(started)
 
 
+def server_started_run() -> bool:
+    """Whether the run in progress was started by the server (a page's background work), not by the visitor."""
+    return _SERVER_RUN.get()
+
+
 def keep_shown(*keys: str) -> None:
     """Before the widgets of ``keys`` are drawn: in a run the server started, send their values to the browser
     again (a widget whose value the server set may be mounted by the browser only in this run)."""
