@@ -280,7 +280,7 @@ class SteadyState:
             decodes = max(0.0, free - 1 - served.prompts_per_step * others)
         else:
             own = sum(share * self._price(shape, 0, 1 + count) for count, share in mates)
-            missed = self._step_s(shape, served.decode_seqs, 0)
+            missed = self._missed_apart_s(served, shape)
             decodes = 0.0
         if prefill_room is not None and self.mixed:
             per_decode = 1 if shape is None else shape.verify_tokens
@@ -290,6 +290,23 @@ class SteadyState:
         if self.clients > batch:
             return (self.clients - batch) * served.step_s / served.prompts_per_step + own
         return self.miss * missed + own
+
+    def _missed_apart_s(self, served: ServedStep, shape: DraftShape | None) -> float:
+        """The step a new request misses where prompts run in steps of their own: the step the engine starts as the
+        decode step that freed its slot ends. That is the prefill step of the prompts still waiting, where the
+        decode step before handed some over (they missed it in turn), else the next decode step. After a decode
+        step with no prompts waiting, the next has them with probability ``q = P(J > 0)``; after one with prompts
+        waiting, the next has none (they and the newer ones are prefilled before it). So a share
+        ``q / (1 + q)`` of decode steps end with prompts waiting, and as large a share of requests miss a prefill
+        step of the ``J > 0`` waiting prompts."""
+        counts = prompt_counts(self.batch, served.prompts_per_step)
+        some = sum(share for count, share in counts if count > 0)
+        decode_s = self._step_s(shape, served.decode_seqs, 0)
+        if some <= 0:
+            return decode_s
+        prefill_s = sum(share * self._price(shape, 0, count) for count, share in counts if count > 0) / some
+        waiting = some / (1 + some)
+        return (1 - waiting) * decode_s + waiting * prefill_s
 
     def tpot_s(self, served: ServedStep, shape: DraftShape | None) -> float:
         """Seconds per output token after a request's first (``served``'s arm, ``shape``): the steps it decodes in

@@ -83,10 +83,11 @@ def test_the_static_estimate_serves_each_prompt_as_the_simulator_does(engine, ba
     assert run.plain.steady_output_tokens_per_s == pytest.approx(est.baseline_throughput_tok_s, rel=0.03)
     assert run.speculative.steady_tpot_s.mean == pytest.approx(est.spec_tpot_s, rel=0.03)
     assert run.plain.steady_tpot_s.mean == pytest.approx(est.baseline_tpot_s, rel=0.03)
-    # and the first token: the queue past the engine's running cap, the step a new request misses and its prompt's
-    # step, shared with the other slots' prompts (within 1.7% where steps mix, 4.3% and 8% where prompts run apart)
-    assert run.plain.steady_ttft_s.mean == pytest.approx(est.baseline_ttft_s, rel=0.1)
-    assert run.speculative.steady_ttft_s.mean == pytest.approx(est.spec_ttft_s, rel=0.1)
+    # and the first token: the queue past the engine's running cap, the step a new request misses (where prompts run
+    # apart, the prefill step of the prompts still waiting as often as they are) and its prompt's step, shared with
+    # the other slots' prompts (within 1.7% where steps mix, 3.3% where prompts run apart, over two draws)
+    assert run.plain.steady_ttft_s.mean == pytest.approx(est.baseline_ttft_s, rel=0.05)
+    assert run.speculative.steady_ttft_s.mean == pytest.approx(est.spec_ttft_s, rel=0.05)
     # every prompt at the mean length would promise more: the spread is priced
     alike = estimate_speed(
         dep, SpeedWorkload.build(alpha=0.8, k=3, batch_size=batch, prompt_tokens=202, output_tokens=179)
