@@ -66,19 +66,21 @@ class Chunks:
         self.positions += chunk_tokens * (cached_tokens + (chunk_tokens + 1) / 2)
         self.context_tokens += cached_tokens
 
-    def add_prompts(self, count: int, prompt_tokens: int) -> None:
-        """``count`` whole prompts of ``prompt_tokens`` each with nothing cached: :meth:`add` ``count`` times, in one.
+    def add_prompts(self, count: int, total_tokens: float) -> None:
+        """``count`` whole prompts of ``total_tokens`` together with nothing cached, each of their mean length:
+        :meth:`add` ``count`` times, in one.
 
         >>> one, many = Chunks(), Chunks()
         >>> for _ in range(3):
         ...     one.add(100, 0)
-        >>> many.add_prompts(3, 100)
+        >>> many.add_prompts(3, 300)
         >>> one == many
         True
         """
-        self.tokens += count * prompt_tokens
+        length = total_tokens / count
+        self.tokens += round(total_tokens)
         self.seqs += count
-        self.positions += count * prompt_tokens * (prompt_tokens + 1) / 2
+        self.positions += count * length * (length + 1) / 2
 
 
 NO_CHUNKS = Chunks()

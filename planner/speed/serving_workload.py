@@ -71,9 +71,13 @@ def datasets() -> dict[str, DatasetSpec]:
     return {d.id: d for d in parsed.datasets}
 
 
+def _log_mean(dist: LengthDistribution) -> float:
+    """μ of the lognormal whose mean is ``dist``'s: ``ln(mean) − σ²/2``."""
+    return math.log(dist.mean_tokens) - dist.log_sigma**2 / 2
+
+
 def _log_draw(rng: random.Random, dist: LengthDistribution) -> float:
-    mu = math.log(dist.mean_tokens) - dist.log_sigma**2 / 2
-    return rng.lognormvariate(mu, dist.log_sigma)
+    return rng.lognormvariate(_log_mean(dist), dist.log_sigma)
 
 
 def _scaled(raw: list[float], c: float, low: int, caps: list[int]) -> list[int]:
@@ -131,8 +135,7 @@ def prompt_length_points(dataset: str, mean_tokens: int, points: int = LENGTH_PO
     """
     spec = datasets()[dataset].prompt
     count = points * _QUANTILES_PER_POINT
-    normal = NormalDist()
-    mu = math.log(spec.mean_tokens) - spec.log_sigma**2 / 2
+    normal, mu = NormalDist(), _log_mean(spec)
     raw = [math.exp(mu + spec.log_sigma * normal.inv_cdf((i + 0.5) / count)) for i in range(count)]
     lengths = matched_lengths(raw, mean_tokens, spec.min_tokens, [longest_prompt_tokens(dataset)] * count)
     return tuple(

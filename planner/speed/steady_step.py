@@ -147,15 +147,6 @@ class ServedStep:
         return self.prompts_per_step * self.output_tokens / self.step_s
 
 
-def _prompts_of(count: int, total_tokens: float) -> Chunks:
-    """``count`` whole prompts of ``total_tokens`` together, each of their mean length."""
-    chunks = Chunks()
-    length = total_tokens / count
-    chunks.tokens, chunks.seqs = round(total_tokens), count
-    chunks.positions = count * length * (length + 1) / 2
-    return chunks
-
-
 @dataclass(frozen=True, slots=True)
 class RequestLengths:
     """A request's mean prompt and output tokens and, where prompts vary, their equally likely lengths (whose mean is
@@ -192,19 +183,23 @@ class SteadyState:
         kept = self._prices.get(key)
         if kept is not None and kept[0] is shape:
             return kept[1]
-        step, context = self.engine.step_totals, decodes * self.context_tokens
-        if not prompts:
-            seconds = step(shape, decodes, context, Chunks())[0] if decodes else 0.0
-        elif self.prompt_points is None:
-            chunks = Chunks()
-            chunks.add_prompts(prompts, self.prompt_tokens)
-            seconds = step(shape, decodes, context, chunks)[0]
-        else:  # the step's price averaged over the lengths its prompts may have together
-            totals = summed_points(self.prompt_points, prompts)
-            seconds = sum(step(shape, decodes, context, _prompts_of(prompts, total))[0] for total in totals)
-            seconds /= len(totals)
+        if not (decodes or prompts):
+            seconds = 0.0
+        else:  # averaged over the lengths the step's prompts may have together (one, where every prompt is alike)
+            totals = (
+                (prompts * self.prompt_tokens,)
+                if not prompts or self.prompt_points is None
+                else summed_points(self.prompt_points, prompts)
+            )
+            seconds = sum(self._priced(shape, decodes, prompts, total) for total in totals) / len(totals)
         self._prices[key] = (shape, seconds)
         return seconds
+
+    def _priced(self, shape: DraftShape | None, decodes: int, prompts: int, prompt_tokens: float) -> float:
+        chunks = Chunks()
+        if prompts:
+            chunks.add_prompts(prompts, prompt_tokens)
+        return self.engine.step_totals(shape, decodes, decodes * self.context_tokens, chunks)[0]
 
     def _step_s(self, shape: DraftShape | None, decodes: float, prompts: int) -> float:
         """One step of ``prompts`` whole prompts and ``decodes`` decoding sequences, a fractional count
