@@ -204,12 +204,18 @@ def optimal_k(alpha: float, step_cost_ratios: Mapping[int, float]) -> tuple[int,
     """
     if not step_cost_ratios:
         raise InputError("k", None, "at least one draft length to compare")
-    best_k, best = 0, -1.0
-    for k in sorted(step_cost_ratios):
-        value = speedup_from_step_cost(alpha, k, step_cost_ratios[k])
-        if value > best * (1 + 1e-12):
-            best_k, best = k, value
-    return best_k, best
+    by_k = {k: speedup_from_step_cost(alpha, k, ratio) for k, ratio in step_cost_ratios.items()}
+    best_k = optimal_of(by_k)
+    return best_k, by_k[best_k]
+
+
+def optimal_of(speedup_by_k: Mapping[int, float]) -> int:
+    """The draft length with the highest speedup; a tie keeps the shorter one (it costs less KV and compute).
+
+    >>> optimal_of({3: 1.5, 2: 1.5, 4: 1.4})
+    2
+    """
+    return min(speedup_by_k, key=lambda k: (-speedup_by_k[k], k))
 
 
 def break_even_alpha(step_cost_ratios: Mapping[int, float]) -> float | None:

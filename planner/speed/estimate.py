@@ -148,11 +148,6 @@ def _prefill_rooms(limits: tuple[Limits | None, Limits | None], chunked: bool) -
     )
 
 
-def optimal_of(speedup_by_k: dict[int, float]) -> int:
-    """The draft length with the highest speedup; a tie keeps the shorter one (it costs less KV and compute)."""
-    return min(speedup_by_k, key=lambda k: (-speedup_by_k[k], k))
-
-
 #: How close the break-even α is bisected (it is shown to three decimals).
 BREAK_EVEN_TOLERANCE = 1e-6
 
@@ -292,7 +287,7 @@ def estimate_speed(
     by_verification = {"chain": steps.speedup_of(workload.draft_shape(method, k, "chain"), alpha)}
     if method in TREE_METHODS:
         by_verification["tree"] = steps.speedup_of(workload.draft_shape(method, k, "tree"), alpha)
-    best_k = optimal_of(by_k)
+    best_k = spec.optimal_of(by_k)
     best = by_k[best_k]
     verdict_k, verdict_speedup = (k, speedup) if workload.k is not None else (best_k, best)
     verdict, reason = rules.verdict.decide(speedup=verdict_speedup, k=verdict_k, at=f"batch {batch}")

@@ -26,7 +26,6 @@ from planner.speed.estimate import (
     BatchSteps,
     SpeedEstimate,
     estimate_speed,
-    optimal_of,
     running_caps,
     search_ks,
 )
@@ -110,7 +109,7 @@ def batch_sweep(
             raise InputError("batch_size", batch, "an integer >= 1")
         model = BatchSteps(engine, batch, lengths, caps)
         by_k = model.speedup_by_depth(workload, deployment.speculative_method, alpha, allowed)
-        best_k = optimal_of(by_k)
+        best_k = spec.optimal_of(by_k)
         served = model.served(shape, alpha)
         points.append(
             BatchPoint(
