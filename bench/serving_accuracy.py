@@ -25,7 +25,7 @@ from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.speed.estimate import SpeedEstimate, SpeedWorkload, estimate_speed
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics, simulate, simulate_one
+from planner.speed.simulate import ServingMetrics, SimulationResult, simulate, simulate_one
 from planner.speed.speed_source import speed_source
 
 #: Goals on unfitted rows: (median, worst) |error| in percent (None: no goal on the worst).
@@ -36,10 +36,34 @@ UNITS = {"output_tok_s": ("tok/s", 1.0), "ttft_s": ("ms", 1e3), "tpot_s": ("ms",
 _RUNS: dict[str, ServingMetrics] = {}
 
 
+def _speedup(case: ServingCase, workload: ServingWorkload) -> tuple[float, ServingMetrics]:
+    """A speculative row's speedup on ``workload`` (its own, or with more requests), and the run it chose."""
+    if case.identical_waves:
+        return identical_waves_speedup(case, workload)
+    result = simulate(case.deployment, workload, alpha=case.alpha, k=case.k, profile=case.profile)
+    return result.speedup, result.chosen
+
+
+def identical_waves_speedup(case: ServingCase, workload: ServingWorkload) -> tuple[float, ServingMetrics]:
+    """Each request of ``workload`` run alone as one offline batch of ``workload.concurrency`` identical copies:
+    the mean over the requests of each batch's output tokens per second with the draft, over the same mean without
+    it (SpecDecode-Bench's measure, bench/serving_rows.py), and the speculative run of the longest batch."""
+    copies = workload.concurrency or 1
+    runs: dict[tuple[int, int], SimulationResult] = {}
+    for prompt, output in zip(*workload.lengths(), strict=True):
+        if (prompt, output) not in runs:
+            one = ServingWorkload.build(offline=True, num_prompts=copies, prompt_tokens=prompt, output_tokens=output)
+            runs[prompt, output] = simulate(case.deployment, one, alpha=case.alpha, k=case.k, profile=case.profile)
+    each = [runs[pair] for pair in zip(*workload.lengths(), strict=True)]
+    speculative = statistics.mean(r.chosen.output_tokens_per_s for r in each)
+    plain = statistics.mean(r.plain.output_tokens_per_s for r in each)
+    longest = max(runs.items(), key=lambda item: item[0][1])[1]
+    return speculative / plain, longest.chosen
+
+
 def _run(case: ServingCase) -> tuple[float, ServingMetrics]:
     if case.kind == "speedup":
-        result = simulate(case.deployment, case.workload, alpha=case.alpha, k=case.k, profile=case.profile)
-        return result.speedup, result.chosen
+        return _speedup(case, case.workload)
     run = _RUNS.get(case.row)  # a row's figures (TTFT, TPOT, throughput) come from one run
     if run is None:
         run = _RUNS[case.row] = simulate_one(case.deployment, case.workload, profile=case.profile)
@@ -101,7 +125,7 @@ def doubled_speedup_pct(case: ServingCase, once: float) -> float:
     """How far a speculative row's simulated speedup ``once`` moves when its run holds twice the requests
     (percent)."""
     twice_work = case.workload.model_copy(update={"num_prompts": 2 * case.workload.num_prompts})
-    twice = simulate(case.deployment, twice_work, alpha=case.alpha, k=case.k, profile=case.profile).speedup
+    twice, _ = _speedup(case, twice_work)
     return pct_error(twice, once)
 
 
@@ -186,18 +210,24 @@ def main() -> int:
         count = case.workload.num_prompts
         print(f"  {case.row:<40} {count:>5} -> {2 * count:>5} requests {moved:+5.1f}%")
     print(
-        "\nSpeculative rows at a fixed batch, the static estimate beside the simulator (its batch, and its requests'"
-        " lengths: their dataset's means and spread; served: each request's prompt included; decode: the decode steps"
-        " alone)"
+        "\nSpeculative rows at a fixed batch: the row as run (above), and a closed loop at that batch simulated beside"
+        " the static estimate (its batch, and its requests' lengths: their dataset's means and spread; served: each"
+        " request's prompt included; decode: the decode steps alone)"
     )
-    print(f"  {'row':<40} {'published':>9} {'simulated':>9} {'served':>7} {'decode':>7}  static vs simulated")
+    print(
+        f"  {'row':<40} {'published':>9} {'as run':>7} {'closed loop':>11} {'served':>7} {'decode':>7}"
+        "  static vs closed loop"
+    )
     for case, once, *_ in sorted((r for r in rows if r[0].kind == "speedup"), key=lambda r: r[0].row):
         if case.workload.concurrency is None:
             continue
+        batch = case.workload.concurrency
+        work = case.workload.model_copy(update={"num_prompts": max(200, 4 * batch)})  # a steady window past warm-up
+        loop = simulate(case.deployment, work, alpha=case.alpha, k=case.k, profile=case.profile).speedup
         est = static_estimate(case)
         print(
-            f"  {case.row:<40} {case.measured:>9.2f} {once:>9.2f} {est.speedup:>7.2f} {est.decode_speedup:>7.2f}  "
-            f"{pct_error(est.speedup, once):+5.1f}%"
+            f"  {case.row:<40} {case.measured:>9.2f} {once:>7.2f} {loop:>11.2f} {est.speedup:>7.2f} "
+            f"{est.decode_speedup:>7.2f}  {pct_error(est.speedup, loop):+5.1f}%"
         )
     print(
         f"\nRows whose requests are drawn from a dataset, on {DATASET_DRAWS} draws of them (lengths and arrivals; the"

@@ -27,8 +27,15 @@ One rule per source (never per row):
   loop at each published concurrency with fixed lengths; TensorRT-LLM (NIM's FP8 profiles), FP8 KV cache as for the
   ``TRTPO-`` rows. The tables average the benchmark's measurement after its warm-up, so the steady-window figures are
   compared (the first round, every client at once, left out): TTFT, ITL as TPOT, output tokens per second.
-* ``SDB-`` SpecDecode-Bench: vLLM V1, Llama-3-70B TP4 + Llama-3.2-1B, K = 3, ShareGPT, closed loop at the batch
-  size; speedup = output tok/s ratio; α is the pair prior.
+* ``SDB-`` SpecDecode-Bench: vLLM V1, Llama-3-70B TP4 + Llama-3.2-1B, K = 3, ShareGPT; α is the pair prior. The
+  benchmark runs each sampled prompt as one offline batch of that many identical copies (``LLM.generate`` over the
+  prompt repeated batch-size times, greedy, to the end of the answer) and plots the mean over its prompts of each
+  batch's output tokens per second, with the draft over without it (scripts/bench_latency.py and
+  scripts/vis_speedup.py in https://github.com/SpecDecode-Bench/vllm, 100 prompts plotted): the rows run
+  ``SDB_PROMPTS`` ShareGPT-like prompts so (``identical_waves``), the engine at the LLM class's defaults on an 80 GB
+  GPU (``max_num_batched_tokens`` 16,384, ``max_num_seqs`` 1,024) and the draft's 8,192-token context the script
+  sets. The outputs are the model's own answers, whose lengths the sources do not state: the rows take the
+  dataset's.
 
 Llama-3-70B and Llama-3-8B are the catalog's Llama-3.1-70B / Meta-Llama-3-8B (same geometry).
 """
@@ -70,6 +77,13 @@ VLLM060_LAUNCH = {
     "sglang": {"max_model_len": 8192},
 }
 
+#: SpecDecode-Bench's engine: vLLM's ``LLM`` class at its defaults on a GPU of 70 GiB or more
+#: (``EngineArgs`` batch defaults in vllm/engine/arg_utils.py: ``max_num_batched_tokens`` 16,384 and ``max_num_seqs``
+#: 1,024 for the LLM class) and the 8,192-token context its script gives the draft (``--max_model_len 8192``,
+#: Llama-3-70B's own); prompts plotted per batch size (scripts/vis_speedup.py ``max_reqs``).
+SDB_LAUNCH = {"max_num_batched_tokens": 16384, "max_num_seqs": 1024, "max_model_len": 8192}
+SDB_PROMPTS = 100
+
 GPU_IDS = {"H100": "h100-sxm-80gb", "H200": "h200-sxm-141gb", "B200": "b200-180gb", "MI300X": "mi300x-192gb"}
 
 
@@ -90,6 +104,10 @@ class ServingCase:
     profile: SpeedProfile | None = None
     #: Compare the steady window's figures (the source leaves its warm-up out) rather than the whole run's.
     steady: bool = False
+    #: Each request of the workload runs alone as one offline batch of ``workload.concurrency`` identical copies,
+    #: and the figure is the mean over the requests of each batch's output tokens per second (a speedup: with the
+    #: draft over without it).
+    identical_waves: bool = False
 
 
 @dataclass
@@ -209,11 +227,11 @@ def _sdb(row: dict) -> list[ServingCase]:
     target, draft = get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B")
     dep = Deployment.build(
         target=target, draft=draft, gpu=get_gpu("h100-sxm-80gb"), gpu_count=4, tp=4, engine="vllm",
-        num_speculative_tokens=3, max_model_len=4096,
+        num_speculative_tokens=3, **SDB_LAUNCH,
     )  # fmt: skip
     alpha = acceptance_prior(target, draft).alpha
     batch = int(row["load_value"].split("=")[1])
-    workload = ServingWorkload.build(dataset="sharegpt", concurrency=batch, num_prompts=max(200, 4 * batch), seed=0)
+    workload = ServingWorkload.build(dataset="sharegpt", concurrency=batch, num_prompts=SDB_PROMPTS, seed=0)
     label = f"{case}: Llama-3-70B TP4 + Llama-3.2-1B K3, batch {batch} (vllm)"
     return [
         ServingCase(
@@ -226,7 +244,8 @@ def _sdb(row: dict) -> list[ServingCase]:
             False,
             alpha,
             3,
-            notes=[f"α prior {alpha:.3f}"],
+            notes=[f"α prior {alpha:.3f}", f"each of {SDB_PROMPTS} prompts as one batch of {batch} copies"],
+            identical_waves=True,
         )
     ]
 

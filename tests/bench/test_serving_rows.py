@@ -8,8 +8,10 @@ import sys
 import pytest
 
 from bench.aiconfigurator_estimates import _parse, _program, command
-from bench.serving_accuracy import load
-from bench.serving_rows import load_cases
+from bench.serving_accuracy import identical_waves_speedup, load
+from bench.serving_rows import SDB_PROMPTS, load_cases
+from planner.speed.serving_workload import ServingWorkload
+from planner.speed.simulate import simulate
 
 CASES, _ = load_cases()
 
@@ -66,3 +68,36 @@ def test_speedup_rows_are_judged_at_each_published_load():
     assert loads["SDB-L3-70B-SHAREGPT-DRAFT-BS64"] == "batch 64"
     assert loads["VLLMSD-L3-70B-ShareGPT-DRAFT-QPS8"] == "8 req/s"
     assert len({v for k, v in loads.items() if k.startswith("SDB-")}) == 4  # one load per published batch size
+
+
+def test_specdecode_bench_rows_run_each_prompt_as_one_batch_of_identical_copies():
+    sdb = [c for c in CASES if c.row.startswith("SDB-")]
+    assert len(sdb) == 4 and all(c.identical_waves and c.kind == "speedup" for c in sdb)
+    dep = sdb[0].deployment  # vLLM's LLM class at its defaults on an 80 GB GPU, the draft's 8,192-token context
+    assert (dep.max_num_batched_tokens, dep.max_num_seqs, dep.max_model_len) == (16384, 1024, 8192)
+    assert {c.workload.num_prompts for c in sdb} == {SDB_PROMPTS}
+
+
+def _waves(batch: int, lengths: list[tuple[int, int]]) -> ServingWorkload:
+    class Fixed(ServingWorkload):
+        def lengths(self) -> tuple[list[int], list[int]]:
+            return [p for p, _ in lengths], [o for _, o in lengths]
+
+    return Fixed.build(dataset="sharegpt", concurrency=batch, num_prompts=len(lengths), seed=0)
+
+
+def test_identical_waves_average_each_batch_throughput_before_the_ratio():
+    case = next(c for c in CASES if c.row == "SDB-L3-70B-SHAREGPT-DRAFT-BS16")
+    short, long = (200, 40), (200, 800)
+    alone = {}
+    for pair in (short, long):
+        one = ServingWorkload.build(offline=True, num_prompts=16, prompt_tokens=pair[0], output_tokens=pair[1])
+        run = simulate(case.deployment, one, alpha=case.alpha, k=case.k)
+        alone[pair] = (run.chosen.output_tokens_per_s, run.plain.output_tokens_per_s)
+        repeated, _ = identical_waves_speedup(case, _waves(16, [pair, pair]))
+        assert repeated == pytest.approx(alone[pair][0] / alone[pair][1])  # a whole batch's throughput, prefill in
+    both, _ = identical_waves_speedup(case, _waves(16, [short, long]))
+    mean_ratio = (alone[short][0] + alone[long][0]) / (alone[short][1] + alone[long][1])
+    assert both == pytest.approx(mean_ratio)  # the benchmark's mean throughputs, not a mean of speedups
+    ratios = sorted(a / b for a, b in alone.values())
+    assert ratios[0] < both < ratios[1]
