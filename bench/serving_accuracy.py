@@ -25,7 +25,7 @@ from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.speed.estimate import SpeedEstimate, SpeedWorkload, estimate_speed
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics, SimulationResult, simulate, simulate_one
+from planner.speed.simulate import ServingMetrics, SimulationResult, offline_batch_speedup, simulate, simulate_one
 from planner.speed.speed_source import speed_source
 
 #: Goals on unfitted rows: (median, worst) |error| in percent (None: no goal on the worst).
@@ -45,15 +45,18 @@ def _speedup(case: ServingCase, workload: ServingWorkload) -> tuple[float, Servi
 
 
 def identical_waves_speedup(case: ServingCase, workload: ServingWorkload) -> tuple[float, ServingMetrics]:
-    """Each request of ``workload`` run alone as one offline batch of ``workload.concurrency`` identical copies:
-    the mean over the requests of each batch's output tokens per second with the draft, over the same mean without
-    it (SpecDecode-Bench's measure, bench/serving_rows.py), and the speculative run of the longest batch."""
-    copies = workload.concurrency or 1
+    """Each request of ``workload`` run alone as one offline batch of ``workload.concurrency`` identical copies
+    (:func:`offline_batch_speedup`): the mean over the requests of each batch's output tokens per second with the
+    draft, over the same mean without it (SpecDecode-Bench's measure, bench/serving_rows.py), and the speculative run
+    of the longest batch."""
+    copies, alpha = workload.concurrency or 1, case.alpha
+    assert alpha is not None, "a speculative row states its acceptance"
     runs: dict[tuple[int, int], SimulationResult] = {}
     for prompt, output in zip(*workload.lengths(), strict=True):
         if (prompt, output) not in runs:
-            one = ServingWorkload.build(offline=True, num_prompts=copies, prompt_tokens=prompt, output_tokens=output)
-            runs[prompt, output] = simulate(case.deployment, one, alpha=case.alpha, k=case.k, profile=case.profile)
+            _, runs[prompt, output] = offline_batch_speedup(
+                case.deployment, copies, prompt, output, alpha=alpha, k=case.k, profile=case.profile
+            )
     each = [runs[pair] for pair in zip(*workload.lengths(), strict=True)]
     speculative = statistics.mean(r.chosen.output_tokens_per_s for r in each)
     plain = statistics.mean(r.plain.output_tokens_per_s for r in each)

@@ -27,8 +27,13 @@ from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.memory.plan import plan_memory
 from planner.speed.estimate import SpeedWorkload, estimate_speed
+from planner.speed.simulate import offline_batch_speedup
 
 NOT_APPLICABLE = "no GPU: prediction not applicable"
+#: What a run's speedup is: the transformers loop times its steps (baseline TPOT / speculative TPOT at batch 1);
+#: the vLLM backend times one ``generate`` call over a batch (output tokens per second, prefill included).
+TPOT_RATIO = "decode: baseline TPOT / speculative TPOT"
+OFFLINE_BATCH = "one offline batch: output tokens per second with the draft / without it, prefill included"
 
 
 class PredictedMemory(BaseModel):
@@ -50,7 +55,9 @@ class PredictedSpeed(BaseModel):
     alpha: float
     baseline_tpot_s: float
     spec_tpot_s: float
+    #: The speedup the run measures, predicted as :attr:`speedup_measure` says.
     speedup: float
+    speedup_measure: str = TPOT_RATIO
     baseline_ttft_s: float
     spec_ttft_s: float
     baseline_tok_s_per_sequence: float
@@ -94,8 +101,11 @@ def predict(
     engine: str = "hf",
     tp: int = 1,
     batch_size: int = 1,
+    offline_batch: bool = False,
 ) -> Prediction:
-    """Memory plan and speed estimate of the run's deployment (``hf`` for the transformers loop, batch 1)."""
+    """Memory plan and speed estimate of the run's deployment (``hf`` for the transformers loop, batch 1). The
+    speedup is predicted as the run measures it: the decode TPOT ratio, or with ``offline_batch`` one offline batch
+    of ``batch_size`` requests (:func:`planner.speed.simulate.offline_batch_speedup`)."""
     if gpu is None:
         return Prediction(applicable=False, reason=NOT_APPLICABLE)
     try:
@@ -159,13 +169,23 @@ def predict(
     except PlannerError as exc:
         prediction.problems.append(f"speed model: {exc}")
         return prediction
+    speedup, measure = est.baseline_tpot_s / est.spec_tpot_s, TPOT_RATIO
+    if offline_batch:
+        try:
+            speedup, _ = offline_batch_speedup(dep, batch_size, max(1, prompt_tokens), max(1, output_tokens),
+                                               alpha=est.alpha, k=k)  # fmt: skip
+        except PlannerError as exc:
+            prediction.problems.append(f"serving simulator: {exc}")
+            return prediction
+        measure = OFFLINE_BATCH
     prediction.speed = PredictedSpeed(
         profile=est.profile,
         mean_accepted_len=est.expected_tokens_per_step,
         alpha=est.alpha,
         baseline_tpot_s=est.baseline_tpot_s,
         spec_tpot_s=est.spec_tpot_s,
-        speedup=est.speedup,
+        speedup=speedup,
+        speedup_measure=measure,
         baseline_ttft_s=est.baseline_ttft_s,
         spec_ttft_s=est.spec_ttft_s,
         baseline_tok_s_per_sequence=est.baseline_tok_s_per_sequence,
@@ -174,6 +194,7 @@ def predict(
     prediction.assumptions.append(
         f"speed model fed the measured τ = {mean_accepted_len:.3f} (α = {est.alpha:.3f}) at K = {k}, batch {batch_size}"
     )
+    prediction.assumptions.append(f"speedup compared as {measure}")
     prediction.assumptions += [f"speed: {w}" for w in est.warnings]
     return prediction
 

@@ -6,7 +6,7 @@ GPU) is how the harness scales past one GPU. The baseline is a second engine wit
 Acceptance comes from vLLM's own counters (``LLM.get_metrics()``), read before and after each task's
 prompts and converted by :mod:`planner.measure.vllm_metrics` (docs/acceptance.md).
 Prompts run as one batch per task, so speed is throughput at that batch, and the prediction is the
-``vllm`` engine's plan and speed estimate at the same batch.
+``vllm`` engine's plan and the serving simulator's run of one offline batch of that size (prefill included).
 
 This module imports vllm only inside :func:`measure_vllm`; it has not been run in this project's
 CI (no GPU there): the metric parsing and conversion it relies on are unit-tested on real metric text.
@@ -202,6 +202,7 @@ def measure_vllm(options: MeasureOptions) -> MeasurementRecord:
         engine="vllm",
         tp=tp,
         batch_size=batch,
+        offline_batch=True,
     )
     speedup = (spec_tokens / spec_wall) / (base_tokens / base_wall) if spec_wall and base_wall else None
     verdicts: dict[str, TaskVerdict] = {

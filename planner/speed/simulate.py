@@ -146,6 +146,37 @@ class SimulationResult(BaseModel):
         return "steady-state output tokens per second with the draft / without it"
 
 
+def offline_batch_speedup(
+    dep: Deployment,
+    requests: int,
+    prompt_tokens: int,
+    output_tokens: int,
+    *,
+    alpha: float,
+    k: int | None = None,
+    profile: SpeedProfile | None = None,
+) -> tuple[float, SimulationResult]:
+    """The speedup of one offline batch: ``requests`` requests of ``prompt_tokens`` + ``output_tokens`` all sent at
+    once and timed to the last token, prefill included, with the draft at α ``alpha`` and without it (the ratio of
+    the whole runs' output tokens per second). What a benchmark that times one ``generate`` call over a batch
+    measures: SpecDecode-Bench (each prompt repeated batch-size times, ``scripts/bench_latency.py`` in
+    https://github.com/SpecDecode-Bench/vllm) and the measuring harness's vLLM backend (each task's prompts at once).
+
+    >>> from planner.catalog.lookup import get_model, get_node
+    >>> dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=4,
+    ...                          draft=get_model("Llama-3.2-1B"), num_speculative_tokens=3)
+    >>> one, _ = offline_batch_speedup(dep, 1, 200, 200, alpha=0.8)
+    >>> many, _ = offline_batch_speedup(dep, 128, 200, 200, alpha=0.8)
+    >>> 1.5 < one and many < one
+    True
+    """
+    workload = ServingWorkload.build(
+        offline=True, num_prompts=requests, prompt_tokens=prompt_tokens, output_tokens=output_tokens
+    )
+    result = simulate(dep, workload, alpha=alpha, k=k, profile=profile)
+    return result.chosen.output_tokens_per_s / result.plain.output_tokens_per_s, result
+
+
 def draft_shape(
     dep: Deployment,
     k: int | None = None,
