@@ -210,8 +210,8 @@ def main() -> int:
     print("Speculative rows, speedup with twice the requests simulated (goal: within 3% below saturation):")
     for case, once, *_ in sorted((r for r in rows if r[0].kind == "speedup"), key=lambda r: r[0].row):
         moved = doubled_speedup_pct(case, once)
-        count = case.workload.num_prompts
-        print(f"  {case.row:<40} {count:>5} -> {2 * count:>5} requests {moved:+5.1f}%")
+        count, what = case.workload.num_prompts, "prompts " if case.identical_waves else "requests"
+        print(f"  {case.row:<40} {count:>5} -> {2 * count:>5} {what} {moved:+5.1f}%")
     print(
         "\nSpeculative rows at a fixed batch: the row as run (above), and a closed loop at that batch simulated beside"
         " the static estimate (its batch, and its requests' lengths: their dataset's means and spread; served: each"
