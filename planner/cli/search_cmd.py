@@ -106,7 +106,9 @@ def register(subparsers) -> None:
     load.add_argument("--concurrency", type=positive_int)
     parser.add_argument("--prompt-tokens", type=positive_int)
     parser.add_argument("--output-tokens", type=positive_int)
-    parser.add_argument("--dataset", choices=("sharegpt",), help="request lengths from a dataset instead")
+    parser.add_argument(
+        "--dataset", choices=("sharegpt",), help="ShareGPT-like lengths (data/serving_workloads.json) instead"
+    )
     parser.add_argument("--ttft-slo-ms", type=positive_float, help="time-to-first-token objective")
     parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective")
     parser.add_argument("--percentile", type=_percentile, default=99.0, help="percentile of the objectives (99)")
