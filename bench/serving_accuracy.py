@@ -51,13 +51,14 @@ def identical_waves_speedup(case: ServingCase, workload: ServingWorkload) -> tup
     of the longest batch."""
     copies, alpha = workload.concurrency or 1, case.alpha
     assert alpha is not None, "a speculative row states its acceptance"
+    pairs = list(zip(*workload.lengths(), strict=True))
     runs: dict[tuple[int, int], SimulationResult] = {}
-    for prompt, output in zip(*workload.lengths(), strict=True):
+    for prompt, output in pairs:
         if (prompt, output) not in runs:
             _, runs[prompt, output] = offline_batch_speedup(
                 case.deployment, copies, prompt, output, alpha=alpha, k=case.k, profile=case.profile
             )
-    each = [runs[pair] for pair in zip(*workload.lengths(), strict=True)]
+    each = [runs[pair] for pair in pairs]
     speculative = statistics.mean(r.chosen.output_tokens_per_s for r in each)
     plain = statistics.mean(r.plain.output_tokens_per_s for r in each)
     longest = max(runs.items(), key=lambda item: item[0][1])[1]
