@@ -20,7 +20,7 @@ import sys
 import time
 
 from bench.aiconfigurator_estimates import estimate
-from bench.serving_rows import ServingCase, load_cases
+from bench.serving_rows import SDB_PROMPTS, ServingCase, load_cases, sdb_answer_lengths
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.speed.estimate import SpeedEstimate, SpeedWorkload, estimate_speed
@@ -44,14 +44,16 @@ def _speedup(case: ServingCase, workload: ServingWorkload) -> tuple[float, Servi
     return result.speedup, result.chosen
 
 
-def identical_waves_speedup(case: ServingCase, workload: ServingWorkload) -> tuple[float, ServingMetrics]:
-    """Each request of ``workload`` run alone as one offline batch of ``workload.concurrency`` identical copies
-    (:func:`offline_batch_speedup`): the mean over the requests of each batch's output tokens per second with the
-    draft, over the same mean without it (SpecDecode-Bench's measure, bench/serving_rows.py), and the speculative run
-    of the longest batch."""
+def identical_waves_speedup(
+    case: ServingCase, workload: ServingWorkload, lengths: tuple[list[int], list[int]] | None = None
+) -> tuple[float, ServingMetrics]:
+    """Each request of ``workload`` (or of ``lengths``: prompt and output tokens) run alone as one offline batch of
+    ``workload.concurrency`` identical copies (:func:`offline_batch_speedup`): the mean over the requests of each
+    batch's output tokens per second with the draft, over the same mean without it (SpecDecode-Bench's measure,
+    bench/serving_rows.py), and the speculative run of the longest batch."""
     copies, alpha = workload.concurrency or 1, case.alpha
     assert alpha is not None, "a speculative row states its acceptance"
-    pairs = list(zip(*workload.lengths(), strict=True))
+    pairs = list(zip(*(lengths or workload.lengths()), strict=True))
     runs: dict[tuple[int, int], SimulationResult] = {}
     for prompt, output in pairs:
         if (prompt, output) not in runs:
@@ -232,6 +234,22 @@ def main() -> int:
         print(
             f"  {case.row:<40} {case.measured:>9.2f} {once:>7.2f} {loop:>11.2f} {est.speedup:>7.2f} "
             f"{est.decode_speedup:>7.2f}  {pct_error(est.speedup, loop):+5.1f}%"
+        )
+    print(
+        "\nSpecDecode-Bench's rows with other answer lengths: the benchmark's answers are the model's own, whose"
+        " lengths it does not state; beside ShareGPT's (above), Llama-3.1-8B-Instruct's answers on the same prompts"
+        f" (the first {SDB_PROMPTS} finished, data/calibration/specdecode-bench-answer-lengths.csv)"
+    )
+    answers = sdb_answer_lengths()
+    print(
+        f"  {'row':<40} {'published':>9} {'ShareGPT':>9} {'8B answers':>10}   error  "
+        f"(mean prompt {statistics.mean(answers[0]):.0f}, answer {statistics.mean(answers[1]):.0f} tokens)"
+    )
+    for case, once, *_ in sorted((r for r in rows if r[0].identical_waves), key=lambda r: r[0].workload.concurrency):
+        other, _ = identical_waves_speedup(case, case.workload, answers)
+        print(
+            f"  {case.row:<40} {case.measured:>9.2f} {once:>9.2f} {other:>10.2f}  "
+            f"{pct_error(other, case.measured):+5.1f}%"
         )
     print(
         f"\nRows whose requests are drawn from a dataset, on {DATASET_DRAWS} draws of them (lengths and arrivals; the"

@@ -83,6 +83,18 @@ VLLM060_LAUNCH = {
 #: Llama-3-70B's own); prompts plotted per batch size (scripts/vis_speedup.py ``max_reqs``).
 SDB_LAUNCH = {"max_num_batched_tokens": 16384, "max_num_seqs": 1024, "max_model_len": 8192}
 SDB_PROMPTS = 100
+#: Llama-3.1-8B-Instruct's answers on SpecDecode-Bench's ShareGPT prompts (data/calibration/README.md).
+SDB_ANSWERS = CSV.parent / "specdecode-bench-answer-lengths.csv"
+
+
+def sdb_answer_lengths(count: int = SDB_PROMPTS, max_tokens: int = 8192) -> tuple[list[int], list[int]]:
+    """(prompt tokens, answer tokens) of the first ``count`` answers in :data:`SDB_ANSWERS` that finished before
+    ``max_tokens`` (the benchmark's plot keeps finished answers only, ``scripts/vis_speedup.py``)."""
+    with SDB_ANSWERS.open(newline="") as f:
+        finished = [(int(r["prompt_tokens"]), int(r["output_tokens"])) for r in csv.DictReader(f)]
+    finished = [(p, o) for p, o in finished if o < max_tokens][:count]
+    return [p for p, _ in finished], [o for _, o in finished]
+
 
 GPU_IDS = {"H100": "h100-sxm-80gb", "H200": "h200-sxm-141gb", "B200": "b200-180gb", "MI300X": "mi300x-192gb"}
 

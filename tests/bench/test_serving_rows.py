@@ -9,7 +9,7 @@ import pytest
 
 from bench.aiconfigurator_estimates import _parse, _program, command
 from bench.serving_accuracy import identical_waves_speedup, load
-from bench.serving_rows import SDB_PROMPTS, load_cases
+from bench.serving_rows import SDB_PROMPTS, load_cases, sdb_answer_lengths
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import simulate
 
@@ -78,14 +78,6 @@ def test_specdecode_bench_rows_run_each_prompt_as_one_batch_of_identical_copies(
     assert {c.workload.num_prompts for c in sdb} == {SDB_PROMPTS}
 
 
-def _waves(batch: int, lengths: list[tuple[int, int]]) -> ServingWorkload:
-    class Fixed(ServingWorkload):
-        def lengths(self) -> tuple[list[int], list[int]]:
-            return [p for p, _ in lengths], [o for _, o in lengths]
-
-    return Fixed.build(dataset="sharegpt", concurrency=batch, num_prompts=len(lengths), seed=0)
-
-
 def test_identical_waves_average_each_batch_throughput_before_the_ratio():
     case = next(c for c in CASES if c.row == "SDB-L3-70B-SHAREGPT-DRAFT-BS16")
     short, long = (200, 40), (200, 800)
@@ -94,10 +86,17 @@ def test_identical_waves_average_each_batch_throughput_before_the_ratio():
         one = ServingWorkload.build(offline=True, num_prompts=16, prompt_tokens=pair[0], output_tokens=pair[1])
         run = simulate(case.deployment, one, alpha=case.alpha, k=case.k)
         alone[pair] = (run.chosen.output_tokens_per_s, run.plain.output_tokens_per_s)
-        repeated, _ = identical_waves_speedup(case, _waves(16, [pair, pair]))
+        repeated, _ = identical_waves_speedup(case, case.workload, ([pair[0]] * 2, [pair[1]] * 2))
         assert repeated == pytest.approx(alone[pair][0] / alone[pair][1])  # a whole batch's throughput, prefill in
-    both, _ = identical_waves_speedup(case, _waves(16, [short, long]))
+    both, _ = identical_waves_speedup(case, case.workload, ([short[0], long[0]], [short[1], long[1]]))
     mean_ratio = (alone[short][0] + alone[long][0]) / (alone[short][1] + alone[long][1])
     assert both == pytest.approx(mean_ratio)  # the benchmark's mean throughputs, not a mean of speedups
     ratios = sorted(a / b for a, b in alone.values())
     assert ratios[0] < both < ratios[1]
+
+
+def test_the_answer_lengths_beside_them_are_the_first_finished_answers():
+    prompts, answers = sdb_answer_lengths()
+    assert len(prompts) == len(answers) == SDB_PROMPTS
+    assert max(answers) < 8192 and min(prompts) > 0  # an answer cut at max_tokens is not a finished one
+    assert sdb_answer_lengths(3) == (prompts[:3], answers[:3])
