@@ -7,7 +7,8 @@ planner's step times came from (measured kernel tables or the roofline). Rows us
 (bench/fit_step_model.py) are marked ``fit`` and kept out of the goal statistics. Then the median and worst
 |error| per metric and per family of rows (unfitted rows; aiconfigurator over the rows both cover), the goals,
 the speedup rows' goal at each published load and how far each speedup moves when its run holds twice the
-requests, the static estimate beside the simulator on the rows run at a fixed batch, how far the rows whose
+requests, the static estimate beside the simulator on the rows run at a fixed batch, SpecDecode-Bench's rows with
+another public set of answer lengths (its own answers' lengths are not stated), how far the rows whose
 requests are drawn from a dataset (ShareGPT lengths) move over ten draws of them, the rows it cannot express with
 the reason, and the time of a 2,000-request simulation. It measures; it never asserts.
 """
