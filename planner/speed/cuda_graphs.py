@@ -8,8 +8,10 @@ sequences runs as 40 on vLLM) and runs a batch above the largest one, or one it 
   ``VllmConfig._set_cudagraph_sizes``; the cap rule is ``cudagraph_capture`` in ``data/engines.json``). Uniform
   decode steps replay full graphs and mixed prefill/decode steps piecewise ones, both padded in tokens
   (``vllm/v1/worker/gpu_model_runner.py``, ``CUDAGraphMode.FULL_AND_PIECEWISE``, the default since v0.11);
-* **vLLM V0** captures decode batches ``[1, 2, 4] + 8..256 by 8`` up to ``max_num_seqs`` rounded up to 8
-  (``vllm/worker/model_runner.py`` ``_BATCH_SIZES_TO_CAPTURE``), decode only, padded;
+* **vLLM V0** captures decode batches ``[1, 2, 4]`` and multiples of 8 up to ``max_num_seqs`` rounded up to 8
+  (``vllm/worker/model_runner.py`` ``_BATCH_SIZES_TO_CAPTURE``, ``_get_max_graph_batch_size``), decode only,
+  padded: up to 256 at most before v0.6.0, up to 8,192 from v0.6.0 (a server at ``--max-num-seqs 512`` replays
+  graphs up to 512);
 * **SGLang** captures decode batch sizes (requests; an EAGLE verify graph holds ``bs × num_draft_tokens`` tokens):
   ``[1, 2, 4, 8, 12] + range(16, 257, 8) + range(272, 512, 16) + range(512, max + 1, 32)``, or with speculation
   ``range(1, 9) + range(10, 33, 2) + range(40, 65, 4) + range(72, 257, 8) + range(272, max + 1, 16)``, up to
@@ -44,13 +46,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.hardware import device_total_bytes
 from planner.deployment import Deployment
-from planner.engines.profiles import engine_profile, resolve_limits, sglang_gpu_mib
+from planner.engines.profiles import engine_profile, parse_version, resolve_limits, sglang_gpu_mib
 from planner.facts import data_cache, load_model
 
 #: TensorRT-LLM's default ``CudaGraphConfig.max_batch_size`` (``max_batch_size or 128``).
 TRTLLM_GRAPH_MAX_BATCH = 128
-#: vLLM V0's largest captured decode batch (``_BATCH_SIZES_TO_CAPTURE`` ends at 256).
-VLLM_V0_GRAPH_MAX_BATCH = 256
+#: vLLM V0's largest capturable decode batch: ``_BATCH_SIZES_TO_CAPTURE`` ends at 8 × 32 before v0.6.0 and at
+#: 8 × 1,024 from v0.6.0 (``vllm/worker/model_runner.py`` of v0.5.5 and v0.6.0).
+VLLM_V0_GRAPH_MAX_BATCH = {(0, 0, 0): 256, (0, 6, 0): 8192}
 GRAPHS_FILE = "cuda_graphs.json"
 
 
@@ -60,9 +63,9 @@ class EngineGraphs(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     engine: str
-    ladder: Literal["vllm", "sglang", "trtllm", "none"]
+    ladder: Literal["vllm", "vllm_v0", "sglang", "trtllm", "none"]
     largest: Literal[
-        "engine_profile_rule", "max_num_seqs_rounded_to_8_at_most_256", "sglang_cuda_graph_max_bs",
+        "engine_profile_rule", "vllm_v0_max_num_seqs", "sglang_cuda_graph_max_bs",
         "trtllm_default_128", "none",
     ]  # fmt: skip
     unit: Literal["tokens", "seqs"]
@@ -95,6 +98,29 @@ def vllm_capture_sizes(largest: int) -> tuple[int, ...]:
     sizes += range(8, min(256, largest + 1), 8)
     sizes += range(256, largest + 1, 16)
     return tuple(sizes)
+
+
+def vllm_v0_capture_sizes(largest: int) -> tuple[int, ...]:
+    """vLLM V0's capture sizes (decode batches) up to ``largest``: 1, 2, 4, then every multiple of 8.
+
+    >>> vllm_v0_capture_sizes(512)[-3:], len(vllm_v0_capture_sizes(256))
+    ((496, 504, 512), 35)
+    """
+    return tuple(s for s in (1, 2, 4) if s <= largest) + tuple(range(8, largest + 1, 8))
+
+
+def vllm_v0_largest(max_num_seqs: int, version: str | None) -> int:
+    """The largest decode batch vLLM V0 captures (``_get_max_graph_batch_size``): ``max_num_seqs`` padded as a
+    batch is (``_get_graph_batch_size``: 3-4 to 4, above that to a multiple of 8), at most the last capturable
+    size of the release (``version``; None: the newest V0 release).
+
+    >>> vllm_v0_largest(512, "0.5.4"), vllm_v0_largest(512, "0.6.0"), vllm_v0_largest(250, None)
+    (256, 512, 256)
+    """
+    release = parse_version(version) if version is not None else max(VLLM_V0_GRAPH_MAX_BATCH)
+    cap = VLLM_V0_GRAPH_MAX_BATCH[max(start for start in VLLM_V0_GRAPH_MAX_BATCH if start <= release)]
+    padded = max_num_seqs if max_num_seqs <= 2 else 4 if max_num_seqs <= 4 else -(-max_num_seqs // 8) * 8
+    return min(cap, padded)
 
 
 def sglang_capture_sizes(max_bs: int, *, speculative: bool) -> tuple[int, ...]:
@@ -169,9 +195,7 @@ def _largest_sglang(dep: Deployment, profile, limits) -> int:
 #: How each ``largest`` rule sets the largest captured size from the deployment, its engine profile and limits.
 LARGEST_RULES = {
     "engine_profile_rule": _largest_by_profile,
-    "max_num_seqs_rounded_to_8_at_most_256": lambda dep, profile, limits: min(
-        VLLM_V0_GRAPH_MAX_BATCH, -(-limits.max_num_seqs // 8) * 8
-    ),
+    "vllm_v0_max_num_seqs": lambda dep, profile, limits: vllm_v0_largest(limits.max_num_seqs, dep.engine_version),
     "sglang_cuda_graph_max_bs": _largest_sglang,
     "trtllm_default_128": lambda dep, profile, limits: TRTLLM_GRAPH_MAX_BATCH,
 }
@@ -179,6 +203,7 @@ LARGEST_RULES = {
 #: The capture-size ladder of each ``ladder`` rule, up to the largest size (with a draft or without).
 LADDERS = {
     "vllm": lambda largest, speculative: vllm_capture_sizes(largest),
+    "vllm_v0": lambda largest, speculative: vllm_v0_capture_sizes(largest),
     "sglang": lambda largest, speculative: sglang_capture_sizes(largest, speculative=speculative),
     "trtllm": lambda largest, speculative: trtllm_capture_sizes(largest),
 }

@@ -146,17 +146,18 @@ class ReplicaRun:
 
         misses = MissCounts(watch, n, sum(1 for out in outputs if out > 1)) if watch is not None else None
 
-        def complete(i: int) -> None:
-            """Request ``i`` finished at ``t``: its reserved KV is freed; a closed-loop client sends its next one."""
+        def complete(i: int, reported: float | None = None) -> None:
+            """Request ``i`` finished at ``t`` (its client told at ``reported``, by default then): its reserved KV
+            is freed; a closed-loop client sends its next one."""
             nonlocal completed, kv_fixed
-            finish[i] = t
+            done = finish[i] = t if reported is None else reported
             if misses is not None and outputs[i] > 1:
-                misses.tpot((t - first_token[i]) / (outputs[i] - 1))
+                misses.tpot((done - first_token[i]) / (outputs[i] - 1))
             completed += 1
             kv_fixed -= reserved[i]
             if pending:
                 j = pending.popleft()
-                arrival[j] = t
+                arrival[j] = done
                 upcoming.append(j)
 
         step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
@@ -344,13 +345,16 @@ class ReplicaRun:
                 done_at, gen_id, i = heapq.heappop(heap)
                 if alive[i] != gen_id or not in_decode[i]:
                     continue
+                reported = None
                 if frozen:  # a frozen chunk computed it past its last token: those tokens were never emitted
                     emitted -= g - done_at
                     trace[-1] = (t, emitted)
+                    last = math.ceil((done_at - (g - prog * m)) / prog - 1e-9)  # the chunk's step of its last token
+                    reported = t - dt + self.multi_step.reported_after(last, m) * step_s
                 in_decode[i] = False
                 acc -= prompts[i] + generated0[i] - joined_at[i]
                 n_dec -= 1
-                complete(i)
+                complete(i, reported)
         self.padding = (padded_steps, padding / padded_steps if padded_steps else 0.0)
         return self._metrics(
             arrival, admitted, first_token, finish, t, steps, flops, moved, busy, weighted_batch, max_batch,

@@ -13,6 +13,7 @@ from planner.speed.cuda_graphs import (
     sglang_capture_sizes,
     trtllm_capture_sizes,
     vllm_capture_sizes,
+    vllm_v0_capture_sizes,
 )
 from planner.speed.engine_step import Chunks, EngineStep
 
@@ -35,6 +36,17 @@ def test_engine_ladders_as_their_sources_write_them():
     assert sglang_capture_sizes(48, speculative=True)[-6:] == (28, 30, 32, 40, 44, 48)
     assert sglang_capture_sizes(256, speculative=False)[:6] == (1, 2, 4, 8, 12, 16)
     assert trtllm_capture_sizes() == (*range(1, 32), 32, 64, 128)
+
+
+@pytest.mark.parametrize(("version", "largest"), [("0.5.5", 256), ("0.6.0", 512), ("0.6.3", 512), (None, 512)])
+def test_vllm_v0_graphs_reach_max_num_seqs_from_0_6_0(version, largest):
+    """v0.5.5 captures up to 8 x 32 whatever the batch cap; v0.6.0 extends the list to 8 x 1,024 and captures up to
+    the cap (vllm/worker/model_runner.py of both releases)."""
+    dep = Deployment.on_node(TARGET, NODE, engine="vllm-v0", engine_version=version, max_num_seqs=512)
+    plan = graph_plan(dep)
+    assert plan.sizes == vllm_v0_capture_sizes(largest) and plan.sizes[-1] == largest
+    assert plan.run(seqs=300, query_tokens=1) == ((0, True) if largest == 256 else (4, False))
+    assert plan.run(seqs=33, query_tokens=1) == (7, False)
 
 
 def test_a_vllm_decode_batch_of_33_runs_at_40():

@@ -44,14 +44,17 @@ def test_a_chunk_runs_all_its_steps_unless_the_cache_is_full():
     assert MultiStep(1).chunk_steps(room_tokens=1e9, growth_per_step=1) == 1
 
 
-def test_short_outputs_reach_the_client_when_the_chunk_ends():
-    """Three output tokens: the prefill gives the first, the next two come after a frozen chunk of ten steps."""
+def test_a_finished_request_is_told_a_step_after_its_last_token_not_at_the_chunk_end():
+    """Three output tokens: the prefill gives the first, the first two steps of a frozen chunk of ten the others;
+    the client hears of the finish when the third step's run processes the second's output, while the request
+    keeps its slot to the chunk's end (the next arrival still waits for it)."""
     workload = ServingWorkload.build(request_rate=0.5, prompt_tokens=128, output_tokens=3, num_prompts=20, seed=0)
     single = simulate_one(DEP, workload, profile=V0)
     multi = simulate_one(DEP, workload, profile=MULTI)
     step_s = EngineStep(DEP, V0).plain(decode_seqs=1, decode_context_tokens=130).total_s
     assert single.tpot_s.mean == pytest.approx(step_s, rel=0.05)
-    assert multi.tpot_s.mean == pytest.approx(10 * step_s / 2, rel=0.05)
+    assert multi.tpot_s.mean == pytest.approx(3 * step_s / 2, rel=0.05)
+    assert MultiStep(10).reported_after(2, 10) == 3 and MultiStep(10).reported_after(9, 6) == 6
 
 
 def test_arrivals_wait_for_the_running_chunk():
