@@ -70,7 +70,10 @@ FIT_SPEC_PREFIXES = ("VLLMSD-L3-70B-ShareGPT-DRAFT-",)
 #: ``llama8B_tp1_sharegpt`` and ``llama70B_tp4_sharegpt``, .buildkite/nightly-benchmarks/tests/nightly-tests.json in
 #: https://github.com/vllm-project/vllm, with vLLM at ``num_scheduler_steps`` 10 as the rows state): vLLM
 #: ``max_num_seqs`` 512; TensorRT-LLM v0.11 engines built with ``max_batch_size`` 2048, ``max_num_tokens`` 16384 and
-#: ``max_seq_len`` 6144; SGLang with its defaults; every model at its own context (Llama-3: 8,192 tokens) elsewhere.
+#: ``max_seq_len`` 6144; SGLang with its defaults (on 8B also ``--enable-torch-compile``, which no speed profile
+#: prices); every model at its own context (Llama-3: 8,192 tokens) elsewhere. The suite passed ``--ignore-eos`` to
+#: its client, which sent it with the first test request only until vLLM PR #9349 (2024-10-15): the measured outputs
+#: may have ended before the dataset's lengths, which the rows simulate.
 VLLM060_LAUNCH = {
     "vllm-v0": {"max_num_seqs": 512, "max_model_len": 8192},
     "trtllm": {"max_num_seqs": 2048, "max_num_batched_tokens": 16384, "max_model_len": 6144},
