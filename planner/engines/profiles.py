@@ -17,7 +17,6 @@ engines and to the variants here. The memory components each profile's fields se
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Annotated, Literal
 
@@ -25,10 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from planner.catalog.hardware import device_total_bytes
 from planner.deployment import Deployment
-from planner.engines.sglang_fractions import FractionByTp, ReserveByGpuTier
+from planner.engines.capture_sizes import captured_sizes
+from planner.engines.sglang_fractions import FractionByTp, ReserveByGpuTier, sglang_gpu_mib
+from planner.engines.versions import parse_version
 from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.facts import data_cache, read_data_file, register_cache
-from planner.units import GIB, MIB
+from planner.units import GIB
 
 BudgetRule = Literal[
     "fraction_of_total", "fraction_of_free_after_weights", "static_fraction_after_weights", "whole_device"
@@ -152,13 +153,6 @@ class SglangLimits(_Strict):
     def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
         seqs = self.max_running_requests_with_speculation if dep.is_speculative else self.max_running_requests_floor
         return self.tier(sglang_gpu_mib(dep, total_bytes)).chunked_prefill_size, seqs
-
-
-def sglang_gpu_mib(dep: Deployment, total_bytes: int) -> float:
-    """The GPU memory SGLang's defaults read: nvidia-smi's total in MiB (``get_device_memory_capacity``)."""
-    if dep.gpu_memory_bytes is None and dep.gpu.nvidia_smi_total_mib:
-        return float(dep.gpu.nvidia_smi_total_mib)
-    return total_bytes / MIB
 
 
 class FixedLimits(Batch):
@@ -467,14 +461,6 @@ class Limits(BaseModel):
     notes: list[str] = []
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    """``'0.11.0+582e4e37.nv25.11'`` -> ``(0, 11, 0)``; missing parts count as 0."""
-    match = re.match(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", text.strip())
-    if not match:
-        raise InputError("engine_version", text, "a release number such as 0.19.0")
-    return tuple(int(part or 0) for part in match.groups())  # type: ignore[return-value]
-
-
 @data_cache
 def engines_file() -> dict:
     return read_data_file("engines.json")
@@ -540,18 +526,6 @@ def engine_profile(engine: str, version: str | None = None) -> EngineProfile:
 register_cache(engine_profile)
 
 
-def capture_size_count(max_capture_size: int) -> int:
-    """Number of CUDA-graph batch sizes vLLM V1 captures: 1, 2, 4, 8..256 by 8, then by 16.
-
-    >>> capture_size_count(512), capture_size_count(16)
-    (51, 5)
-    """
-    sizes = [s for s in (1, 2, 4) if s <= max_capture_size]
-    sizes += list(range(8, min(256, max_capture_size) + 1, 8))
-    sizes += list(range(272, max_capture_size + 1, 16))
-    return len(sizes)
-
-
 def resolve_limits(dep: Deployment, profile: EngineProfile) -> Limits:
     """Apply the engine's documented defaults to the knobs the deployment leaves unset."""
     total = dep.gpu_memory_bytes or device_total_bytes(dep.gpu).bytes
@@ -562,9 +536,7 @@ def resolve_limits(dep: Deployment, profile: EngineProfile) -> Limits:
     tokens, seqs = profile.default_limits.batch(dep, total)  # type: ignore[attr-defined]
     tokens = dep.max_num_batched_tokens or tokens
     seqs = dep.max_num_seqs or seqs
-    rule = profile.cudagraph_capture
-    largest = rule.largest(dep, seqs) if rule is not None else min(2 * seqs, 512)
-    captures = 0 if dep.enforce_eager else capture_size_count(largest)
+    captures = len(captured_sizes(dep, profile, seqs))
     return Limits(
         memory_fraction=fraction,
         block_size=profile.block_size,

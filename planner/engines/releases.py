@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from planner.catalog.schemas import SpeculatorKind
-from planner.engines.profiles import parse_version
+from planner.engines.versions import parse_version
 from planner.errors import CatalogError, InputError
 from planner.facts import data_cache, read_data_file
 

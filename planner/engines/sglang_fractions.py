@@ -15,8 +15,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.units import GIB, MIB
+
+
+def sglang_gpu_mib(dep: Deployment, total_bytes: int) -> float:
+    """The GPU memory SGLang's defaults read: nvidia-smi's total in MiB (``get_device_memory_capacity``)."""
+    if dep.gpu_memory_bytes is None and dep.gpu.nvidia_smi_total_mib:
+        return float(dep.gpu.nvidia_smi_total_mib)
+    return total_bytes / MIB
 
 
 class _Strict(BaseModel):

@@ -25,7 +25,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from planner.engines.profiles import list_engine_profiles, parse_version
+from planner.engines.profiles import list_engine_profiles
+from planner.engines.versions import parse_version
 from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.facts import data_cache, read_data_file
 

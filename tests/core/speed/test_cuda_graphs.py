@@ -6,15 +6,15 @@ import pytest
 
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import ENGINES, Deployment
-from planner.engines.profiles import capture_size_count
-from planner.speed.cuda_graphs import (
+from planner.engines.capture_sizes import (
     engine_graphs,
-    graph_plan,
     sglang_capture_sizes,
     trtllm_capture_sizes,
     vllm_capture_sizes,
     vllm_v0_capture_sizes,
 )
+from planner.engines.profiles import engine_profile, resolve_limits
+from planner.speed.cuda_graphs import graph_plan
 from planner.speed.engine_step import Chunks, EngineStep
 
 TARGET, HEAD = get_model("Llama-3.1-8B"), get_model("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
@@ -26,10 +26,21 @@ def _engine(engine="vllm", draft=None, **fields) -> EngineStep:
 
 
 @pytest.mark.parametrize("largest", [1, 4, 16, 100, 256, 272, 512, 1024])
-def test_the_vllm_ladder_is_the_one_the_memory_plan_counts(largest):
+def test_the_vllm_ladder_is_ascending_and_ends_at_its_largest(largest):
     sizes = vllm_capture_sizes(largest)
-    assert len(sizes) == capture_size_count(largest)
     assert list(sizes) == sorted(set(sizes)) and sizes[-1] <= largest
+    assert len(vllm_capture_sizes(512)) == 51 and vllm_capture_sizes(16) == (1, 2, 4, 8, 16)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fields", [{}, {"max_num_seqs": 512}, {"enforce_eager": True}])
+def test_the_memory_plan_counts_the_graphs_the_step_model_pads_to(engine, fields):
+    """One ladder per engine: the memory plan's capture count (vLLM's graph-memory estimate) is the number of sizes
+    the step model pads a batch to."""
+    dep = Deployment.on_node(TARGET, NODE, engine=engine, **fields)
+    limits = resolve_limits(dep, engine_profile(dep.engine, dep.engine_version))
+    assert limits.cudagraph_capture_sizes == len(graph_plan(dep).sizes)
+    assert (limits.cudagraph_capture_sizes == 0) == (engine == "hf" or dep.enforce_eager)
 
 
 def test_engine_ladders_as_their_sources_write_them():
