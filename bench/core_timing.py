@@ -12,13 +12,17 @@
   timed in ``FLEET_PROCESSES`` fresh processes: the median, and the range of the wall times.
 
 On a shared machine every figure is an upper bound (the CPU time of the fleet plans is printed beside it).
+``--instructions`` prints instead the instructions the default Fleet plan executes cold (valgrind), a count that does
+not move with the machine's load: what to compare when a change is meant to make the plan faster.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -63,6 +67,21 @@ for label, t in asked if TUNED else asked[:1]:  # with CPython's own collector s
 print(json.dumps(out))
 """
 
+_FLEET_INSTRUCTIONS = """
+from planner.catalog import get_model, get_node
+from planner.decisions import plan_fleet
+from planner.interpreter import tune_collector
+from planner.scenario import Scenario
+
+s = Scenario()
+target, draft = get_model(s.target), get_model(s.draft) if s.draft else None
+nodes = [get_node(n) for n in s.fleet_nodes]
+tune_collector()
+engine = "vllm" if s.engine == "hf" else s.engine
+if PLAN:
+    plan_fleet(target, nodes, s.traffic(), draft=draft, method=s.method, engine=engine, kv_dtype=s.kv_dtype)
+"""
+
 #: Fresh processes each Fleet plan is timed in (the median is printed: one process on a shared machine varies by
 #: about a tenth).
 FLEET_PROCESSES = 3
@@ -97,7 +116,30 @@ def fleet_plan_times(extra_nodes: tuple[str, ...] = (), tuned: bool = True) -> d
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def main() -> int:
+def instructions(plan: bool) -> int:
+    """Instructions a process executes (valgrind's cachegrind, ``I refs``) that loads the default Fleet scenario and,
+    with ``plan``, plans it cold: the same count on any machine, where wall times move with the machine's load."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    code = f"PLAN = {plan!r}\n" + _FLEET_INSTRUCTIONS
+    proc = subprocess.run([*command, sys.executable, "-c", code], cwd=REPO, env=env, check=True, capture_output=True,
+                          text=True)  # fmt: skip
+    found = re.search(r"I\s+refs:\s+([\d,]+)", proc.stderr)
+    if found is None:
+        raise RuntimeError(f"valgrind printed no instruction count: {proc.stderr[-300:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def main(argv: list[str]) -> int:
+    if "--instructions" in argv:  # about a minute: two processes under valgrind
+        if shutil.which("valgrind") is None:
+            print("valgrind is not installed: apt-get install -y valgrind")
+            return 2
+        planned, loaded = instructions(plan=True), instructions(plan=False)
+        print("Fleet default scenario planned cold, instructions executed (valgrind; the same on any machine)")
+        print(f"  {(planned - loaded) / 1e6:,.0f} million (the process {planned / 1e6:,.0f} million, of which "
+              f"{loaded / 1e6:,.0f} million load the scenario)")  # fmt: skip
+        return 0
     times, cpu = params_process_s()
     print("Core speed of use, ms")
     print(f"{'params as a process, median of 5':<52} {'wall':>8} {'cpu':>8}")
@@ -118,4 +160,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from planner import acceptance_math as spec
 from planner.catalog.lookup import get_model, get_node, get_price
 from planner.catalog.schemas import ModelSpec, NodeType
 from planner.catalog.speculators import speculator_kind
@@ -53,7 +54,7 @@ from planner.speed.estimate import SpeedWorkload
 from planner.speed.replica_capacity import CAPACITY_OVER_CLOSED_LOOP
 from planner.speed.simulate import check_fits
 from planner.speed.speed_source import speed_source
-from planner.speed.step_cache import ResultCache, estimate_speed_cached, replica_plan
+from planner.speed.step_cache import ResultCache, replica_plan, speedup_by_k_cached
 
 #: The best quote per (model, node type, traffic, speculator, engine settings): a page that plans node type by node
 #: type and then all of them together, or asks again after a widget change that leaves them alone, reuses it.
@@ -69,9 +70,9 @@ def _ks_by_promise(dep: Deployment, traffic: Traffic, batch: float, ks: tuple[in
         output_tokens=traffic.output_tokens,
         alpha=traffic.alpha,
     )
-    estimate = estimate_speed_cached(dep, workload)
-    speedup = estimate.speedup_by_k
-    first = [estimate.optimal_k] if estimate.optimal_k in ks else []
+    speedup = dict(speedup_by_k_cached(dep, workload))
+    optimal = spec.optimal_of(speedup)  # the estimate's optimal K
+    first = [optimal] if optimal in ks else []
     others = [k for k in ks if k not in first]
     return [*first, *sorted(others, key=lambda k: -speedup.get(k, 0.0))]
 

@@ -47,6 +47,11 @@ from planner.speed.profiles import SpeedProfile, speed_profile
 from planner.speed.roofline import ModelCost, model_cost
 from planner.speed.step_model import PassTime, StepModel, unhidden_launches
 
+#: Decode contexts whose step totals a step plan keeps (a run asks some exactly again: a lone request's first decode
+#: step, the steps of an offline run's waves; beyond, it starts over).
+CONTEXTS_PER_PLAN = 8
+#: Step totals an engine's plans keep in all before they start over.
+PRICED_ENTRIES = CONTEXTS_PER_PLAN * MEMO_ENTRIES // 4
 #: Methods whose draft passes run a speculator head through the EAGLE proposer (vllm/v1/spec_decode/eagle.py).
 HEAD_METHODS: tuple[str, ...] = ("eagle", "eagle3", "mtp")
 
@@ -126,14 +131,18 @@ class EngineStep:
             self.draft = StepModel(draft_cost, self.gpu, draft_profile, cuda_graphs=graphs)
         #: The batch sizes the engine captured; steps pad up to them or run eagerly above them.
         self.graphs: GraphPlan = graph_plan(deployment) if graphs and self.profile.cuda_graphs else NO_GRAPHS
-        self._graph_runs: dict[tuple[int, int, int], tuple[int, bool]] = {}
+        self.graph_runs: dict[tuple[int, int, int], tuple[int, bool]] = {}
         #: Per drafting shape (by identity; the entry holds it): the shape, query tokens of each draft pass, of the
         #: verify pass, and the proposer's cost per draft pass.
         self._drafting: dict[int, tuple[DraftShape, tuple[int, ...], int, float]] = {}
-        #: Per step batch shape: its passes at their padded sizes (:meth:`step_totals`).
+        #: Per step batch shape: its passes at their padded sizes, and its totals per decode context
+        #: (:meth:`step_totals`); with how many totals the plans keep in all.
         self._plans: dict[tuple, tuple] = {}
+        self._priced_count = 0
         #: The method's chain per draft length (one shape per K: the memos above hold shapes by identity).
         self._shapes: dict[int, DraftShape] = {}
+        #: One instance per drafting shape a caller brought (:meth:`interned`).
+        self._interned: dict[DraftShape, DraftShape] = {}
 
     def for_deployment(self, deployment: Deployment) -> EngineStep:
         """This engine's step models (its target, draft and profile) for ``deployment``, a deployment of the same
@@ -143,18 +152,19 @@ class EngineStep:
         other.deployment = deployment
         graphs = not deployment.enforce_eager and self.profile.cuda_graphs
         other.graphs = graph_plan(deployment) if graphs else NO_GRAPHS
-        other._graph_runs = {}
+        other.graph_runs = {}
         other._plans = {}
+        other._priced_count = 0
         return other
 
     def graph_run(self, seqs: int, query_tokens: int, prefill_tokens: int = 0) -> tuple[int, bool]:
         """:meth:`GraphPlan.run` of this engine's captured sizes (kept per step size: a run repeats them)."""
         key = (seqs, query_tokens, prefill_tokens)
-        run = self._graph_runs.get(key)
+        run = self.graph_runs.get(key)
         if run is None:
-            if len(self._graph_runs) >= MEMO_ENTRIES:
-                self._graph_runs.clear()
-            run = self._graph_runs[key] = self.graphs.run(
+            if len(self.graph_runs) >= MEMO_ENTRIES:
+                self.graph_runs.clear()
+            run = self.graph_runs[key] = self.graphs.run(
                 seqs=seqs, query_tokens=query_tokens, prefill_tokens=prefill_tokens
             )
         return run
@@ -218,6 +228,20 @@ class EngineStep:
                 )
             found = self._shapes[k] = DraftShape(method=method, k=k)
         return found
+
+    def interned(self, shape: DraftShape) -> DraftShape:
+        """The instance of ``shape`` this engine already holds (an equal one), else ``shape``: the step plans are kept
+        by the shape's identity, so every run that drafts the same way reuses them (one hash per run, not per step).
+
+        >>> from planner.catalog.lookup import get_model, get_node
+        >>> from planner.deployment import Deployment
+        >>> engine = EngineStep(Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"),
+        ...                                        draft=get_model("Llama-3.2-1B")))
+        >>> first = engine.interned(DraftShape(method="draft_model", k=3))
+        >>> engine.interned(DraftShape(method="draft_model", k=3)) is first
+        True
+        """
+        return self._interned.setdefault(shape, shape)
 
     def first_pass_tokens(self, shape: DraftShape) -> int:
         """Query tokens per sequence of the first draft pass: the profile's for a draft model, K + 1 for a head
@@ -307,13 +331,44 @@ class EngineStep:
         The step lasts its passes one after another (the first draft pass, the ``K − 1`` later ones, the verify
         pass), plus the proposer's overheads: ``t_spec + t_spec_seq · B`` and ``t_draft`` per draft pass, all
         times ``1 + f_host`` (:meth:`with_host`)."""
-        key = (id(shape), decode_seqs, chunks.tokens, chunks.seqs, chunks.positions, chunks.context_tokens)
+        if chunks.tokens:
+            key = (id(shape), decode_seqs, chunks.tokens, chunks.seqs, chunks.positions, chunks.context_tokens)
+        else:  # a decode step (an empty mix of chunks is no chunk)
+            key = (id(shape), decode_seqs)
         plan = self._plans.get(key)
         if plan is None or plan[0] is not shape:
             if len(self._plans) >= MEMO_ENTRIES:
                 self._plans.clear()
-            plan = self._plans[key] = (shape, *self._step_plan(shape, decode_seqs, chunks))
-        _, passes, overheads_s = plan
+            passes, overheads_s = self._step_plan(shape, decode_seqs, chunks)
+            single = passes[0] if len(passes) == 1 and not overheads_s else None  # a plain step: one target pass
+            plan = self._plans[key] = (shape, passes, overheads_s, {}, single)
+        priced = plan[3]  # the step's totals per decode context already asked (runs repeat some exactly)
+        found = priced.get(decode_context_tokens)
+        if found is not None:
+            return found
+        single = plan[4]
+        if single is not None:  # its sums are the pass's own
+            model, fixed, query_tokens, context_offset, launches, _ = single
+            seconds, flops, moved = model.totals(
+                fixed, decode_seqs, query_tokens, decode_context_tokens + context_offset, launches
+            )
+            found = (seconds * self._host_factor, flops, moved)
+        else:
+            found = self._summed(plan[1], plan[2], decode_seqs, decode_context_tokens)
+        if len(priced) >= CONTEXTS_PER_PLAN:
+            priced.clear()
+        priced[decode_context_tokens] = found
+        self._priced_count += 1
+        if self._priced_count >= PRICED_ENTRIES:  # what all plans keep, bounded
+            self._plans.clear()
+            self._priced_count = 0
+        return found
+
+    def _summed(
+        self, passes: list, overheads_s: tuple[float, ...], decode_seqs: int, decode_context_tokens: float
+    ) -> tuple[float, float, float]:
+        """:meth:`step_totals` of a speculative step's ``passes`` and ``overheads_s`` (:meth:`_step_plan`) at
+        ``decode_context_tokens``."""
         total = flops = moved = 0.0
         for model, fixed, query_tokens, context_offset, launches, count in passes:
             seconds, pass_flops, pass_bytes = model.totals(
@@ -322,10 +377,11 @@ class EngineStep:
             total += seconds
             flops += pass_flops
             moved += pass_bytes
-            for _ in range(count - 1):  # the later draft passes, each added in turn
-                total += seconds
-                flops += pass_flops
-                moved += pass_bytes
+            if count > 1:
+                for _ in range(count - 1):  # the later draft passes, each added in turn
+                    total += seconds
+                    flops += pass_flops
+                    moved += pass_bytes
         for extra_s in overheads_s:
             total += extra_s
         return total * self._host_factor, flops, moved

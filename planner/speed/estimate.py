@@ -257,6 +257,22 @@ def search_ks(deployment: Deployment, given: int | None = None) -> list[int]:
     return ks
 
 
+def batch_steps(deployment: Deployment, workload: SpeedWorkload, engine: EngineStep) -> BatchSteps:
+    """The plain and speculative steps of ``workload``'s batch on ``deployment`` (``engine``: its step model, with
+    the draft), each arm capped as its engine caps the requests it runs at once."""
+    limits = arm_limits(deployment)
+    rooms = _prefill_rooms(limits, engine.profile.chunked_prefill)
+    return BatchSteps(engine, workload.batch_size, workload.request_lengths(), _caps(limits), rooms)
+
+
+def speedup_by_k(deployment: Deployment, workload: SpeedWorkload, steps: BatchSteps) -> dict[int, float]:
+    """The speedup at each draft length (tree depth) the optimal K is searched over (:func:`search_ks`), at the
+    workload's acceptance: :func:`estimate_speed`'s ``speedup_by_k``, from ``steps`` (:func:`batch_steps`)."""
+    k = workload.resolved_k(deployment)
+    alpha = workload.resolved_alpha(k)
+    return steps.speedup_by_depth(workload, deployment.speculative_method, alpha, search_ks(deployment, k))
+
+
 def estimate_speed(
     deployment: Deployment, workload: SpeedWorkload, profile: SpeedProfile | None = None
 ) -> SpeedEstimate:
@@ -267,19 +283,17 @@ def estimate_speed(
     break-even α is searched over chains.
     """
     rules = speculation_rules()
-    engine = EngineStep(deployment, profile, need_draft=True)
+    steps = batch_steps(deployment, workload, EngineStep(deployment, profile, need_draft=True))
+    engine = steps.engine
     method = deployment.speculative_method
     k = workload.resolved_k(deployment)
     alpha = workload.resolved_alpha(k)
     shape = workload.draft_shape(method, k)
     batch = workload.batch_size
-    limits = arm_limits(deployment)
-    caps = _caps(limits)
-    rooms = _prefill_rooms(limits, engine.profile.chunked_prefill)
-    steps = BatchSteps(engine, batch, workload.request_lengths(), caps, rooms)
+    caps = _caps(arm_limits(deployment))
     context = steps.context
     allowed = search_ks(deployment, k)
-    by_k = steps.speedup_by_depth(workload, method, alpha, allowed)
+    by_k = speedup_by_k(deployment, workload, steps)
     spec_step = steps.step(shape)
     served = steps.served(shape, alpha)
     tau = served.tokens_per_step

@@ -39,11 +39,14 @@ NO_NOTES: frozenset[str] = frozenset()
 class PassMemos:
     """The priced pass mixes, token counts and prefill chunk mixes of one model configuration."""
 
-    __slots__ = ("chunks", "mixes", "tokens")
+    __slots__ = ("chunks", "counts", "logits", "mixes", "tokens")
 
     def __init__(self) -> None:
         self.mixes: dict[Hashable, tuple] = {}
         self.tokens: dict[Hashable, tuple] = {}
+        #: The parts of a (tokens, logits) entry kept per token count and per logits count.
+        self.counts: dict[Hashable, tuple] = {}
+        self.logits: dict[Hashable, tuple] = {}
         self.chunks: dict[Hashable, tuple] = {}
 
     @staticmethod

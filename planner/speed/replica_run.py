@@ -69,7 +69,7 @@ class ReplicaRun:
         self.limits = limits
         self.workload = workload
         self.prompts, self.outputs = prompts, outputs
-        self.shape = shape
+        self.shape = engine.interned(shape) if shape is not None else None  # the engine's step plans of it
         self.k = shape.k if shape is not None else None
         self.alpha = alpha
         self.progress = shape.tokens_per_step(alpha) if shape is not None and alpha is not None else 1.0
@@ -124,6 +124,7 @@ class ReplicaRun:
         padded_steps = 0
         padding = 0.0
         graph_run = self.engine.graph_run
+        graph_runs = self.engine.graph_runs  # graph_run's kept answers, read first: one per step
         step_totals, shape = self.engine.step_totals, self.shape
         blocked = {"queue": 0.0}
         prog = self.progress
@@ -163,6 +164,8 @@ class ReplicaRun:
         step_limit = 20 * (sum(prompts) + sum(outputs)) + 10_000
         token_budget, max_seqs = lim.max_num_batched_tokens, lim.max_num_seqs
         chunked, mixed = lim.chunked_prefill, lim.mixed_prefill
+        multi_step = self.multi_step.steps > 1
+        closed_loop = wl.mode == "concurrency"
         iterations = 0
         while completed < n:
             if steps > step_limit:
@@ -240,7 +243,8 @@ class ReplicaRun:
                         reason = "max_num_seqs"
                         break
                     extra = outputs[i] - generated0[i] + look if reserve else 0.0
-                    if kv_used() + need[i] + extra + headroom > capacity:
+                    used = kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)  # kv_used(), inlined: hot
+                    if used + need[i] + extra + headroom > capacity:
                         reason = "kv_cache"
                         break
                     if budget <= 0 or (
@@ -286,12 +290,12 @@ class ReplicaRun:
                     m = max(1, math.ceil((heap[0][0] - g) / prog - 1e-9))
                 room = capacity - kv_used()
                 m = max(1, min(m, int(room / (n_dec * prog)))) if room > 0 else 1
-                if m > 1 and (upcoming or (wl.mode == "concurrency" and pending)):
+                if m > 1 and (upcoming or (closed_loop and pending)):
                     can_admit = not waiting and running < max_seqs
                     if upcoming and can_admit:
                         at_start = step_totals(shape, dec, context, chunks)
                         m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / at_start[0])))
-            frozen = self.multi_step.steps > 1 and dec and chunks.tokens == 0
+            frozen = multi_step and dec and chunks.tokens == 0
             if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
                 m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)
             if m > 1:
@@ -299,7 +303,7 @@ class ReplicaRun:
             else:
                 step_s, step_flops, step_bytes = at_start or step_totals(shape, dec, context, chunks)
             dt = step_s * m
-            pad, _ = graph_run(dec, per_dec, chunks.tokens)
+            pad, _ = graph_runs.get((dec, per_dec, chunks.tokens)) or graph_run(dec, per_dec, chunks.tokens)
             if pad:
                 padded_steps += m
                 padding += m * pad / (pad + dec * per_dec + chunks.tokens)
@@ -318,14 +322,13 @@ class ReplicaRun:
             if dec:
                 g += prog * m
                 emitted += dec * prog * m
-            if finishing_prefill:
-                emitted += sum(1 for i in finishing_prefill if first_token[i] == 0.0)
-            trace.append((t, emitted))
             # prefills that completed emit their first token and join the decode set
+            firsts = 0
             for i in finishing_prefill:
                 prefilling.remove(i)
                 kv_prefill -= need[i]
                 if first_token[i] == 0.0:
+                    firsts += 1
                     first_token[i] = t
                     if misses is not None:
                         misses.ttft(t - arrival[i])
@@ -340,6 +343,9 @@ class ReplicaRun:
                 in_decode[i] = True
                 decoding_order.append(i)
                 heapq.heappush(heap, (g + outputs[i] - gen, alive[i], i))
+            if firsts:
+                emitted += firsts
+            trace.append((t, emitted))
             # completions
             while heap and heap[0][0] <= g + 1e-9:
                 done_at, gen_id, i = heapq.heappop(heap)

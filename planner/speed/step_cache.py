@@ -51,7 +51,7 @@ from planner.memory.budget import SharedBudget, plan_budget
 from planner.memory.plan import plan_memory
 from planner.memory.types import MemoryPlan
 from planner.speed.engine_step import EngineStep
-from planner.speed.estimate import SpeedEstimate, estimate_speed
+from planner.speed.estimate import SpeedEstimate, batch_steps, estimate_speed, speedup_by_k
 from planner.speed.objective_watch import CertainMiss, ObjectiveWatch
 from planner.speed.profiles import SpeedProfile
 from planner.speed.replica_capacity import replica_capacity
@@ -104,7 +104,7 @@ class ResultCache:
                     self.entries.popitem(last=False)
         if isinstance(entry, PlannerError):
             raise _fresh(entry)
-        return entry.model_copy()  # type: ignore[return-value]
+        return entry.model_copy() if isinstance(entry, BaseModel) else entry  # type: ignore[return-value]
 
     def holds(self, key: tuple, error_key: tuple | None = None) -> bool:
         """Whether a result (or an error, under ``error_key``) is kept for ``key``."""
@@ -199,6 +199,7 @@ def pause_before_each_simulation(pause: Callable[[], None]) -> AbstractContextMa
 RUNS = ResultCache()
 CAPACITIES = ResultCache()
 ESTIMATES = ResultCache()
+SPEEDUPS = ResultCache()
 PLANS = ResultCache()
 
 
@@ -367,6 +368,19 @@ def plan_memory_cached(deployment: Deployment) -> MemoryPlan:
     """:func:`planner.memory.plan.plan_memory` without suggestions, computed once per deployment: the decision
     matrix sizes every candidate draft again at each batch size, which leaves their memory unchanged."""
     return PLANS.get_or_compute(_key(deployment), lambda: plan_memory(deployment, with_suggestions=False))
+
+
+def speedup_by_k_cached(deployment: Deployment, workload: SpeedWorkload) -> tuple[tuple[int, float], ...]:
+    """:func:`planner.speed.estimate.speedup_by_k` as (K, speedup) pairs (what :func:`estimate_speed_cached` gives as
+    ``speedup_by_k``, without the rest of the estimate), computed once per (deployment, workload) on the replica's
+    shared engine step."""
+
+    def compute() -> tuple[tuple[int, float], ...]:  # kept as it is: an immutable entry
+        engine = PARTS.get(deployment, True, None)[0] if deployment.is_speculative else None
+        steps = batch_steps(deployment, workload, engine or EngineStep(deployment, need_draft=True))
+        return tuple(speedup_by_k(deployment, workload, steps).items())
+
+    return SPEEDUPS.get_or_compute(_key(deployment, workload), compute)
 
 
 def estimate_speed_cached(

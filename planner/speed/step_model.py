@@ -385,49 +385,95 @@ class StepModel:
         """What a pass over ``tokens`` new tokens, ``logits`` of them needing logits, costs whatever its attention:
         (weights read, GEMM FLOPs, GEMM memory s, GEMM compute s, GEMM s, KV bytes written, all-reduce s,
         link bytes, sampled bytes, sampling s, elementwise bytes, elementwise s). Kept per (tokens, logits) for the
-        next pass of the same size."""
+        next pass of the same size, from the parts kept per token count (:meth:`count_terms`) and per logits count
+        (:meth:`logit_terms`): a pass's weight GEMMs, with the LM head's, are never faster than the data-sheet
+        peaks; its all-reduces are the measured kernels' where covered."""
+        memos = self._memos
+        entry = memos.counts.get(tokens)
+        if entry is None:
+            entry = memos.kept(memos.counts, tokens, lambda n: self.count_terms(tokens, n))
+        (weights, token_flops, efficiency, gemm_mem, written, message, message_comm, stage_comm, elementwise_bytes,
+         elementwise_s, weights_ms, allreduce_s), count_notes = entry  # fmt: skip
+        entry = memos.logits.get(logits)
+        if entry is None:
+            entry = memos.kept(memos.logits, logits, lambda n: self.logit_terms(logits, n))
+        (head_flops, gather, gather_comm, sample_bytes, sampling, head_ms), head_notes = entry
+        gemm_flops = token_flops + head_flops
+        gemm_cmp = gemm_flops / (self.gemm_peak * efficiency)
+        gemm_s = max(gemm_mem, gemm_cmp)
+        # tensor-parallel all-reduces (2 per layer), the logits gather, pipeline hand-offs
+        comm = 0.0
+        comm_bytes = 0.0
+        if self.tp > 1:
+            comm = message_comm
+            comm += gather_comm
+            comm_bytes = self.ring * (2 * self.layers * message + gather)
+        if self.pp > 1:
+            comm += stage_comm
+        if self.measured is not None:  # measured kernels where covered, never faster than the data-sheet peaks
+            found = self.measured.fallbacks if notes is None else notes
+            found |= count_notes
+            if weights_ms is not None and logits:
+                found |= head_notes  # the LM head is looked up only when the other GEMMs were measured
+            t = self.measured.summed_gemms_s(weights_ms, head_ms, logits)
+            if t is not None:
+                gemm_s = max(t, gemm_flops / self.peak_flops, weights / self.bandwidth)
+            if allreduce_s is not None:
+                comm += allreduce_s - message_comm
+        return (
+            weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling,
+            elementwise_bytes, elementwise_s,
+        )  # fmt: skip
+
+    def count_terms(self, tokens: int, notes: set[str]) -> tuple:
+        """The parts of :meth:`token_terms` that depend on the token count alone: (weights read, GEMM FLOPs but the
+        LM head's, GEMM efficiency, GEMM memory s, KV bytes written, all-reduce message bytes, the all-reduces' s,
+        pipeline hand-off s, elementwise bytes, elementwise s, measured weight GEMMs but the LM head in ms or None,
+        measured all-reduces s or None)."""
         bw, profile = self.bw, self.profile
         # weight GEMMs (routed experts only in the share the batch touches)
         weights = self.streamed_bytes
         if self.moe is not None and self.expert_bytes:
             touched = experts_touched_frac(tokens, self.moe.num_experts, self.moe.experts_per_token)
             weights -= self.expert_bytes * (1 - touched)
-        gemm_flops = self.matmul_flops_per_token * tokens + self.head_flops_per_logit * logits
+        token_flops = self.matmul_flops_per_token * tokens
         efficiency = tokens / (tokens + profile.gemm_half_tokens)
         gemm_mem = weights / bw
-        gemm_cmp = gemm_flops / (self.gemm_peak * efficiency)
-        gemm_s = max(gemm_mem, gemm_cmp)
         written = self.kv_write_per_token * tokens
-        # tensor-parallel all-reduces (2 per layer), the logits gather, pipeline hand-offs
-        comm = 0.0
-        comm_bytes = 0.0
+        message = tokens * self.hidden_bytes_per_token
+        message_comm = 0.0
         if self.tp > 1:
-            message = tokens * self.hidden_bytes_per_token
-            comm = 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
-            gather = logits * self.vocab * self.cost.activation_bytes / 2
-            comm += profile.allreduce_latency_s + self.ring * gather / self.link
-            comm_bytes = self.ring * (2 * self.layers * message + gather)
+            message_comm = 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
+        stage_comm = 0.0
         if self.pp > 1:
-            comm += (self.pp - 1) * (profile.allreduce_latency_s + tokens * self.hidden_bytes_per_token / self.link)
-        # sampling (softmax, penalties, top-p; rejection sampling reads the same logits)
-        sample_bytes = logits * self.vocab * profile.sampling_bytes_per_logit
-        sampling = sample_bytes / bw
+            stage_comm = (self.pp - 1) * (profile.allreduce_latency_s + message / self.link)
         # the memory-bound elementwise kernels: norms and the gated activation over every new token
         elementwise_bytes = self.elementwise_bytes_per_token * tokens
         elementwise_s = elementwise_bytes / bw
         measured = self.measured
-        if measured is not None:  # measured kernels where covered, never faster than the data-sheet peaks
-            t = measured.gemm_s(tokens, logits, notes)
-            if t is not None:
-                gemm_s = max(t, gemm_flops / self.peak_flops, weights / self.bandwidth)
-            t = measured.allreduce_s(tokens, notes) if self.tp > 1 else None
-            if t is not None:
-                message = tokens * self.hidden_bytes_per_token
-                comm += t - 2 * self.layers * (profile.allreduce_latency_s + self.ring * message / self.link)
+        weights_ms = allreduce_s = None
+        if measured is not None:
+            weights_ms = measured.weight_gemms_ms(tokens, notes)
+            allreduce_s = measured.allreduce_s(tokens, notes) if self.tp > 1 else None
         return (
-            weights, gemm_flops, gemm_mem, gemm_cmp, gemm_s, written, comm, comm_bytes, sample_bytes, sampling,
-            elementwise_bytes, elementwise_s,
+            weights, token_flops, efficiency, gemm_mem, written, message, message_comm, stage_comm,
+            elementwise_bytes, elementwise_s, weights_ms, allreduce_s,
         )  # fmt: skip
+
+    def logit_terms(self, logits: int, notes: set[str]) -> tuple:
+        """The parts of :meth:`token_terms` that depend on the logits count alone: (LM head FLOPs, gathered logits
+        bytes, the gather's s, sampled bytes, sampling s, measured LM head ms or None)."""
+        profile = self.profile
+        head_flops = self.head_flops_per_logit * logits
+        gather = gather_comm = 0.0
+        if self.tp > 1:
+            gather = logits * self.vocab * self.cost.activation_bytes / 2
+            gather_comm = profile.allreduce_latency_s + self.ring * gather / self.link
+        # sampling (softmax, penalties, top-p; rejection sampling reads the same logits)
+        sample_bytes = logits * self.vocab * profile.sampling_bytes_per_logit
+        sampling = sample_bytes / self.bw
+        head_ms = self.measured.lm_head_ms(logits, notes) if self.measured is not None and logits else None
+        return head_flops, gather, gather_comm, sample_bytes, sampling, head_ms
 
     def decode_terms(
         self, seqs: int, query_tokens: int, context_sum: float
@@ -446,13 +492,11 @@ class StepModel:
             kv_flops = self._attn_flops(kv_positions, seqs, context_sum)
         kv_mem = kv_read / self.bw
         kv_cmp = kv_flops / self.attn_peak
-        kv_s = max(kv_mem, kv_cmp)
         measured = self.measured
-        if measured is not None:
-            t = measured.decode_attention_s(seqs, context_sum)
-            if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
-                kv_s = max(t, kv_cmp, kv_read / self.bandwidth)
-        return kv_read, kv_flops, kv_mem, kv_cmp, kv_s
+        t = measured.decode_attention_s(seqs, context_sum) if measured is not None else None
+        if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
+            return kv_read, kv_flops, kv_mem, kv_cmp, max(t, kv_cmp, kv_read / self.bandwidth)
+        return kv_read, kv_flops, kv_mem, kv_cmp, max(kv_mem, kv_cmp)
 
     def prefill_terms(
         self, seqs: int, tokens: int, positions: float, context_sum: float, notes: set[str] | None = None

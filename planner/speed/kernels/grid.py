@@ -25,17 +25,20 @@ import numpy as np
 class Grid:
     """Latencies on the cartesian product of sorted axis values (NaN where a shape was not measured)."""
 
-    __slots__ = ("_flat", "_strides", "axes", "values")
+    __slots__ = ("_flat", "_strides", "_values", "axes")
 
     def __init__(self, axes: tuple[tuple[float, ...], ...], values: np.ndarray) -> None:
         self.axes = axes
-        self.values = values
+        self._values: np.ndarray | None = values
         self._flat: list[float] = values.ravel().tolist()  # plain floats: a lookup costs microseconds
-        strides, step = [], 1
-        for axis in reversed(axes):
-            strides.append(step)
-            step *= len(axis)
-        self._strides = tuple(reversed(strides))
+        self._strides = _row_major_strides(axes)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The latencies as an array shaped by the axes (made from the plain floats when first asked)."""
+        if self._values is None:
+            self._values = np.array(self._flat, dtype=float).reshape(tuple(len(axis) for axis in self.axes))
+        return self._values
 
     @classmethod
     def build(cls, rows: Iterable[Sequence[float]]) -> Grid:
@@ -73,15 +76,35 @@ class Grid:
         return Grid(self.axes, values)
 
     def fix_first(self, x: float) -> Grid | None:
-        """The grid over the remaining axes at ``x`` on the first axis (interpolated), or None outside it."""
+        """The grid over the remaining axes at ``x`` on the first axis (interpolated), or None outside it: each
+        value ``(1 − t)·lower + t·upper`` of the two measured slices around ``x``, on plain floats (an attention
+        batch's line along the context is made once per batch size a run meets).
+
+        >>> g = Grid.build([(1, 10, 2.0), (1, 20, 4.0), (3, 10, 6.0), (3, 20, 8.0)])
+        >>> g.fix_first(2).at_x(15), g.fix_first(3).at_x(20), g.fix_first(4)
+        (5.0, 8.0, None)
+        """
         axis = self.axes[0]
         if x < axis[0] or x > axis[-1]:
             return None
         hi = bisect_left(axis, x)
+        width = self._strides[0]
+        upper = self._flat[hi * width : (hi + 1) * width]
         if axis[hi] == x:
-            return Grid(self.axes[1:], self.values[hi])
+            return Grid._of_flat(self.axes[1:], upper)
         t = (x - axis[hi - 1]) / (axis[hi] - axis[hi - 1])
-        return Grid(self.axes[1:], (1 - t) * self.values[hi - 1] + t * self.values[hi])
+        lower = self._flat[(hi - 1) * width : hi * width]
+        return Grid._of_flat(self.axes[1:], [(1 - t) * low + t * high for low, high in zip(lower, upper, strict=True)])
+
+    @classmethod
+    def _of_flat(cls, axes: tuple[tuple[float, ...], ...], flat: list[float]) -> Grid:
+        """A grid over ``axes`` of the row-major values ``flat`` (kept as they are: the lookups read them)."""
+        grid = cls.__new__(cls)
+        grid.axes = axes
+        grid._values = None  # made when asked (:attr:`values`): a line is read through its floats
+        grid._flat = flat
+        grid._strides = _row_major_strides(axes)
+        return grid
 
     def fix_last(self, x: float) -> Grid | None:
         """The grid over the leading axes at ``x`` on the last axis (interpolated: lookups then cost less)."""
@@ -194,6 +217,19 @@ class Grid:
             return None
         t = (x - axis[lo]) / (axis[hi] - axis[lo])
         return 0.0 + (1 - t) * low + t * high
+
+
+def _row_major_strides(axes: tuple[tuple[float, ...], ...]) -> tuple[int, ...]:
+    """How far apart neighbours on each axis lie in the row-major values.
+
+    >>> _row_major_strides(((1, 2), (10, 20, 30)))
+    (3, 1)
+    """
+    strides, step = [], 1
+    for axis in reversed(axes):
+        strides.append(step)
+        step *= len(axis)
+    return tuple(reversed(strides))
 
 
 def _bracket(axis: tuple[float, ...], x: float, stride: int) -> tuple[tuple[int, float], ...]:

@@ -177,8 +177,29 @@ class MeasuredPass:
 
     def gemm_s(self, tokens: int, logits: int, notes: set[str] | None = None) -> float | None:
         """Weight GEMMs of a pass over ``tokens`` new tokens, ``logits`` of them through the LM head (an operator
-        left to the roofline is named in ``notes``, by default :attr:`fallbacks`; likewise below)."""
+        left to the roofline is named in ``notes``, by default :attr:`fallbacks`; likewise below): its
+        :meth:`weight_gemms_ms` and, where it has logits, its :meth:`lm_head_ms`."""
         notes = self.fallbacks if notes is None else notes
+        weights_ms = self.weight_gemms_ms(tokens, notes)
+        head_ms = self.lm_head_ms(logits, notes) if weights_ms is not None and logits else None
+        return self.summed_gemms_s(weights_ms, head_ms, logits)
+
+    @staticmethod
+    def summed_gemms_s(weights_ms: float | None, head_ms: float | None, logits: int) -> float | None:
+        """A pass's weight GEMMs in seconds from :meth:`weight_gemms_ms` and, with ``logits``, :meth:`lm_head_ms`
+        (None where either was not measured).
+
+        >>> MeasuredPass.summed_gemms_s(2.0, 0.5, 8), MeasuredPass.summed_gemms_s(2.0, None, 0)
+        (0.0025, 0.002)
+        """
+        if weights_ms is None:
+            return None
+        if not logits:
+            return weights_ms * MS
+        return None if head_ms is None else (weights_ms + head_ms) * MS
+
+    def weight_gemms_ms(self, tokens: int, notes: set[str]) -> float | None:
+        """Milliseconds of every weight GEMM but the LM head (routed experts included) of a pass over ``tokens``."""
         if not self.gemm_covered:
             return None
         line = self._layer_line()
@@ -196,17 +217,19 @@ class MeasuredPass:
                 notes.add("MoE experts (no measured table for this expert shape, precision or TP)")
                 return None
             total += routed * ceil(tokens / top) * moe_layers
-        if logits:
-            head = self._heads.get(logits, -1.0)  # the LM head at this many logits, kept per model
-            if head == -1.0:  # not priced yet (the tables keep it across models)
-                key = ("GEMM", self.dtype, logits, self.lm_head_n, self.hidden)
-                head = self.tables.derived(key, lambda: self._gemm_ms(logits, self.lm_head_n, self.hidden))
-                self._heads[logits] = head
-            if head is None:
-                notes.add("LM head GEMM")
-                return None
-            total += head
-        return total * MS
+        return total
+
+    def lm_head_ms(self, logits: int, notes: set[str]) -> float | None:
+        """Milliseconds of the LM head GEMM over ``logits`` tokens (kept per model; the tables keep it across
+        models)."""
+        head = self._heads.get(logits, -1.0)
+        if head == -1.0:  # not priced yet
+            key = ("GEMM", self.dtype, logits, self.lm_head_n, self.hidden)
+            head = self.tables.derived(key, lambda: self._gemm_ms(logits, self.lm_head_n, self.hidden))
+            self._heads[logits] = head
+        if head is None:
+            notes.add("LM head GEMM")
+        return head
 
     def decode_attention_s(self, seqs: int, context_sum: float) -> float | None:
         """Reading the cached context of ``seqs`` decoding sequences once (all layers)."""

@@ -198,3 +198,28 @@ def test_a_decode_steps_totals_are_its_passes_added_up_past_the_measured_grid_to
         for per_seq in (1.0, 517.5, 4096.0, 2_000_000.0):
             for shape in shapes:
                 _assert_totals_are_the_passes(engine, shape, dec, dec * per_seq)
+
+
+def test_an_equal_drafting_shape_reuses_the_engines_step_plans():
+    """Each run builds its own drafting shape; the engine keeps one instance per shape, so a later run of the same
+    replica prices from the plans of the runs before it, and gets the same totals."""
+    engine = EngineStep(DEPLOYMENTS["vLLM, draft model, measured kernels"])
+    first = engine.interned(DraftShape(method="draft_model", k=3))
+    again = DraftShape(method="draft_model", k=3)
+    assert again is not first and engine.interned(again) is first
+    totals = engine.step_totals(first, 8, 8 * 1000.0)
+    plans = len(engine._plans)
+    assert engine.step_totals(engine.interned(again), 8, 8 * 1000.0) == totals
+    assert len(engine._plans) == plans
+    assert engine.interned(DraftShape(method="draft_model", k=4)) is not first
+
+
+def test_an_empty_chunk_mix_is_priced_as_a_decode_step():
+    """The simulator hands a step an empty mix of chunks while requests wait that cannot start: the same step, and
+    the same kept plan, as a decode step with no chunks."""
+    engine = EngineStep(DEPLOYMENTS["vLLM, draft model, measured kernels"])
+    shape = engine.shape(3)
+    for dec in (1, 33, 256):
+        for s in (None, shape):
+            assert engine.step_totals(s, dec, dec * 700.0, Chunks()) == engine.step_totals(s, dec, dec * 700.0)
+    assert len(engine._plans) == 6
