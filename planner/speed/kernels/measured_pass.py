@@ -31,7 +31,9 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable
-from math import ceil
+from math import ceil, nan
+
+import numpy as np
 
 from planner.facts import data_cache
 from planner.speed.kernels.aiconfigurator_tables import KV_DTYPES, KernelTables, coverage_reason, kernel_tables
@@ -165,6 +167,19 @@ class MeasuredPass:
             self._layer = self.tables.derived(key, self._build_layer_line)
         return self._layer or None
 
+    def _head_line(self) -> Grid | None:
+        """The LM head GEMM at every measured ``m`` (:meth:`_gemm_ms`; NaN where a shape around it was not measured):
+        linear in m between them, as the trilinear value is, so a logits count is one lookup along it."""
+        key = ("LM head line", self.dtype, self.lm_head_n, self.hidden)
+        return self.tables.derived(key, self._build_head_line)
+
+    def _build_head_line(self) -> Grid | None:
+        grid = self.tables.gemm_grid(self.dtype)
+        if grid is None:
+            return None
+        times = [self._gemm_ms(m, self.lm_head_n, self.hidden) for m in grid.axes[0]]
+        return Grid((grid.axes[0],), np.array([nan if t is None else t for t in times]))
+
     def _build_layer_line(self) -> Grid | bool:
         grid = self.tables.gemm_grid(self.dtype)
         points = []
@@ -224,9 +239,10 @@ class MeasuredPass:
         models)."""
         head = self._heads.get(logits, -1.0)
         if head == -1.0:  # not priced yet
-            key = ("GEMM", self.dtype, logits, self.lm_head_n, self.hidden)
-            head = self.tables.derived(key, lambda: self._gemm_ms(logits, self.lm_head_n, self.hidden))
-            self._heads[logits] = head
+            line = self._head_line()
+            parts = ceil(logits / line.axes[0][-1]) if line is not None else 1
+            one = line.at_x(logits / parts) if line is not None else None
+            head = self._heads[logits] = None if one is None else one * parts
         if head is None:
             notes.add("LM head GEMM")
         return head

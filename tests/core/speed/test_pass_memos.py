@@ -223,3 +223,17 @@ def test_an_empty_chunk_mix_is_priced_as_a_decode_step():
         for s in (None, shape):
             assert engine.step_totals(s, dec, dec * 700.0, Chunks()) == engine.step_totals(s, dec, dec * 700.0)
     assert len(engine._plans) == 6
+
+
+@pytest.mark.skipif(tables_module.systems_dir() is None, reason="aiconfigurator-core is not installed here")
+def test_the_lm_head_line_equals_the_trilinear_lookup():
+    """The LM head at a logits count is read along its line over the measured token counts: the value the
+    trilinear lookup of that GEMM gives, or none where it gives none (past the table, next to an unmeasured shape)."""
+    engine = EngineStep(DEPLOYMENTS["vLLM, draft model, measured kernels"])
+    for model in (engine.target, engine.draft):
+        measured = model.measured
+        for logits in (1, 2, 3, 7, 33, 100, 257, 1000, 4097, 8192, 20_000, 70_000):
+            expected = measured._gemm_ms(logits, measured.lm_head_n, measured.hidden)
+            got = measured.lm_head_ms(logits, set())
+            assert (got is None) == (expected is None)
+            assert got is None or got == pytest.approx(expected, rel=1e-12)
