@@ -12,6 +12,7 @@ import pytest
 from planner.catalog.lookup import get_gpu, get_model, get_node
 from planner.deployment import Deployment
 from planner.facts import clear_caches
+from planner.speed import engine_step
 from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import NO_CHUNKS, Chunks, EngineStep, EngineStepTime
 from planner.speed.kernels import aiconfigurator_tables as tables_module
@@ -237,3 +238,16 @@ def test_the_lm_head_line_equals_the_trilinear_lookup():
             got = measured.lm_head_ms(logits, set())
             assert (got is None) == (expected is None)
             assert got is None or got == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_kept_step_totals_are_bounded_and_start_over_unchanged(monkeypatch):
+    """A plan keeps its totals at a few decode contexts and an engine a bounded number in all: past the bound its
+    plans start over, and the totals priced again are the same."""
+    monkeypatch.setattr(engine_step, "PRICED_ENTRIES", 20)
+    engine = EngineStep(DEPLOYMENTS["vLLM, draft model, measured kernels"])
+    first = {dec: engine.step_totals(None, dec, dec * 900.0) for dec in range(1, 6)}
+    for context in range(30):  # more contexts than a plan keeps, and more totals than the engine keeps
+        engine.step_totals(None, 3, 3 * (1000.0 + context))
+        assert all(len(plan[3]) <= engine_step.CONTEXTS_PER_PLAN for plan in engine._plans.values())
+        assert engine._priced_count < 20
+    assert {dec: engine.step_totals(None, dec, dec * 900.0) for dec in range(1, 6)} == first
