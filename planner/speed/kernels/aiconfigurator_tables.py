@@ -321,15 +321,14 @@ class KernelTables:
         all-reduce and NCCL's (engines switch to NCCL above the custom kernel's message limit)."""
         key = ("all-reduce", elements, gpus, cuda_graphs)
         value = self._derived.get(key, _MISSING)
-        if value is not _MISSING:
-            return value  # type: ignore[return-value]
-        return self.derived(key, lambda: self._allreduce_ms(elements, gpus, cuda_graphs))
-
-    def _allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool) -> float | None:
-        custom = self._custom_allreduce_ms(elements, gpus, cuda_graphs)
-        nccl = self._nccl_allreduce_ms(elements, gpus)
-        known = [t for t in (custom, nccl) if t is not None]
-        return min(known) if known else None
+        if value is _MISSING:  # priced here, not through derived(): each new token count of a pass asks once
+            custom = self._custom_allreduce_ms(elements, gpus, cuda_graphs)
+            nccl = self._nccl_allreduce_ms(elements, gpus)
+            value = nccl if custom is None else custom if nccl is None else min(custom, nccl)
+            if len(self._derived) >= DERIVED_ENTRIES:
+                self._derived.clear()
+            self._derived[key] = value
+        return value  # type: ignore[return-value]
 
     def _nccl_allreduce_ms(self, elements: float, gpus: int) -> float | None:
         key = (gpus, "nccl")
