@@ -327,7 +327,8 @@ class EngineStep:
         """(seconds, FLOPs, bytes moved) of one engine step, plain (``shape`` None) or speculative: what
         :meth:`plain` and :meth:`speculative` report, without the per-pass detail (the serving simulator's and the
         search's hot path). The step's passes at their padded sizes are worked out once per batch shape: the same
-        decode batch comes back step after step at a growing context.
+        decode batch comes back step after step at a growing context. Its totals are kept at the last
+        ``CONTEXTS_PER_PLAN`` decode contexts asked (a run asks some again exactly).
 
         The step lasts its passes one after another (the first draft pass, the ``K − 1`` later ones, the verify
         pass), plus the proposer's overheads: ``t_spec + t_spec_seq · B`` and ``t_draft`` per draft pass, all
