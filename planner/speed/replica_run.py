@@ -383,7 +383,7 @@ class ReplicaRun:
             (done - first) / (out - 1) if out > 1 else None
             for done, first, out in zip(finish, first_token, self.outputs, strict=True)
         ]
-        tpot = sorted(v for v in per_token if v is not None)
+        tpot = sorted([v for v in per_token if v is not None])
         ttft_sorted = sorted(ttft)  # sorted once: the percentiles below re-sort a sorted list in one pass
         # the requests that arrived in the steady window: a closed loop's first round (every client at once) and
         # the drain are left out
@@ -393,7 +393,9 @@ class ReplicaRun:
             inside = list(range(n))
         steady_ttft = [ttft[i] for i in inside]
         steady_tpot = [per_token[i] for i in inside if per_token[i] is not None]
-        queue = [max(0.0, joined - arrived) for joined, arrived in zip(admitted, arrival, strict=True)]
+        queue = [
+            joined - arrived if joined > arrived else 0.0 for joined, arrived in zip(admitted, arrival, strict=True)
+        ]
         out_tokens = sum(self.outputs)
         total_tokens = out_tokens + sum(self.prompts)
         limited, fractions = limited_by(self.workload.mode, blocked, duration, self.limits.request_cap_reason)

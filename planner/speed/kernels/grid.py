@@ -165,8 +165,9 @@ class Grid:
             return None
         flat = self._flat
         total = 0.0
+        along_second = _bracket(second, y, 1)
         for at0, w0 in _bracket(first, x, self._strides[0]):
-            for at1, w1 in _bracket(second, y, 1):
+            for at1, w1 in along_second:
                 value = flat[at0 + at1]
                 if isnan(value):  # a corner that was not measured
                     return None
@@ -187,9 +188,10 @@ class Grid:
         outer, middle, _ = self._strides
         flat = self._flat
         total = 0.0
+        along_second, along_third = _bracket(second, y, middle), _bracket(third, z, 1)
         for at0, w0 in _bracket(first, x, outer):
-            for at1, w1 in _bracket(second, y, middle):
-                for at2, w2 in _bracket(third, z, 1):
+            for at1, w1 in along_second:
+                for at2, w2 in along_third:
                     value = flat[at0 + at1 + at2]
                     if isnan(value):  # a corner that was not measured
                         return None
