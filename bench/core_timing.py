@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,7 +131,7 @@ def instructions(plan: bool) -> int:
     return int(found.group(1).replace(",", ""))
 
 
-def main(argv: list[str]) -> int:
+def main(argv: Sequence[str] = ()) -> int:
     if "--instructions" in argv:  # about a minute: two processes under valgrind
         if shutil.which("valgrind") is None:
             print("valgrind is not installed: apt-get install -y valgrind")
