@@ -257,10 +257,16 @@ def search_ks(deployment: Deployment, given: int | None = None) -> list[int]:
     return ks
 
 
-def batch_steps(deployment: Deployment, workload: SpeedWorkload, engine: EngineStep) -> BatchSteps:
+def batch_steps(
+    deployment: Deployment,
+    workload: SpeedWorkload,
+    engine: EngineStep,
+    limits: tuple[Limits | None, Limits | None] | None = None,
+) -> BatchSteps:
     """The plain and speculative steps of ``workload``'s batch on ``deployment`` (``engine``: its step model, with
-    the draft), each arm capped as its engine caps the requests it runs at once."""
-    limits = arm_limits(deployment)
+    the draft), each arm capped as its engine caps the requests it runs at once (``limits``: :func:`arm_limits`,
+    when the caller holds them)."""
+    limits = limits or arm_limits(deployment)
     rooms = _prefill_rooms(limits, engine.profile.chunked_prefill)
     return BatchSteps(engine, workload.batch_size, workload.request_lengths(), _caps(limits), rooms)
 
@@ -283,14 +289,15 @@ def estimate_speed(
     break-even α is searched over chains.
     """
     rules = speculation_rules()
-    steps = batch_steps(deployment, workload, EngineStep(deployment, profile, need_draft=True))
+    limits = arm_limits(deployment)
+    steps = batch_steps(deployment, workload, EngineStep(deployment, profile, need_draft=True), limits)
     engine = steps.engine
     method = deployment.speculative_method
     k = workload.resolved_k(deployment)
     alpha = workload.resolved_alpha(k)
     shape = workload.draft_shape(method, k)
     batch = workload.batch_size
-    caps = _caps(arm_limits(deployment))
+    caps = _caps(limits)
     context = steps.context
     allowed = search_ks(deployment, k)
     by_k = speedup_by_k(deployment, workload, steps)
