@@ -350,10 +350,12 @@ class EngineStep:
             return found
         single = plan[4]
         if single is not None:  # its sums are the pass's own
-            model, fixed, query_tokens, context_offset, launches, _ = single
-            seconds, flops, moved = model.totals(
-                fixed, decode_seqs, query_tokens, decode_context_tokens + context_offset, launches
-            )
+            pricer, context_offset, _, model, fixed, query_tokens, launches = single
+            context = decode_context_tokens + context_offset
+            if pricer is None:
+                seconds, flops, moved = model.totals(fixed, decode_seqs, query_tokens, context, launches)
+            else:
+                seconds, flops, moved = pricer(context)
             found = (seconds * self._host_factor, flops, moved)
         else:
             found = self._summed(plan[1], plan[2], decode_seqs, decode_context_tokens)
@@ -372,10 +374,13 @@ class EngineStep:
         """:meth:`step_totals` of a speculative step's ``passes`` and ``overheads_s`` (:meth:`_step_plan`) at
         ``decode_context_tokens``."""
         total = flops = moved = 0.0
-        for model, fixed, query_tokens, context_offset, launches, count in passes:
-            seconds, pass_flops, pass_bytes = model.totals(
-                fixed, decode_seqs, query_tokens, decode_context_tokens + context_offset, launches
-            )
+        for pricer, context_offset, count, model, fixed, query_tokens, launches in passes:
+            if pricer is None:
+                seconds, pass_flops, pass_bytes = model.totals(
+                    fixed, decode_seqs, query_tokens, decode_context_tokens + context_offset, launches
+                )
+            else:
+                seconds, pass_flops, pass_bytes = pricer(decode_context_tokens + context_offset)
             total += seconds
             flops += pass_flops
             moved += pass_bytes
@@ -389,12 +394,17 @@ class EngineStep:
         return total * self._host_factor, flops, moved
 
     def _step_plan(self, shape: DraftShape | None, decode_seqs: int, chunks: Chunks) -> tuple[list, tuple]:
-        """The passes of one step, in order: (model, its kept terms, query tokens per sequence, context added before
-        it, eager launch time or None, how many in a row); and the speculative step's own overheads (seconds)."""
+        """The passes of one step, in order: (its totals at a decode context, :meth:`StepModel.pass_pricer`, for a
+        step of decodes alone, else None; the context added before it; how many in a row; the model, its kept terms,
+        query tokens per sequence and eager launch time or None, for :meth:`StepModel.totals`); and the speculative
+        step's own overheads (seconds). A step of decodes alone comes back at one context after another, where a
+        step with prefill chunks is mostly priced once: only the first binds a pricer."""
 
         def one(model: StepModel, query_tokens: int, pass_chunks: Chunks, logits: int | None, offset, count):
             mix, launches = self.pass_mix(model, decode_seqs, query_tokens, pass_chunks, logits)
-            return (model, model.mix_entry(mix), query_tokens, offset, launches, count)
+            fixed = model.mix_entry(mix)
+            pricer = None if chunks.tokens else model.pass_pricer(fixed, decode_seqs, query_tokens, launches)
+            return (pricer, offset, count, model, fixed, query_tokens, launches)
 
         if shape is None:
             return [one(self.target, 1, chunks, None, 0, 1)], ()

@@ -11,9 +11,11 @@ shape), so a step model that reuses an entry records the same fallbacks as one t
 source label never depends on what other runs priced before it.
 
 >>> memos = PassMemos()
->>> memos.kept(memos.tokens, (8, 8), lambda notes: (1.0, 2.0))
+>>> memos.tokens.get((8, 8)) is None  # not priced yet: price it, then keep it
+True
+>>> memos.kept(memos.tokens, (8, 8), (1.0, 2.0), set())
 ((1.0, 2.0), frozenset())
->>> memos.kept(memos.tokens, (8, 8), lambda notes: (9.9, 9.9))  # already priced: the kept entry
+>>> memos.tokens[(8, 8)]
 ((1.0, 2.0), frozenset())
 """
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import TypeVar
 
 from planner.facts import register_cache
@@ -50,16 +52,12 @@ class PassMemos:
         self.chunks: dict[Hashable, tuple] = {}
 
     @staticmethod
-    def kept(table: dict[Hashable, tuple], key: Hashable, price: Callable[[set[str]], T]) -> tuple[T, frozenset[str]]:
-        """(value, fallbacks) of ``key`` in ``table``, pricing it with ``price(notes)`` the first time (``price`` adds
-        to ``notes`` each operator it leaves to the roofline)."""
-        entry = table.get(key)
-        if entry is None:
-            notes: set[str] = set()
-            value = price(notes)
-            if len(table) >= MEMO_ENTRIES:
-                table.clear()
-            entry = table[key] = (value, frozenset(notes) if notes else NO_NOTES)
+    def kept(table: dict[Hashable, tuple], key: Hashable, value: T, notes: set[str]) -> tuple[T, frozenset[str]]:
+        """Keep ``value``, just priced for ``key`` (``notes``: each operator its pricing left to the roofline), in
+        ``table``, and return the entry (value, fallbacks). Callers look ``key`` up first and price only on a miss."""
+        if len(table) >= MEMO_ENTRIES:
+            table.clear()
+        entry = table[key] = (value, frozenset(notes) if notes else NO_NOTES)
         return entry
 
 

@@ -194,7 +194,10 @@ class ReplicaRun:
             # admits no waiting request (vllm/v1/core/sched/scheduler.py: waiting requests are scheduled only
             # "if not preempted_reqs")
             preempted_now = False
-            while n_dec > 1 and kv_used() + n_dec * prog > capacity:
+            while n_dec > 1:
+                used = kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)  # kv_used(), inlined: hot
+                if used + n_dec * prog <= capacity:
+                    break
                 preempted_now = True
                 while not in_decode[decoding_order[-1]]:
                     decoding_order.pop()
@@ -218,13 +221,16 @@ class ReplicaRun:
                 bool(waiting)
                 and not preempted_now
                 and running < max_seqs
-                and kv_used() + need[waiting[0]] + headroom <= capacity
+                and (kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look)) + need[waiting[0]] + headroom
+                <= capacity
             )
             decode_now = n_dec > 0 and (mixed or not prefill_work)
             if decode_now:
                 budget -= n_dec * per_dec
             # a step with no prompt to prefill shares the empty mix (only a prefill adds to it)
-            chunks = Chunks() if prefilling or waiting else NO_CHUNKS
+            # this step's prefill chunks, summed as Chunks.add sums them (a Chunks is built once they are known)
+            chunk_tokens = chunk_seqs = 0
+            chunk_positions = chunk_context = 0.0
             finishing_prefill: list[int] = []
             reason = ""
             if mixed or not decode_now:
@@ -232,7 +238,10 @@ class ReplicaRun:
                     if budget <= 0:
                         break
                     take = min(need[i] - done_tokens[i], budget)
-                    chunks.add(take, done_tokens[i])
+                    chunk_tokens += take
+                    chunk_seqs += 1
+                    chunk_positions += take * (done_tokens[i] + (take + 1) / 2)
+                    chunk_context += done_tokens[i]
                     done_tokens[i] += take
                     budget -= take
                     if done_tokens[i] >= need[i]:
@@ -250,7 +259,7 @@ class ReplicaRun:
                     if budget <= 0 or (
                         not chunked
                         and need[i] > budget
-                        and (chunks.tokens > 0 or (decode_now and need[i] <= token_budget))
+                        and (chunk_tokens > 0 or (decode_now and need[i] <= token_budget))
                     ):
                         reason = "token_budget"
                         break
@@ -263,7 +272,9 @@ class ReplicaRun:
                     kv_fixed += reserved[i]
                     running += 1
                     take = min(need[i], budget) if chunked else need[i]
-                    chunks.add(take, 0)
+                    chunk_tokens += take  # a new prompt's chunk: nothing cached before it
+                    chunk_seqs += 1
+                    chunk_positions += take * ((take + 1) / 2)
                     done_tokens[i] = take
                     budget -= take
                     if take >= need[i]:
@@ -273,7 +284,8 @@ class ReplicaRun:
             if preempted_now and waiting and not reason:
                 reason = "kv_cache"
             dec = n_dec if decode_now else 0
-            if dec == 0 and chunks.tokens == 0:
+            chunks = Chunks(chunk_tokens, chunk_seqs, chunk_positions, chunk_context) if chunk_tokens else NO_CHUNKS
+            if dec == 0 and chunk_tokens == 0:
                 # nothing can run (cache full with a single long request): wait for an arrival
                 if upcoming:
                     t = max(t, arrival[upcoming[0]])
@@ -286,15 +298,23 @@ class ReplicaRun:
             if dec and chunks.tokens == 0 and not finishing_prefill:
                 while heap and alive[heap[0][2]] != heap[0][1]:
                     heapq.heappop(heap)
-                if heap:
-                    m = max(1, math.ceil((heap[0][0] - g) / prog - 1e-9))
-                room = capacity - kv_used()
-                m = max(1, min(m, int(room / (n_dec * prog)))) if room > 0 else 1
+                # (comparisons, not min and max: this runs once per scheduling round)
+                if heap:  # steps to the next completion
+                    m = math.ceil((heap[0][0] - g) / prog - 1e-9)
+                room = capacity - (kv_fixed if reserve else kv_prefill + acc + n_dec * (g + look))  # kv_used()
+                if room > 0:  # and that the cache holds the growth of, at least one
+                    fit = int(room / (n_dec * prog))
+                    m = fit if fit < m else m
+                    m = m if m > 1 else 1
+                else:
+                    m = 1
                 if m > 1 and (upcoming or (closed_loop and pending)):
                     can_admit = not waiting and running < max_seqs
-                    if upcoming and can_admit:
+                    if upcoming and can_admit:  # and until the next arrival
                         at_start = step_totals(shape, dec, context, chunks)
-                        m = max(1, min(m, math.ceil((arrival[upcoming[0]] - t) / at_start[0])))
+                        until = math.ceil((arrival[upcoming[0]] - t) / at_start[0])
+                        m = until if until < m else m
+                        m = m if m > 1 else 1
             frozen = multi_step and dec and chunks.tokens == 0
             if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
                 m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)
@@ -313,7 +333,7 @@ class ReplicaRun:
             busy += dt
             batch_now = dec + chunks.seqs
             weighted_batch += batch_now * dt
-            max_batch = max(max_batch, batch_now)
+            max_batch = batch_now if batch_now > max_batch else max_batch
             if waiting:
                 key = reason or "queue"
                 blocked[key] = blocked.get(key, 0.0) + dt

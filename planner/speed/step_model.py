@@ -33,6 +33,7 @@ prefill chunks are all calls of :meth:`StepModel.forward`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -40,7 +41,7 @@ from pydantic import BaseModel
 from planner.catalog.schemas import GpuSpec
 from planner.errors import InputError
 from planner.model.kv_bytes import layer_kv_bytes_per_token
-from planner.speed.kernels.measured_pass import measured_pass, roofline_label
+from planner.speed.kernels.measured_pass import MS, measured_pass, roofline_label
 from planner.speed.pass_memos import PassMemos, pass_memos
 from planner.speed.profiles import SpeedProfile
 from planner.speed.roofline import (
@@ -321,7 +322,8 @@ class StepModel:
         operators their pricing left to the roofline recorded on this model."""
         entry = self._mixes.get(mix)
         if entry is None:
-            entry = PassMemos.kept(self._mixes, mix, lambda notes: self.mix_terms(mix, notes))
+            priced: set[str] = set()
+            entry = PassMemos.kept(self._mixes, mix, self.mix_terms(mix, priced), priced)
         fixed, notes = entry
         if notes:
             self.measured.fallbacks.update(notes)
@@ -347,6 +349,65 @@ class StepModel:
             weights + kv_read + prefix_read + written + sample_bytes + elementwise_bytes,
         )
 
+    def pass_pricer(
+        self, fixed: tuple, seqs: int, query_tokens: int, launches_s: float | None
+    ) -> Callable[[float], tuple[float, float, float]]:
+        """:meth:`totals` of one pass (its kept terms ``fixed``, ``seqs`` decodes of ``query_tokens`` each) as a
+        function of the decode context alone, for a step plan that prices its passes at one context after another:
+        the same sums in the same order, what does not move with the context bound once. Where the measured decode
+        kernel covers the batch of a model without sliding layers under a CUDA graph, the lookup along the context
+        (:meth:`MeasuredPass.decode_along_context`) is done here; any other pass, and a context past the measured
+        line, is :meth:`totals` itself.
+
+        >>> from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_weight_format
+        >>> from planner.speed.profiles import speed_profile
+        >>> from planner.speed.roofline import model_cost
+        >>> h100 = get_gpu("h100-sxm-80gb")
+        >>> cost = model_cost(get_model("Llama-3.1-8B"), get_weight_format("bf16"), get_kv_dtype("auto"), h100, tp=1)
+        >>> model = StepModel(cost, h100, speed_profile("vllm", "nvidia"))
+        >>> fixed = model.mix_entry((32, 1, 0, 0, 0.0, 0.0, None))
+        >>> model.pass_pricer(fixed, 32, 1, None)(32 * 700.0) == model.totals(fixed, 32, 1, 32 * 700.0, None)
+        True
+        """
+
+        def general(context: float) -> tuple[float, float, float]:
+            return self.totals(fixed, seqs, query_tokens, context, launches_s)
+
+        measured = self.measured
+        if not seqs or launches_s is not None or not self._full_attention or measured is None:
+            return general
+        along = measured.decode_along_context(seqs) if measured.attention_covered else None
+        if along is None:
+            return general
+        (_, weights, gemm_flops, _, _, gemm_s, written, comm, _, sample_bytes, sampling,
+         elementwise_bytes, elementwise_s, prefix_read, new_flops, _, _, new_s, overhead) = fixed  # fmt: skip
+        q = query_tokens
+        new_positions = seqs * q * (q + 1) / 2  # :meth:`decode_terms`' positions of the new query tokens
+        kv_per_token, attn_per_position = self.kv_full_per_token, self.attn_per_position
+        attn_peak, bandwidth, layers = self.attn_peak, self.bandwidth, self.layers
+        gemm_and_elementwise_s = gemm_s + elementwise_s  # pass_seconds' first sum
+
+        def priced(context: float) -> tuple[float, float, float]:
+            mean = context / seqs
+            ms = along(mean if mean > 1.0 else 1.0)  # max(1, mean), as decode_attention_s
+            if ms is None:  # past the measured line: the roofline, and the fallback recorded
+                return general(context)
+            kv_read = kv_per_token * context
+            kv_flops = attn_per_position * (context * q + new_positions)
+            # never faster than the data-sheet peaks: decode_terms' max, in its order (comparisons cost less)
+            kv_s = ms * layers * MS
+            kv_cmp = kv_flops / attn_peak
+            kv_s = kv_cmp if kv_cmp > kv_s else kv_s
+            floor = kv_read / bandwidth
+            kv_s = floor if floor > kv_s else kv_s
+            return (
+                gemm_and_elementwise_s + kv_s + new_s + comm + sampling + overhead,
+                gemm_flops + kv_flops + new_flops,
+                weights + kv_read + prefix_read + written + sample_bytes + elementwise_bytes,
+            )
+
+        return priced
+
     def mix_terms(self, mix: PassMix, notes: set[str]) -> tuple:
         """Everything of a pass of ``mix`` but its decode attention: the token terms (:meth:`token_terms`), the
         prefill chunks' attention with the pass's KV writes, and the launch and scheduling overhead (operators
@@ -360,13 +421,15 @@ class StepModel:
         memos = self._memos
         entry = memos.tokens.get((tokens, logits))
         if entry is None:
-            entry = memos.kept(memos.tokens, (tokens, logits), lambda n: self.token_terms(tokens, logits, n))
+            priced: set[str] = set()
+            entry = memos.kept(memos.tokens, (tokens, logits), self.token_terms(tokens, logits, priced), priced)
         terms, token_notes = entry
         written = terms[5]
         chunk_key = (prefill_seqs, prefill_tokens, positions, context_sum)
         entry = memos.chunks.get(chunk_key)
         if entry is None:
-            entry = memos.kept(memos.chunks, chunk_key, lambda n: self.prefill_terms(*chunk_key, n))
+            priced = set()
+            entry = memos.kept(memos.chunks, chunk_key, self.prefill_terms(*chunk_key, priced), priced)
         chunk_terms, chunk_notes = entry
         if token_notes or chunk_notes:
             notes |= token_notes | chunk_notes
@@ -391,12 +454,14 @@ class StepModel:
         memos = self._memos
         entry = memos.counts.get(tokens)
         if entry is None:
-            entry = memos.kept(memos.counts, tokens, lambda n: self.count_terms(tokens, n))
+            priced: set[str] = set()
+            entry = memos.kept(memos.counts, tokens, self.count_terms(tokens, priced), priced)
         (weights, token_flops, efficiency, gemm_mem, written, message, message_comm, stage_comm, elementwise_bytes,
          elementwise_s, weights_ms, allreduce_s), count_notes = entry  # fmt: skip
         entry = memos.logits.get(logits)
         if entry is None:
-            entry = memos.kept(memos.logits, logits, lambda n: self.logit_terms(logits, n))
+            priced = set()
+            entry = memos.kept(memos.logits, logits, self.logit_terms(logits, priced), priced)
         (head_flops, gather, gather_comm, sample_bytes, sampling, head_ms), head_notes = entry
         gemm_flops = token_flops + head_flops
         gemm_cmp = gemm_flops / (self.gemm_peak * efficiency)

@@ -251,16 +251,24 @@ class MeasuredPass:
         """Reading the cached context of ``seqs`` decoding sequences once (all layers)."""
         if not self.attention_covered or seqs <= 0:
             return None if seqs > 0 else 0.0
-        try:  # the batch fixed: one lookup along the context per step
-            along_context = self._decode_at[seqs]
-        except KeyError:
-            line = self._decode_line(seqs)
-            along_context = self._decode_at[seqs] = line.at_x if line is not None else None
+        along_context = self.decode_along_context(seqs)
         ms = along_context(max(1.0, context_sum / seqs)) if along_context is not None else None
         if ms is None:
             self.fallbacks.add("decode attention (a batch or context past the measured grid)")
             return None
         return ms * self.layers * MS
+
+    def decode_along_context(self, seqs: int) -> Callable[[float], float | None] | None:
+        """One layer's decode kernel in ms at ``seqs`` sequences as a function of the mean context (None where the
+        tables hold no line for that batch): what :meth:`decode_attention_s` looks up, for a caller that prices the
+        same batch at many contexts (``max(1, context)`` first, then ``× layers × 1e-3`` for the pass, as it does).
+        Only where :attr:`attention_covered`."""
+        try:  # the batch fixed: one lookup along the context per step
+            return self._decode_at[seqs]
+        except KeyError:
+            line = self._decode_line(seqs)
+            along_context = self._decode_at[seqs] = line.at_x if line is not None else None
+            return along_context
 
     def _decode_line(self, seqs: int) -> Grid | None:
         """The decode kernel's latency along the context at a batch of ``seqs`` (interpolated between batches)."""

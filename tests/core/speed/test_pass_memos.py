@@ -127,6 +127,22 @@ def test_a_models_source_label_does_not_depend_on_earlier_runs():
     assert later.plain(decode_seqs=4, decode_context_tokens=4 * 1000.0, chunks=chunk).passes[0][1].source == past
 
 
+@pytest.mark.skipif(tables_module.systems_dir() is None, reason="aiconfigurator-core is not installed here")
+def test_a_decode_plan_past_the_measured_context_records_the_fallback_as_a_fresh_step_does():
+    """A kept decode plan prices its pass along the measured decode line; asked at a context past that line it
+    falls back to the roofline and records so, as a step priced afresh there does."""
+    dep = DEPLOYMENTS["vLLM, draft model, measured kernels"]
+    clear_caches()
+    fresh = EngineStep(dep)
+    past_source = fresh.plain(decode_seqs=8, decode_context_tokens=8 * 2_000_000.0).passes[0][1].source
+    engine = EngineStep(dep)
+    within = engine.step_totals(None, 8, 8 * 1000.0)  # binds the plan's pricer, inside the measured line
+    assert "decode attention" not in engine.target.source
+    assert engine.step_totals(None, 8, 8 * 2_000_000.0) == fresh.step_totals(None, 8, 8 * 2_000_000.0)
+    assert "decode attention" in engine.target.source and engine.target.source == past_source
+    assert engine.step_totals(None, 8, 8 * 1000.0) == within
+
+
 def test_a_line_lookup_equals_the_general_interpolation():
     rng = np.random.default_rng(0)
     xs = np.unique(rng.uniform(1, 5000, 40))
