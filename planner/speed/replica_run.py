@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left, bisect_right
 from collections import deque
 
 from planner.errors import PlannerError
@@ -408,11 +409,18 @@ class ReplicaRun:
         # the requests that arrived in the steady window: a closed loop's first round (every client at once) and
         # the drain are left out
         low, high = window
-        inside = [i for i, arrived in enumerate(arrival) if low <= arrived <= high] if steady else []
-        if not inside:
-            inside = list(range(n))
-        steady_ttft = [ttft[i] for i in inside]
-        steady_tpot = [per_token[i] for i in inside if per_token[i] is not None]
+        if self.workload.mode == "concurrency":  # a closed loop's arrivals come as requests complete, in any order
+            inside = [i for i, arrived in enumerate(arrival) if low <= arrived <= high] if steady else []
+            if not inside:
+                inside = list(range(n))
+            steady_ttft = [ttft[i] for i in inside]
+            steady_tpot = [per_token[i] for i in inside if per_token[i] is not None]
+        else:  # arrivals in order: the window's are a slice
+            first, last = (bisect_left(arrival, low), bisect_right(arrival, high)) if steady else (0, 0)
+            if first >= last:
+                first, last = 0, n
+            steady_ttft = ttft[first:last]
+            steady_tpot = [v for v in per_token[first:last] if v is not None]
         queue = [
             joined - arrived if joined > arrived else 0.0 for joined, arrived in zip(admitted, arrival, strict=True)
         ]

@@ -150,6 +150,20 @@ def longest_prompt_tokens(dataset: str) -> int:
 
 
 @functools.lru_cache(maxsize=64)
+def _unit_gaps(n: int, seed: int) -> tuple[float, ...]:
+    """``n`` gaps between Poisson arrivals at one request per second, from ``seed``: ``random.expovariate``'s
+    ``−ln(1 − U)``, so a gap at rate λ is one of these over λ, the same float ``expovariate(λ)`` gives. Kept: a
+    capacity search runs one draw at many rates.
+
+    >>> rng = random.Random(7)
+    >>> [rng.expovariate(2.5) for _ in range(3)] == [gap / 2.5 for gap in _unit_gaps(3, 7)]
+    True
+    """
+    rng = random.Random(seed)
+    return tuple(-math.log(1.0 - rng.random()) for _ in range(n))
+
+
+@functools.lru_cache(maxsize=64)
 def _drawn(
     dataset: str, n: int, seed: int, prompt_tokens: int | None, output_tokens: int | None
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -234,10 +248,10 @@ class ServingWorkload(BaseModel):
         """Arrival times (seconds) for the open-loop and offline modes; closed loop arrives on completion."""
         if self.request_rate is None:
             return [0.0] * self.num_prompts
-        rng = random.Random(self.seed + 1)
+        rate = self.request_rate
         t, times = 0.0, []
-        for _ in range(self.num_prompts):
-            t += rng.expovariate(self.request_rate)
+        for gap in _unit_gaps(self.num_prompts, self.seed + 1):
+            t += gap / rate
             times.append(t)
         return times
 

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from planner import acceptance_math as am
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
+from planner.speed import replica_run
 from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import SpeedWorkload, estimate_speed
 from planner.speed.replica_capacity import replica_capacity
+from planner.speed.serving_metrics import Percentiles
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import simulate, simulate_one
 
@@ -171,3 +173,32 @@ def test_an_engine_without_chunked_prefill_runs_each_prompt_whole_in_one_step():
     chunked = simulate_one(dep, workload, profile=engine.profile.with_values(chunked_prefill=True))
     split = sorted(chunked.ttft_values_s)
     assert split[1] < split[2] and split[2] == split[4]  # the third prompt was split across the first two steps
+
+
+@pytest.mark.parametrize(
+    "arrivals",
+    [{"request_rate": 6.0}, {"request_rate": 40.0}, {"offline": True}, {"concurrency": 24}],
+    ids=["light load", "overload", "offline", "closed loop"],
+)
+def test_the_steady_latencies_are_those_of_the_requests_that_arrived_in_the_steady_window(arrivals, monkeypatch):
+    """The steady TTFT and TPOT count the requests whose arrival lies in the steady window (every request where the
+    run has none): checked against that definition, request by request, on each kind of arrivals."""
+    seen = {}
+    metrics = replica_run.ReplicaRun._metrics
+
+    def recording(self, arrival, admitted, first_token, finish, *rest):
+        seen.update(arrival=list(arrival), first=list(first_token), finish=list(finish), outputs=self.outputs)
+        return metrics(self, arrival, admitted, first_token, finish, *rest)
+
+    monkeypatch.setattr(replica_run.ReplicaRun, "_metrics", recording)
+    dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), max_model_len=4096)
+    run = simulate_one(dep, ServingWorkload.build(num_prompts=300, dataset="sharegpt", seed=3, **arrivals))
+    low, high = run.steady_window_s
+    arrived = seen["arrival"]
+    inside = [i for i, t in enumerate(arrived) if run.steady and low <= t <= high] or range(len(arrived))
+    ttft = [seen["first"][i] - arrived[i] for i in inside]
+    tpot = [(seen["finish"][i] - seen["first"][i]) / (seen["outputs"][i] - 1) for i in inside if seen["outputs"][i] > 1]
+    # 300 requests queued at once all fit the batch: no completion before the last admission, no window
+    assert run.steady == ("offline" not in arrivals)
+    assert run.steady_ttft_s == Percentiles.of(ttft)
+    assert run.steady_tpot_s == Percentiles.of(tpot)
