@@ -228,8 +228,7 @@ class ReplicaRun:
             decode_now = n_dec > 0 and (mixed or not prefill_work)
             if decode_now:
                 budget -= n_dec * per_dec
-            # a step with no prompt to prefill shares the empty mix (only a prefill adds to it)
-            # this step's prefill chunks, summed as Chunks.add sums them (a Chunks is built once they are known)
+            # this step's prefill chunks, summed as Chunks.add sums them; a step with none shares the empty mix
             chunk_tokens = chunk_seqs = 0
             chunk_positions = chunk_context = 0.0
             finishing_prefill: list[int] = []

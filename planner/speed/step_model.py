@@ -359,13 +359,11 @@ class StepModel:
         (:meth:`MeasuredPass.decode_along_context`) is done here; any other pass, and a context past the measured
         line, is :meth:`totals` itself.
 
-        >>> from planner.catalog.lookup import get_gpu, get_kv_dtype, get_model, get_weight_format
-        >>> from planner.speed.profiles import speed_profile
-        >>> from planner.speed.roofline import model_cost
-        >>> h100 = get_gpu("h100-sxm-80gb")
-        >>> cost = model_cost(get_model("Llama-3.1-8B"), get_weight_format("bf16"), get_kv_dtype("auto"), h100, tp=1)
-        >>> model = StepModel(cost, h100, speed_profile("vllm", "nvidia"))
-        >>> fixed = model.mix_entry((32, 1, 0, 0, 0.0, 0.0, None))
+        >>> from planner.catalog.lookup import get_model, get_node
+        >>> from planner.deployment import Deployment
+        >>> from planner.speed.engine_step import EngineStep
+        >>> model = EngineStep(Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"))).target
+        >>> fixed = model.mix_entry((32, 1, 0, 0, 0.0, 0.0, None))  # 32 decodes of one token, no prefill
         >>> model.pass_pricer(fixed, 32, 1, None)(32 * 700.0) == model.totals(fixed, 32, 1, 32 * 700.0, None)
         True
         """
