@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner.errors import CatalogError, InputError, first_pydantic_error
-from planner.facts import data_cache, read_data_file
+from planner.facts import data_cache, read_data_file, register_cache
 from planner.input_types import Count, RequestCount, RequestRate, Seed
 
 WORKLOADS_FILE = "serving_workloads.json"
@@ -186,6 +186,9 @@ def _drawn(
         else matched_lengths([o for _, o in raw], spec.output.mean_tokens, spec.output.min_tokens, caps)
     )
     return tuple(prompts), tuple(outputs)
+
+
+register_cache(_drawn)  # it reads the dataset definitions of data/serving_workloads.json
 
 
 class ServingWorkload(BaseModel):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planner import facts
 from planner.speed.serving_workload import ServingWorkload, matched_lengths, prompt_length_points
 from planner.speed.steady_step import summed_points
 
@@ -46,3 +49,22 @@ def test_the_estimates_prompt_points_keep_the_mean_and_the_spread_of_a_draw():
     two = summed_points(points, 2)
     assert sum(two) / 8 == pytest.approx(2 * 202, abs=1)
     assert two[-1] - two[0] < 2 * (points[-1] - points[0])
+
+
+def test_the_drawn_lengths_follow_the_dataset_file_once_the_caches_are_cleared(tmp_path, monkeypatch):
+    """The draws are kept per (dataset, count, seed); a changed dataset definition, once the data caches are
+    cleared, gives its own draw."""
+    workload = ServingWorkload.build(offline=True, dataset="sharegpt", num_prompts=200, seed=5)
+    before = workload.lengths()
+    data = json.loads((facts.REPO_ROOT / "data" / "serving_workloads.json").read_text())
+    data["datasets"][0]["output"]["mean_tokens"] = 400
+    (tmp_path / "serving_workloads.json").write_text(json.dumps(data))
+    monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path))
+    facts.clear_caches()
+    try:
+        _, outputs = workload.lengths()
+        assert sum(outputs) / len(outputs) == pytest.approx(400, abs=0.01)
+    finally:
+        monkeypatch.delenv("PLANNER_DATA_DIR")
+        facts.clear_caches()
+    assert workload.lengths() == before
