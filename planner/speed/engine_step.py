@@ -395,10 +395,11 @@ class EngineStep:
 
     def _step_plan(self, shape: DraftShape | None, decode_seqs: int, chunks: Chunks) -> tuple[list, tuple]:
         """The passes of one step, in order: (its totals at a decode context, :meth:`StepModel.pass_pricer`, for a
-        step of decodes alone, else None; the context added before it; how many in a row; the model, its kept terms,
-        query tokens per sequence and eager launch time or None, for :meth:`StepModel.totals`); and the speculative
-        step's own overheads (seconds). A step of decodes alone comes back at one context after another, where a
-        step with prefill chunks is mostly priced once: only the first binds a pricer."""
+        step of decodes alone where it binds one, else None; the context added before it; how many in a row; the
+        model, its kept terms, query tokens per sequence and eager launch time or None, for
+        :meth:`StepModel.totals`); and the speculative step's own overheads (seconds). A step of decodes alone comes
+        back at one context after another, where a step with prefill chunks is mostly priced once: only the first
+        binds a pricer."""
 
         def one(model: StepModel, query_tokens: int, pass_chunks: Chunks, logits: int | None, offset, count):
             mix, launches = self.pass_mix(model, decode_seqs, query_tokens, pass_chunks, logits)

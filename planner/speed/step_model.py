@@ -351,13 +351,14 @@ class StepModel:
 
     def pass_pricer(
         self, fixed: tuple, seqs: int, query_tokens: int, launches_s: float | None
-    ) -> Callable[[float], tuple[float, float, float]]:
+    ) -> Callable[[float], tuple[float, float, float]] | None:
         """:meth:`totals` of one pass (its kept terms ``fixed``, ``seqs`` decodes of ``query_tokens`` each) as a
         function of the decode context alone, for a step plan that prices its passes at one context after another:
-        the same sums in the same order, what does not move with the context bound once. Where the measured decode
-        kernel covers the batch of a model without sliding layers under a CUDA graph, the lookup along the context
-        (:meth:`MeasuredPass.decode_along_context`) is done here; any other pass, and a context past the measured
-        line, is :meth:`totals` itself.
+        the same sums in the same order, what does not move with the context bound once, with the lookup along the
+        measured decode kernel's line at that batch (:meth:`MeasuredPass.decode_along_context`) done here; at a
+        context past that line, :meth:`totals` itself. None where there is no such line to bind (no decodes, a
+        sliding-window model, a pass without CUDA graphs, decode attention left to the roofline): the caller asks
+        :meth:`totals`.
 
         >>> from planner.catalog.lookup import get_model, get_node
         >>> from planner.deployment import Deployment
@@ -368,15 +369,12 @@ class StepModel:
         True
         """
 
-        def general(context: float) -> tuple[float, float, float]:
-            return self.totals(fixed, seqs, query_tokens, context, launches_s)
-
         measured = self.measured
         if not seqs or launches_s is not None or not self._full_attention or measured is None:
-            return general
+            return None
         along = measured.decode_along_context(seqs) if measured.attention_covered else None
         if along is None:
-            return general
+            return None
         (_, weights, gemm_flops, _, _, gemm_s, written, comm, _, sample_bytes, sampling,
          elementwise_bytes, elementwise_s, prefix_read, new_flops, _, _, new_s, overhead) = fixed  # fmt: skip
         q = query_tokens
@@ -389,7 +387,7 @@ class StepModel:
             mean = context / seqs
             ms = along(mean if mean > 1.0 else 1.0)  # max(1, mean), as decode_attention_s
             if ms is None:  # past the measured line: the roofline, and the fallback recorded
-                return general(context)
+                return self.totals(fixed, seqs, query_tokens, context, launches_s)
             kv_read = kv_per_token * context
             kv_flops = attn_per_position * (context * q + new_positions)
             # never faster than the data-sheet peaks: decode_terms' max, in its order (comparisons cost less)
