@@ -21,7 +21,7 @@ from ui._background import result_or_progress, server_jobs
 from ui._scenario import bind
 
 #: The Performance page's choice of request lengths (label -> ``SpeedWorkload.dataset``).
-LENGTH_CHOICES = {"Fixed": "fixed", "ShareGPT-like": "sharegpt"}
+LENGTH_CHOICES = {"Fixed": "fixed", "ShareGPT-like": "sharegpt", "MLPerf OpenOrca": "mlperf-openorca"}
 ACCEPTANCE_MODES = {
     "α (per-token acceptance, Leviathan)": "alpha",
     "τ (mean accepted length: vLLM mean acceptance length, SGLang accept len, NVIDIA acceptance rate)": (
@@ -102,7 +102,8 @@ def workload_fields() -> dict:
             list(LENGTH_CHOICES),
             horizontal=True,
             help="Fixed: every request has the lengths below. ShareGPT-like: lengths vary as in ShareGPT "
-            f"({datasets()['sharegpt'].description}); each step is priced over the prompt lengths it may meet.",
+            f"({datasets()['sharegpt'].description}). MLPerf OpenOrca: {datasets()['mlperf-openorca'].description}. "
+            "Each step is priced over the prompt lengths it may meet.",
             **bind("perf_lengths", "dataset", labels.get, LENGTH_CHOICES.get),
         )
     ]

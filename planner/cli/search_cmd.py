@@ -29,6 +29,7 @@ from planner.cli.common import (
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
 from planner.defaults import MAX_SEARCH_PROCESSES
 from planner.errors import InputError, first_pydantic_error
+from planner.speed.serving_workload import DATASETS_HELP, DRAWN_DATASETS
 from planner.user_files import check_output_path, shown_path
 
 #: Columns of ``--csv`` (every point, one row each).
@@ -106,9 +107,7 @@ def register(subparsers) -> None:
     load.add_argument("--concurrency", type=positive_int)
     parser.add_argument("--prompt-tokens", type=positive_int)
     parser.add_argument("--output-tokens", type=positive_int)
-    parser.add_argument(
-        "--dataset", choices=("sharegpt",), help="ShareGPT-like lengths (data/serving_workloads.json) instead"
-    )
+    parser.add_argument("--dataset", choices=DRAWN_DATASETS, help=f"a dataset's lengths instead ({DATASETS_HELP})")
     parser.add_argument("--ttft-slo-ms", type=positive_float, help="time-to-first-token objective")
     parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective")
     parser.add_argument("--percentile", type=_percentile, default=99.0, help="percentile of the objectives (99)")
@@ -168,7 +167,9 @@ def _space_fields(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     if args.dataset is None and (args.prompt_tokens is None or args.output_tokens is None):
-        raise InputError("prompt_tokens", None, "--prompt-tokens N and --output-tokens N, or --dataset sharegpt")
+        raise InputError(
+            "prompt_tokens", None, f"--prompt-tokens N and --output-tokens N, or --dataset {'|'.join(DRAWN_DATASETS)}"
+        )
     try:
         workload = SearchWorkload(
             requests_per_s=args.requests_per_s,

@@ -18,6 +18,8 @@ from planner.cli.common import add_json_flag, emit, of_kind, positive_int, seed
 from planner.cli.deployment_args import add_deployment_args, add_verification_args, deployment_from_args
 from planner.input_types import Probability, RequestCount, RequestRate
 from planner.speed import (
+    DATASETS_HELP,
+    DRAWN_DATASETS,
     ServingMetrics,
     ServingWorkload,
     SimulationResult,
@@ -56,7 +58,7 @@ def register(subparsers) -> None:
     arrivals.add_argument("--offline", action="store_true", help="every request at once")
     lengths = parser.add_mutually_exclusive_group()
     lengths.add_argument("--prompt-tokens", type=positive_int, help="prompt length of every request (default 1024)")
-    lengths.add_argument("--dataset", choices=["sharegpt"], help="ShareGPT-like lengths (data/serving_workloads.json)")
+    lengths.add_argument("--dataset", choices=DRAWN_DATASETS, help=f"a dataset's lengths ({DATASETS_HELP})")
     parser.add_argument("--output-tokens", type=positive_int, help="output length (default 256, or the dataset's)")
     add_verification_args(parser)
     parser.add_argument("--num-prompts", type=of_kind(RequestCount, "prompts"), default=1000)

@@ -10,6 +10,8 @@ from planner.cli.deployment_args import add_deployment_args, add_verification_ar
 from planner.errors import InputError
 from planner.speed import (
     DATASET_NAMES,
+    DATASETS_HELP,
+    DRAWN_DATASETS,
     estimate_speed,
     gate_verdict,
     runnable,
@@ -67,9 +69,9 @@ def register(subparsers) -> None:
     lengths.add_argument("--prompt-tokens", type=positive_int, help="prompt length per request")
     lengths.add_argument(
         "--dataset",
-        choices=["sharegpt"],
-        help="ShareGPT-like lengths (data/serving_workloads.json): its mean lengths, each step priced over the "
-        "prompt lengths it may meet",
+        choices=DRAWN_DATASETS,
+        help=f"a dataset's lengths ({DATASETS_HELP}): its mean lengths, each step priced over the prompt lengths "
+        "it may meet",
     )
     parser.add_argument("--output-tokens", type=positive_int, help="output length per request (or the dataset's mean)")
     add_json_flag(parser)

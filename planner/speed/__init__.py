@@ -11,7 +11,7 @@ from planner.speed.profiles import SpeedProfile, calibration_summary, speed_prof
 from planner.speed.roofline import ModelCost
 from planner.speed.runnable import Runnability, gate_verdict, runnable
 from planner.speed.serving_sweep import RatePoint, RateSweep, rate_sweep
-from planner.speed.serving_workload import DATASET_NAMES, ServingWorkload, datasets
+from planner.speed.serving_workload import DATASET_NAMES, DATASETS_HELP, DRAWN_DATASETS, ServingWorkload, datasets
 from planner.speed.simulate import ServingMetrics, SimulationResult, simulate
 from planner.speed.speed_source import speed_source
 from planner.speed.step_cache import pause_before_each_simulation
@@ -20,7 +20,9 @@ from planner.speed.sweeps import BatchPoint, BatchSweep, SpeedGrid, SpeedReport,
 from planner.speed.workload import SpeedWorkload
 
 __all__ = [
+    "DATASETS_HELP",
     "DATASET_NAMES",
+    "DRAWN_DATASETS",
     "VERIFICATIONS",
     "BaselineSpeed",
     "BatchPoint",

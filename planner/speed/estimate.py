@@ -74,7 +74,7 @@ class SpeedEstimate(BaseModel):
     batch_size: int
     prompt_tokens: int
     output_tokens: int
-    #: How request lengths vary around those means: ``fixed``, or as a dataset's (``sharegpt``).
+    #: How request lengths vary around those means: ``fixed``, or as a dataset's (``sharegpt``, ``mlperf-openorca``).
     dataset: str = "fixed"
     context_tokens: int
     alpha: float

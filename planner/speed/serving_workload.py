@@ -1,9 +1,10 @@
-"""What a serving run receives: request lengths (fixed or ShareGPT-like) and how requests arrive.
+"""What a serving run receives: request lengths (fixed, or drawn as a dataset's) and how requests arrive.
 
 Arrivals are Poisson at a rate (open loop), a fixed number in flight (closed loop: a new request as
-soon as one finishes) or offline (every request at time 0). ShareGPT-like lengths are lognormal
-with the means and spreads in ``data/serving_workloads.json`` (each with its source), clipped to the
-limits vLLM's ShareGPT sampler applies (prompt ≤ 1,024 and prompt + output ≤ 2,048 tokens), and scaled so that a
+soon as one finishes) or offline (every request at time 0). A dataset's lengths (``data/serving_workloads.json``,
+each fact with its source) are lognormal with a stated mean and spread (ShareGPT-like: clipped to the limits vLLM's
+ShareGPT sampler applies, prompt ≤ 1,024 and prompt + output ≤ 2,048 tokens) or requests of a file of measured
+lengths (MLPerf's Llama 2 70B set, ``data/request_lengths/``), drawn with replacement; either way scaled so that a
 draw's mean lengths are the stated ones.
 
 >>> w = ServingWorkload.build(request_rate=4.0, dataset="sharegpt", num_prompts=500, seed=0)
@@ -14,6 +15,7 @@ draw's mean lengths are the stated ones.
 
 from __future__ import annotations
 
+import csv
 import functools
 import math
 import random
@@ -23,21 +25,26 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner.errors import CatalogError, InputError, first_pydantic_error
-from planner.facts import data_cache, read_data_file, register_cache
+from planner.facts import data_cache, data_dir, read_data_file, register_cache
 from planner.input_types import Count, RequestCount, RequestRate, Seed
 
 WORKLOADS_FILE = "serving_workloads.json"
 #: How request lengths vary: every request alike (``fixed``) or drawn as a dataset's are.
-Dataset = Literal["fixed", "sharegpt"]
-#: The name a dataset's lengths are shown by.
-DATASET_NAMES = {"sharegpt": "ShareGPT-like lengths"}
+Dataset = Literal["fixed", "sharegpt", "mlperf-openorca"]
+#: The name a dataset's lengths are shown by (every dataset but ``fixed``).
+DATASET_NAMES = {"sharegpt": "ShareGPT-like lengths", "mlperf-openorca": "MLPerf OpenOrca lengths"}
+#: The datasets a workload may draw its lengths from, as a command line lists them.
+DRAWN_DATASETS = tuple(DATASET_NAMES)
+#: What each of them is, for a command's help.
+DATASETS_HELP = "sharegpt: ShareGPT-like; mlperf-openorca: MLPerf's Llama 2 70B set (data/serving_workloads.json)"
 
 
 class LengthDistribution(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     mean_tokens: float = Field(gt=0)
-    log_sigma: float = Field(ge=0)
+    #: Spread of log length of a lognormal dataset (None where the lengths come from a file).
+    log_sigma: float | None = Field(default=None, ge=0)
     min_tokens: int = Field(ge=1)
     max_tokens: int = Field(ge=1)
     source: str = Field(min_length=1)
@@ -52,6 +59,18 @@ class DatasetSpec(BaseModel):
     output: LengthDistribution
     max_total_tokens: int = Field(ge=2)
     source: str = Field(min_length=1)
+    #: A CSV of measured lengths under the data folder (prompt, then output tokens, one request per row), drawn
+    #: instead of a lognormal.
+    lengths_file: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> DatasetSpec:
+        spreads = [d.log_sigma is not None for d in (self.prompt, self.output)]
+        if self.lengths_file is None and not all(spreads):
+            raise ValueError(f"dataset {self.id}: a log_sigma for prompt and output, or a lengths_file")
+        if self.lengths_file is not None and any(spreads):
+            raise ValueError(f"dataset {self.id}: a lengths_file or log_sigma spreads, not both")
+        return self
 
 
 class WorkloadFile(BaseModel):
@@ -71,13 +90,31 @@ def datasets() -> dict[str, DatasetSpec]:
     return {d.id: d for d in parsed.datasets}
 
 
+@data_cache
+def measured_lengths(dataset: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The prompt and output tokens of every request in ``dataset``'s lengths file (a CSV with a header row)."""
+    name = datasets()[dataset].lengths_file
+    assert name is not None, f"{dataset} is a lognormal dataset"
+    path = data_dir() / name
+    try:
+        rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines()))[1:]
+        pairs = [(int(prompt), int(output)) for prompt, output in rows]
+    except FileNotFoundError as exc:
+        raise CatalogError(f"{WORKLOADS_FILE}: the lengths file {path} of {dataset} is missing") from exc
+    except ValueError as exc:
+        raise CatalogError(f"{path}: two whole token counts per row ({exc})") from exc
+    if not pairs or min(min(pair) for pair in pairs) < 1:
+        raise CatalogError(f"{path}: at least one request, every length >= 1 token")
+    return tuple(p for p, _ in pairs), tuple(o for _, o in pairs)
+
+
 def _log_mean(dist: LengthDistribution) -> float:
     """μ of the lognormal whose mean is ``dist``'s: ``ln(mean) − σ²/2``."""
-    return math.log(dist.mean_tokens) - dist.log_sigma**2 / 2
+    return math.log(dist.mean_tokens) - dist.log_sigma**2 / 2  # type: ignore[operator]
 
 
 def _log_draw(rng: random.Random, dist: LengthDistribution) -> float:
-    return rng.lognormvariate(_log_mean(dist), dist.log_sigma)
+    return rng.lognormvariate(_log_mean(dist), dist.log_sigma)  # type: ignore[arg-type]
 
 
 def _scaled(raw: list[float], c: float, low: int, caps: list[int]) -> list[int]:
@@ -125,9 +162,9 @@ _QUANTILES_PER_POINT = 64
 @functools.lru_cache(maxsize=32)
 def prompt_length_points(dataset: str, mean_tokens: int, points: int = LENGTH_POINTS) -> tuple[float, ...]:
     """``dataset``'s prompt lengths around a mean of ``mean_tokens``, as ``points`` equally likely lengths (each the
-    mean of one equal-probability slice): its lognormal spread, clipped to its limits and scaled to the mean as a
-    draw of its requests is (:func:`matched_lengths`), so that a cost convex in the length is averaged over the
-    lengths a run meets rather than taken at their mean.
+    mean of one equal-probability slice): its spread (lognormal, or its lengths file's quantiles), clipped to its
+    limits and scaled to the mean as a draw of its requests is (:func:`matched_lengths`), so that a cost convex in
+    the length is averaged over the lengths a run meets rather than taken at their mean.
 
     >>> pts = prompt_length_points("sharegpt", 202)
     >>> len(pts), round(sum(pts) / len(pts)), pts[0] < 40, pts[-1] > 600
@@ -135,8 +172,12 @@ def prompt_length_points(dataset: str, mean_tokens: int, points: int = LENGTH_PO
     """
     spec = datasets()[dataset].prompt
     count = points * _QUANTILES_PER_POINT
-    normal, mu = NormalDist(), _log_mean(spec)
-    raw = [math.exp(mu + spec.log_sigma * normal.inv_cdf((i + 0.5) / count)) for i in range(count)]
+    if datasets()[dataset].lengths_file is not None:
+        measured = sorted(measured_lengths(dataset)[0])
+        raw = [float(measured[min(len(measured) - 1, int((i + 0.5) * len(measured) / count))]) for i in range(count)]
+    else:
+        normal, mu = NormalDist(), _log_mean(spec)
+        raw = [math.exp(mu + spec.log_sigma * normal.inv_cdf((i + 0.5) / count)) for i in range(count)]  # type: ignore[operator]
     lengths = matched_lengths(raw, mean_tokens, spec.min_tokens, [longest_prompt_tokens(dataset)] * count)
     return tuple(
         sum(lengths[i : i + _QUANTILES_PER_POINT]) / _QUANTILES_PER_POINT for i in range(0, count, _QUANTILES_PER_POINT)
@@ -167,12 +208,17 @@ def _unit_gaps(n: int, seed: int) -> tuple[float, ...]:
 def _drawn(
     dataset: str, n: int, seed: int, prompt_tokens: int | None, output_tokens: int | None
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """``n`` requests of ``dataset``: lognormal lengths (prompt, then output, request by request from ``seed``),
-    each list scaled to its stated mean within the dataset's limits (:func:`matched_lengths`); a length the
-    workload fixes stays fixed."""
+    """``n`` requests of ``dataset``: lognormal lengths (prompt, then output, request by request from ``seed``) or
+    requests of its lengths file (drawn with replacement from ``seed``), each list scaled to its stated mean within
+    the dataset's limits (:func:`matched_lengths`); a length the workload fixes stays fixed."""
     spec = datasets()[dataset]
     rng = random.Random(seed)
-    raw = [(_log_draw(rng, spec.prompt), _log_draw(rng, spec.output)) for _ in range(n)]
+    if spec.lengths_file is not None:
+        prompts_file, outputs_file = measured_lengths(dataset)
+        rows = [rng.randrange(len(prompts_file)) for _ in range(n)]
+        raw = [(float(prompts_file[i]), float(outputs_file[i])) for i in rows]
+    else:
+        raw = [(_log_draw(rng, spec.prompt), _log_draw(rng, spec.output)) for _ in range(n)]
     prompt_cap = longest_prompt_tokens(dataset)
     prompts = (
         [prompt_tokens] * n

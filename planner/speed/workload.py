@@ -42,8 +42,8 @@ class SpeedWorkload(BaseModel):
     tree_topk: int | None = None
     tree_verify_tokens: int | None = None
     #: How request lengths vary around ``prompt_tokens`` and ``output_tokens``: ``fixed`` (every request alike) or
-    #: as a dataset's do (``sharegpt``: its lognormal spread and limits, ``data/serving_workloads.json``), whose
-    #: means the lengths default to; the estimate prices each step over the prompt lengths it may meet.
+    #: as a dataset's do (``sharegpt``, ``mlperf-openorca``: its spread and limits, ``data/serving_workloads.json``),
+    #: whose means the lengths default to; the estimate prices each step over the prompt lengths it may meet.
     dataset: Dataset = "fixed"
 
     @classmethod

@@ -77,6 +77,16 @@ def test_a_deployment_that_does_not_fit_is_not_recommended():
     assert all("still does not fit" not in m.value for m in at.markdown)
 
 
+def test_mlperfs_set_is_a_choice_of_lengths_with_its_means():
+    at = page("performance.py").run()
+    at.radio(key="perf_lengths").set_value("MLPerf OpenOrca").run()
+    assert not at.exception and not at.error
+    means = {m.label: m.value for m in at.metric}
+    assert (means["Prompt tokens (mean)"], means["Output tokens (mean)"]) == ("222", "294")
+    speedup = next(m for m in at.metric if m.label == "Speedup")
+    assert "MLPerf OpenOrca lengths" in speedup.help
+
+
 def test_sharegpt_like_lengths_take_the_datasets_means_and_name_them():
     at = page("performance.py").run()
     at.radio(key="perf_lengths").set_value("ShareGPT-like").run()

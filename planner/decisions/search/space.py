@@ -23,7 +23,7 @@ from planner.catalog.schemas import ModelSpec, NodeType
 from planner.deployment import ENGINES, Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
-from planner.speed.serving_workload import Dataset, ServingWorkload, datasets
+from planner.speed.serving_workload import DRAWN_DATASETS, Dataset, ServingWorkload, datasets
 
 #: Speculation methods a search can try; ``none`` is serving the target alone.
 METHODS: tuple[str, ...] = ("none", "draft_model", "eagle", "eagle3", "mtp", "ngram")
@@ -59,7 +59,9 @@ class SearchWorkload(BaseModel):
             raise InputError("requests_per_s", self.requests_per_s, "exactly one of a request rate or a concurrency")
         if self.dataset == "fixed" and (self.prompt_tokens is None or self.output_tokens is None):
             field = "prompt_tokens" if self.prompt_tokens is None else "output_tokens"
-            raise InputError(field, None, "prompt and output tokens per request, or a dataset (sharegpt)")
+            raise InputError(
+                field, None, f"prompt and output tokens per request, or a dataset ({', '.join(DRAWN_DATASETS)})"
+            )
         return self
 
     @property

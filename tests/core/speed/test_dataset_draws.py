@@ -1,4 +1,5 @@
-"""ShareGPT-like draws keep the dataset's stated means and limits; the static estimate's prompt points do too."""
+"""Dataset draws (ShareGPT-like lognormal, MLPerf's measured set) keep their stated means and limits; the static
+estimate's prompt points do too."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner import facts
-from planner.speed.serving_workload import ServingWorkload, matched_lengths, prompt_length_points
+from planner.errors import CatalogError
+from planner.speed.serving_workload import (
+    ServingWorkload,
+    datasets,
+    matched_lengths,
+    measured_lengths,
+    prompt_length_points,
+)
 from planner.speed.steady_step import summed_points
 
 
@@ -68,3 +76,75 @@ def test_the_drawn_lengths_follow_the_dataset_file_once_the_caches_are_cleared(t
         monkeypatch.delenv("PLANNER_DATA_DIR")
         facts.clear_caches()
     assert workload.lengths() == before
+
+
+def _measured_file() -> tuple[list[int], list[int]]:
+    rows = (facts.REPO_ROOT / "data" / "request_lengths" / "mlperf-llama2-70b-openorca.csv").read_text().splitlines()
+    pairs = [tuple(int(v) for v in row.split(",")) for row in rows[1:]]
+    return [p for p, _ in pairs], [o for _, o in pairs]
+
+
+def test_the_mlperf_set_states_its_own_file():
+    prompts, outputs = _measured_file()
+    spec = datasets()["mlperf-openorca"]
+    assert len(prompts) == 24_576  # MLPerf's llama2-70b set
+    assert spec.prompt.mean_tokens == pytest.approx(sum(prompts) / len(prompts), abs=0.005)
+    assert max(prompts) <= spec.prompt.max_tokens and max(outputs) <= spec.output.max_tokens
+    assert measured_lengths("mlperf-openorca") == (tuple(prompts), tuple(outputs))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000), st.integers(50, 3000))
+def test_a_draw_of_measured_lengths_keeps_the_stated_means_and_the_sets_limits(seed, count):
+    prompts, outputs = ServingWorkload.build(
+        offline=True, dataset="mlperf-openorca", num_prompts=count, seed=seed
+    ).lengths()
+    # the stated means, to a tenth of a token: the set's many equal lengths step up together as the scale grows
+    assert 222.33 <= sum(prompts) / count <= 222.33 + 0.1
+    assert 294.45 <= sum(outputs) / count <= 294.45 + 0.1
+    assert all(1 <= p <= 1024 and 1 <= o <= 1024 for p, o in zip(prompts, outputs, strict=True))
+
+
+def test_measured_lengths_are_drawn_from_the_file_with_its_shape():
+    prompts, _ = _measured_file()
+    drawn, _ = ServingWorkload.build(offline=True, dataset="mlperf-openorca", num_prompts=20_000, seed=3).lengths()
+    ordered, mine = sorted(prompts), sorted(drawn)
+    for q in (0.1, 0.5, 0.9):  # each quantile of the set, within sampling error
+        assert mine[int(q * len(mine))] == pytest.approx(ordered[int(q * len(ordered))], rel=0.05)
+    assert len(set(drawn) - set(prompts)) < len(set(drawn)) / 2  # the set's own lengths, scaled by about 1
+    points = prompt_length_points("mlperf-openorca", 222)
+    eighths = [sum(ordered[i * 3072 : (i + 1) * 3072]) / 3072 for i in range(8)]
+    assert sum(points) / 8 == pytest.approx(222, abs=0.5) and points == pytest.approx(eighths, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["prompt"].pop("log_sigma"), "a log_sigma for prompt and output, or a lengths_file"),
+        (lambda d: d.update(lengths_file="request_lengths/x.csv"), "a lengths_file or log_sigma spreads, not both"),
+    ],
+)
+def test_a_dataset_is_lognormal_or_measured_never_neither_or_both(tmp_path, monkeypatch, change, message):
+    data = json.loads((facts.REPO_ROOT / "data" / "serving_workloads.json").read_text())
+    change(data["datasets"][0])
+    (tmp_path / "serving_workloads.json").write_text(json.dumps(data))
+    monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path))
+    facts.clear_caches()
+    try:
+        with pytest.raises(CatalogError, match=message):
+            datasets()
+    finally:
+        monkeypatch.delenv("PLANNER_DATA_DIR")
+        facts.clear_caches()
+
+
+def test_a_missing_lengths_file_is_a_catalog_error_naming_it(tmp_path, monkeypatch):
+    (tmp_path / "serving_workloads.json").write_text((facts.REPO_ROOT / "data" / "serving_workloads.json").read_text())
+    monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path))
+    facts.clear_caches()
+    try:
+        with pytest.raises(CatalogError, match=r"mlperf-llama2-70b-openorca\.csv of mlperf-openorca is missing"):
+            ServingWorkload.build(offline=True, dataset="mlperf-openorca", num_prompts=10).lengths()
+    finally:
+        monkeypatch.delenv("PLANNER_DATA_DIR")
+        facts.clear_caches()
