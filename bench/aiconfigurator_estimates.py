@@ -33,6 +33,7 @@ MODEL_PATHS = {
     "meta-llama/Llama-3.1-70B": "meta-llama/Meta-Llama-3.1-70B",
     "meta-llama/Llama-3.3-70B-Instruct": "meta-llama/Meta-Llama-3.1-70B",  # the same geometry
     "meta-llama/Llama-3.1-405B": "meta-llama/Meta-Llama-3.1-405B",
+    "meta-llama/Llama-2-70b-hf": "meta-llama/Meta-Llama-3.1-70B",  # the same layers; a 32,000-token vocabulary
 }
 GEMM = {"bf16": "bfloat16", "fp8": "fp8", "nvfp4": "nvfp4"}
 KV = {"fp8": "fp8"}

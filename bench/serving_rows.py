@@ -2,9 +2,17 @@
 
 One rule per source (never per row):
 
-* ``ML41-`` MLPerf Inference v4.1: not expressible. Throughput at these loads depends on the mean input
-  length, which the sources read do not state (the output mean, about 290 tokens, is in the logs); the B200
-  preview does not state its precision either.
+* ``ML41-`` MLPerf Inference v4.1, Llama-2-70B on NVIDIA's harness (TensorRT-LLM, FP8 weights and KV cache): the
+  benchmark's own request lengths (the ``mlperf-openorca`` dataset: the set's prompts, answers at its reference run's
+  mean), one instance per replica (the published TP, at the harness's ``gpu_batch_size`` for the scenario, as the
+  row states it), the node's figure over its instances. Offline: the steady output tokens per second of every
+  request at once (``MLPERF_ROUNDS`` batches of them; the benchmark runs ten minutes, its warm-up a negligible part).
+  Server: Poisson arrivals at the load LoadGen scheduled, ten minutes of them (the benchmark's shortest run), and
+  the mean TTFT and TPOT it logs; its throughput is that load, so not compared. MLPerf's Server result is the load
+  its submitter chose under p99 TTFT <= 2 s and p99 TPOT <= 200 ms (``MLPERF_SERVER_OBJECTIVES``): the bench also
+  prints the most load the planner finds meeting them (``at_objectives``), beside the chosen one. Not expressible:
+  the AMD rows (their harness's batch limits are not stated at the sources read), the B200 preview (its precision
+  is not stated) and Mixtral (the lengths of its set as v4.1 ran it are not in ``data/``).
 * ``TRTPO-`` TensorRT-LLM offline throughput at fixed lengths: the published request count at once (capped by the
   simulator's work budget), FP8 (or FP4) weights and FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV
   cache too); Llama-3.3-70B has Llama-3.1-70B's geometry. The table was measured with ``trtllm-bench``, whose
@@ -43,6 +51,7 @@ Llama-3-70B and Llama-3-8B are the catalog's Llama-3.1-70B / Meta-Llama-3-8B (sa
 from __future__ import annotations
 
 import csv
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +132,12 @@ class ServingCase:
     #: and the figure is the mean over the requests of each batch's output tokens per second (a speedup: with the
     #: draft over without it).
     identical_waves: bool = False
+    #: (TTFT s, TPOT s, percentile) the source's load was chosen under, and the output tokens of its requests: the
+    #: bench prints the most load the planner finds meeting them (the workload's, at another rate).
+    at_objectives: tuple[float, float, float] | None = None
+    tokens_per_request: float | None = None
+    #: The shortest run the source's benchmark allows, in seconds of arrivals (the search's runs last that long).
+    min_duration_s: float = 0.0
 
 
 @dataclass
@@ -151,14 +166,59 @@ def _sharegpt(**arrivals) -> ServingWorkload:
     return ServingWorkload.build(dataset="sharegpt", num_prompts=500, seed=0, **arrivals)
 
 
-def _mlperf(row: dict) -> Unexpressible:
+#: MLPerf Inference's Server-scenario limits for Llama-2-70B: p99 TTFT 2 s, p99 TPOT 200 ms (the rows'
+#: ``latency_constraint``), as (TTFT s, TPOT s, percentile).
+MLPERF_SERVER_OBJECTIVES = (2.0, 0.2, 99.0)
+#: Requests an MLPerf row simulates, in batches of the instance's ``gpu_batch_size``.
+MLPERF_ROUNDS = 6
+#: MLPerf Inference's shortest performance run: 600 s (LoadGen's ``min_duration`` for the datacenter suite).
+MLPERF_MIN_DURATION_S = 600.0
+
+
+def _mlperf(row: dict) -> list[ServingCase] | Unexpressible:
     case = row["case_id"]
     if "B200" in case:
         return Unexpressible(case, "B200 preview: the weight precision is not stated")
-    what = "OpenOrca + GSM8K + MBXP mix" if "MIXTRAL" in case else "OpenOrca set"
-    return Unexpressible(
-        case, f"the mean input length of MLPerf's {what} is not stated at the sources read (throughput depends on it)"
+    if "MIXTRAL" in case:
+        return Unexpressible(
+            case, "the lengths of MLPerf's Mixtral set as v4.1 ran it (its 2024-06-06 revision) are not in data/"
+        )
+    if "MI300X" in case:
+        return Unexpressible(case, "AMD's vLLM harness: its batch limits are not stated at the sources read")
+    batches = re.search(r"gpu_batch_size (\d+) \(Offline\) / (\d+) \(Server\)", row["notes"])
+    assert batches, f"{case}: the harness's batch per scenario"
+    server = case.endswith("-SER")
+    batch = int(batches.group(2 if server else 1))
+    tp = int(re.match(r"TP(\d+)", row["parallelism"]).group(1))  # type: ignore[union-attr]
+    instances = int(row["replicas_in_result"])
+    dep = _dep(
+        "meta-llama/Llama-2-70b-hf", _gpu(row["gpu_type"]), tp, dtype="fp8", kv_dtype="fp8", engine="trtllm",
+        max_model_len=2048, max_num_seqs=batch,
+    )  # fmt: skip
+    tokens_per_sample = float(row["output_tok_s"]) / float(row["req_s"])
+    notes = [f"{tokens_per_sample:.1f} tokens per sample published", "FP8 KV cache"]
+    label = f"{case}: Llama-2-70B FP8 TP{tp} MLPerf {'Server' if server else 'Offline'} (trtllm, batch {batch})"
+    if not server:
+        workload = ServingWorkload.build(
+            dataset="mlperf-openorca", offline=True, num_prompts=MLPERF_ROUNDS * batch, seed=0
+        )
+        measured = float(row["per_replica_output_tok_s_derived"])
+        return [ServingCase(case, label, "output_tok_s", measured, dep, workload, False, notes=notes, steady=True)]
+    scheduled = re.search(r"scheduled ([\d.]+) samples/s", row["load_value"])
+    assert scheduled, f"{case}: the load LoadGen scheduled"
+    rate = float(scheduled.group(1)) / instances
+    workload = ServingWorkload.build(
+        dataset="mlperf-openorca", request_rate=rate, num_prompts=math.ceil(rate * MLPERF_MIN_DURATION_S), seed=0
     )
+    figures = (("ttft_s", "ttft_mean_ms"), ("tpot_s", "tpot_mean_ms"))
+    return [
+        ServingCase(
+            case, f"{label} at {rate:.2f} req/s", kind, float(row[column]) / 1e3, dep, workload, False, notes=notes,
+            at_objectives=MLPERF_SERVER_OBJECTIVES, tokens_per_request=tokens_per_sample,
+            min_duration_s=MLPERF_MIN_DURATION_S,
+        )
+        for kind, column in figures
+    ]  # fmt: skip
 
 
 def _trtpo(row: dict) -> list[ServingCase]:

@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from bench.aiconfigurator_estimates import _parse, _program, command
-from bench.serving_accuracy import identical_waves_speedup, load
-from bench.serving_rows import SDB_PROMPTS, load_cases, sdb_answer_lengths
+from bench.serving_accuracy import LOAD_PRECISION, identical_waves_speedup, load, most_load_meeting
+from bench.serving_rows import SDB_PROMPTS, ServingCase, load_cases, sdb_answer_lengths
 from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import simulate
+from planner.speed.simulate import simulate, simulate_one
 
 CASES, _ = load_cases()
 
@@ -100,3 +100,31 @@ def test_the_answer_lengths_beside_them_are_the_first_finished_answers():
     assert len(prompts) == len(answers) == SDB_PROMPTS
     assert max(answers) < 8192 and min(prompts) > 0  # an answer cut at max_tokens is not a finished one
     assert sdb_answer_lengths(3) == (prompts[:3], answers[:3])
+
+
+def test_mlperf_rows_run_nvidias_harness_batch_on_the_benchmarks_own_lengths():
+    mlperf = {(c.row, c.kind): c for c in CASES if c.row.startswith("ML41-")}
+    offline = mlperf["ML41-H100x8-L2-70B-OFF", "output_tok_s"]
+    dep = offline.deployment
+    assert (dep.tp, dep.engine, dep.dtype, dep.kv_dtype, dep.max_num_seqs) == (2, "trtllm", "fp8", "fp8", 896)
+    assert offline.workload.dataset == "mlperf-openorca" and offline.workload.mode == "offline" and offline.steady
+    assert offline.measured == pytest.approx(24524.9 / 4, rel=1e-3)  # the node's figure over its 4 instances
+    server = mlperf["ML41-H200x8-L2-70B-SER", "tpot_s"]
+    assert server.deployment.tp == 1 and server.deployment.max_num_seqs == 896
+    assert server.workload.request_rate == pytest.approx(101.25 / 8)  # the load LoadGen scheduled, per instance
+    assert server.workload.num_prompts >= 600 * 101.25 / 8  # ten minutes of it, the benchmark's shortest run
+    assert server.measured == pytest.approx(0.1233) and server.at_objectives == (2.0, 0.2, 99.0)
+    assert {kind for row, kind in mlperf if row.endswith("-SER")} == {"ttft_s", "tpot_s"}
+    _, skipped = load_cases()
+    reasons = {s.row: s.reason for s in skipped if s.row.startswith("ML41-")}
+    assert set(reasons) == {r for r in reasons if "MI300X" in r or "B200" in r or "MIXTRAL" in r} and len(reasons) == 9
+
+
+def test_the_most_load_meeting_objectives_meets_them_and_a_little_more_does_not():
+    dep = next(c for c in CASES if c.row == "ML41-H200x8-L2-70B-SER").deployment
+    workload = ServingWorkload.build(dataset="mlperf-openorca", request_rate=1.0, num_prompts=300, seed=0)
+    case = ServingCase("t", "t", "ttft_s", 0.1, dep, workload, False, at_objectives=(1.0, 0.06, 99.0))
+    rate, run = most_load_meeting(case)
+    assert run.ttft_at(99) <= 1.0 and run.tpot_at(99) <= 0.06
+    above = simulate_one(dep, workload.model_copy(update={"request_rate": rate * (1 + 2 * LOAD_PRECISION)}))
+    assert above.ttft_at(99) > 1.0 or above.tpot_at(99) > 0.06
