@@ -29,7 +29,7 @@ from planner.cli.common import (
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
 from planner.defaults import MAX_SEARCH_PROCESSES
 from planner.errors import InputError, first_pydantic_error
-from planner.speed.serving_workload import DATASETS_HELP, DRAWN_DATASETS
+from planner.speed import DATASETS_HELP, DRAWN_DATASETS
 from planner.user_files import check_output_path, shown_path
 
 #: Columns of ``--csv`` (every point, one row each).
