@@ -234,7 +234,8 @@ def _drawn(
     return tuple(prompts), tuple(outputs)
 
 
-register_cache(_drawn)  # it reads the dataset definitions of data/serving_workloads.json
+register_cache(_drawn)  # these read the dataset definitions of data/serving_workloads.json and its lengths files
+register_cache(prompt_length_points)
 
 
 class ServingWorkload(BaseModel):

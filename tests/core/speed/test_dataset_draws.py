@@ -63,19 +63,22 @@ def test_the_drawn_lengths_follow_the_dataset_file_once_the_caches_are_cleared(t
     """The draws are kept per (dataset, count, seed); a changed dataset definition, once the data caches are
     cleared, gives its own draw."""
     workload = ServingWorkload.build(offline=True, dataset="sharegpt", num_prompts=200, seed=5)
-    before = workload.lengths()
+    before, points = workload.lengths(), prompt_length_points("sharegpt", 202)
     data = json.loads((facts.REPO_ROOT / "data" / "serving_workloads.json").read_text())
     data["datasets"][0]["output"]["mean_tokens"] = 400
+    data["datasets"][0]["prompt"]["log_sigma"] = 0.1
     (tmp_path / "serving_workloads.json").write_text(json.dumps(data))
     monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path))
     facts.clear_caches()
     try:
         _, outputs = workload.lengths()
         assert sum(outputs) / len(outputs) == pytest.approx(400, abs=0.01)
+        narrow = prompt_length_points("sharegpt", 202)  # the estimate's points follow the new spread too
+        assert narrow[-1] - narrow[0] < (points[-1] - points[0]) / 4
     finally:
         monkeypatch.delenv("PLANNER_DATA_DIR")
         facts.clear_caches()
-    assert workload.lengths() == before
+    assert workload.lengths() == before and prompt_length_points("sharegpt", 202) == points
 
 
 def _measured_file() -> tuple[list[int], list[int]]:
