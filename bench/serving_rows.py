@@ -122,7 +122,6 @@ class ServingCase:
     fitted: bool
     alpha: float | None = None
     k: int | None = None
-    per_replica: float = 1.0
     notes: list[str] = field(default_factory=list)
     #: The speed profile of the engine release the row ran, where it is not the engine's current one.
     profile: SpeedProfile | None = None
@@ -132,10 +131,9 @@ class ServingCase:
     #: and the figure is the mean over the requests of each batch's output tokens per second (a speedup: with the
     #: draft over without it).
     identical_waves: bool = False
-    #: (TTFT s, TPOT s, percentile) the source's load was chosen under, and the output tokens of its requests: the
-    #: bench prints the most load the planner finds meeting them (the workload's, at another rate).
+    #: (TTFT s, TPOT s, percentile) the source's load was chosen under: the bench prints the most load the planner
+    #: finds meeting them (the workload's, at another rate).
     at_objectives: tuple[float, float, float] | None = None
-    tokens_per_request: float | None = None
     #: The shortest run the source's benchmark allows, in seconds of arrivals (the search's runs last that long).
     min_duration_s: float = 0.0
 
@@ -214,7 +212,7 @@ def _mlperf(row: dict) -> list[ServingCase] | Unexpressible:
     return [
         ServingCase(
             case, f"{label} at {rate:.2f} req/s", kind, float(row[column]) / 1e3, dep, workload, False, notes=notes,
-            at_objectives=MLPERF_SERVER_OBJECTIVES, tokens_per_request=tokens_per_sample,
+            at_objectives=MLPERF_SERVER_OBJECTIVES,
             min_duration_s=MLPERF_MIN_DURATION_S,
         )
         for kind, column in figures

@@ -170,9 +170,9 @@ def prompt_length_points(dataset: str, mean_tokens: int, points: int = LENGTH_PO
     >>> len(pts), round(sum(pts) / len(pts)), pts[0] < 40, pts[-1] > 600
     (8, 202, True, True)
     """
-    spec = datasets()[dataset].prompt
+    measured_file, spec = datasets()[dataset].lengths_file, datasets()[dataset].prompt
     count = points * _QUANTILES_PER_POINT
-    if datasets()[dataset].lengths_file is not None:
+    if measured_file is not None:
         measured = sorted(measured_lengths(dataset)[0])
         raw = [float(measured[min(len(measured) - 1, int((i + 0.5) * len(measured) / count))]) for i in range(count)]
     else:
