@@ -1,17 +1,18 @@
 """`make bench-serving`: the serving simulator against published serving measurements, beside aiconfigurator.
 
-For every row of data/calibration/serving-measured.csv it can express (bench/serving_rows.py) it simulates
-the published setup and prints, side by side: published, planner and the error; aiconfigurator's own estimate
-of the same configuration and its error where it covers it (bench/aiconfigurator_estimates.py); and where the
-planner's step times came from (measured kernel tables or the roofline). Rows used by a fit
-(bench/fit_step_model.py) are marked ``fit`` and kept out of the goal statistics. Then the median and worst
-|error| per metric and per family of rows (unfitted rows; aiconfigurator over the rows both cover), the goals,
-the speedup rows' goal at each published load and how far each speedup moves when its run holds twice the
-requests, the static estimate beside the simulator on the rows run at a fixed batch, SpecDecode-Bench's rows with
-another public set of answer lengths (its own answers' lengths are not stated), how far the rows whose
-requests are drawn from a dataset (ShareGPT-like or MLPerf's lengths) move over ten draws of them, the most load
-the planner finds meeting the latency limits a row's load was chosen under (MLPerf Server) beside that load, the
-rows it cannot express with the reason, and the time of a 2,000-request simulation. It measures; it never asserts.
+For every row of data/calibration/serving-measured.csv it can express (bench/serving_rows.py) it simulates the
+published setup and prints, side by side: published, planner and the error; aiconfigurator's own estimate of the same
+configuration and its error where it covers it (bench/aiconfigurator_estimates.py); and where the planner's step
+times came from (measured kernel tables or the roofline). Rows used by a fit (bench/fit_step_model.py) are marked
+``fit`` and kept out of the goal statistics. Then the median and worst |error| per metric and per family of rows
+(unfitted rows; aiconfigurator over the rows both cover), the goals, the speedup rows' goal at each published load
+and how far each speedup moves when its run holds twice the requests, the static estimate beside the simulator on the
+rows run at a fixed batch, SpecDecode-Bench's rows with another public set of answer lengths (its own answers'
+lengths are not stated), how far the rows whose requests are drawn from a dataset (ShareGPT-like or MLPerf's lengths)
+move over ten draws of them, each GPU's speed against an H100's on the same benchmark, published and planner (what a
+quote's comparison of node types rests on), the most load the planner finds meeting the latency limits a row's load
+was chosen under (MLPerf Server) beside that load, the rows it cannot express with the reason, and the time of a
+2,000-request simulation. It measures; it never asserts.
 """
 
 from __future__ import annotations
@@ -132,6 +133,34 @@ def _figure(case: ServingCase, run: ServingMetrics) -> float:
         return value[case.kind]
     value = {"output_tok_s": run.output_tokens_per_s, "ttft_s": run.ttft_s.mean, "tpot_s": run.tpot_s.mean}
     return value[case.kind]
+
+
+#: The GPU other GPUs' speed on the same benchmark is compared to.
+REFERENCE_GPU = "h100-sxm-80gb"
+
+
+def node_ratios(rows: list[tuple[ServingCase, float]]) -> list[tuple[str, str, float, float]]:
+    """Each unfitted throughput row beside the same benchmark's row on ``REFERENCE_GPU`` (the same source, model,
+    request lengths and arrivals): (benchmark, GPU, published ratio, planner ratio) of output tokens per second per
+    GPU, what a quote's comparison of node types rests on."""
+    by_bench: dict[tuple, dict[str, tuple[float, float]]] = {}
+    for case, predicted in rows:
+        if case.kind != "output_tok_s" or case.fitted:
+            continue
+        w, dep = case.workload, case.deployment
+        bench = (family(case), dep.target.id, w.dataset, w.prompt_tokens, w.output_tokens, w.mode)
+        by_bench.setdefault(bench, {})[dep.gpu.id] = (case.measured / dep.gpu_count, predicted / dep.gpu_count)
+    ratios = []
+    for bench, gpus in sorted(by_bench.items(), key=lambda item: str(item[0])):
+        if REFERENCE_GPU not in gpus:
+            continue
+        ref_measured, ref_predicted = gpus[REFERENCE_GPU]
+        lengths = bench[2] if bench[2] != "fixed" else f"{bench[3]}/{bench[4]}"
+        name = f"{bench[0]} {bench[1].split('/')[-1]} {lengths}"
+        for gpu, (measured, predicted) in sorted(gpus.items()):
+            if gpu != REFERENCE_GPU:
+                ratios.append((name, gpu, measured / ref_measured, predicted / ref_predicted))
+    return ratios
 
 
 #: Draws of a dataset row's requests the spread is printed over (seed 0 is the one the rows above use).
@@ -308,6 +337,17 @@ def main() -> int:
             f"  {tag}{case.row:<40} {case.kind:<12} first draw {error:+6.1f}%   "
             f"median {statistics.median(errors):+6.1f}%   range {errors[0]:+6.1f}% to {errors[-1]:+6.1f}%"
         )
+    ratios = node_ratios([(r[0], r[1]) for r in rows])
+    print(
+        f"\nNode comparisons: output tokens/s per GPU on each other GPU over the same benchmark on {REFERENCE_GPU} "
+        "(unfitted rows), published and planner"
+    )
+    for name, gpu, published, planner in ratios:
+        error = pct_error(planner, published)
+        print(f"  {name:<44} {gpu:<16} published {published:5.2f}x  planner {planner:5.2f}x  {error:+6.1f}%")
+    if ratios:
+        errors = [abs(pct_error(planner, published)) for *_, published, planner in ratios]
+        print(f"  over {len(ratios)} pairs: |error| of the ratio {_stats(errors)}")
     chosen = [r for r in rows if r[0].at_objectives is not None and r[0].kind == "ttft_s"]
     if chosen:
         print(

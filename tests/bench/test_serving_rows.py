@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from bench.aiconfigurator_estimates import _parse, _program, command
-from bench.serving_accuracy import LOAD_PRECISION, identical_waves_speedup, load, most_load_meeting
+from bench.serving_accuracy import LOAD_PRECISION, identical_waves_speedup, load, most_load_meeting, node_ratios
 from bench.serving_rows import SDB_PROMPTS, ServingCase, load_cases, sdb_answer_lengths
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import simulate, simulate_one
@@ -128,3 +128,15 @@ def test_the_most_load_meeting_objectives_meets_them_and_a_little_more_does_not(
     assert run.ttft_at(99) <= 1.0 and run.tpot_at(99) <= 0.06
     above = simulate_one(dep, workload.model_copy(update={"request_rate": rate * (1 + 2 * LOAD_PRECISION)}))
     assert above.ttft_at(99) > 1.0 or above.tpot_at(99) > 0.06
+
+
+def test_node_comparisons_pair_each_gpu_with_the_same_benchmark_on_an_h100():
+    exact = node_ratios([(c, c.measured) for c in CASES])
+    assert exact and all(published == pytest.approx(planner) for *_, published, planner in exact)
+    assert {gpu for _, gpu, *_ in exact} == {"h200-sxm-141gb", "b200-180gb"}  # never the H100 against itself
+    h200_fast = node_ratios([(c, c.measured * (1.1 if c.deployment.gpu.id == "h200-sxm-141gb" else 1)) for c in CASES])
+    for (_, gpu, _, planner), (*_, exact_planner) in zip(h200_fast, exact, strict=True):
+        assert planner == pytest.approx(exact_planner * (1.1 if gpu == "h200-sxm-141gb" else 1))
+    # per GPU: the node's tokens/s over its instances, over each instance's GPUs (H100: 4 of TP2, H200: 8 of TP1)
+    mlperf = next(r for r in exact if r[0].startswith("ML41"))
+    assert mlperf[2] == pytest.approx((31302.7 / 8 / 1) / (24524.9 / 4 / 2), rel=1e-3)
