@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.speed import (
+    DRAWN_DATASETS,
     RateSweep,
     SpeedReport,
     SpeedWorkload,
@@ -96,14 +97,14 @@ def workload_fields() -> dict:
         "Batch size (sequences)", 0, step=1, **bind("perf_batch", "batch_size", _or(defaults.batch_size), int)
     )
     labels = {dataset: label for label, dataset in LENGTH_CHOICES.items()}
+    drawn = " ".join(f"{labels[key]}: {datasets()[key].description}." for key in DRAWN_DATASETS)
     dataset = LENGTH_CHOICES[
         st.radio(
             "Request lengths",
             list(LENGTH_CHOICES),
             horizontal=True,
-            help="Fixed: every request has the lengths below. ShareGPT-like: lengths vary as in ShareGPT "
-            f"({datasets()['sharegpt'].description}). MLPerf OpenOrca: {datasets()['mlperf-openorca'].description}. "
-            "Each step is priced over the prompt lengths it may meet.",
+            help=f"Fixed: every request has the lengths below. {drawn} Each step is priced over the prompt lengths it "
+            "may meet.",
             **bind("perf_lengths", "dataset", labels.get, LENGTH_CHOICES.get),
         )
     ]

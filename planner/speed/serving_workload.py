@@ -36,7 +36,7 @@ DATASET_NAMES = {"sharegpt": "ShareGPT-like lengths", "mlperf-openorca": "MLPerf
 #: The datasets a workload may draw its lengths from, as a command line lists them.
 DRAWN_DATASETS = tuple(DATASET_NAMES)
 #: What each of them is, for a command's help.
-DATASETS_HELP = "sharegpt: ShareGPT-like; mlperf-openorca: MLPerf's Llama 2 70B set (data/serving_workloads.json)"
+DATASETS_HELP = "; ".join(f"{key}: {name}" for key, name in DATASET_NAMES.items()) + " (data/serving_workloads.json)"
 
 
 class LengthDistribution(BaseModel):
