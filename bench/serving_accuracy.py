@@ -272,6 +272,10 @@ def main() -> int:
                   f"aiconfigurator {_stats(aic_errors)}")  # fmt: skip
         for name in sorted({family(r[0]) for r in mine}):
             print(f"  {'':<13}   {name:<8} planner {_stats([abs(r[2]) for r in mine if family(r[0]) == name])}")
+        if kind == "output_tok_s":  # what data/speed_profiles.json records beside every quote's speed margin
+            over = max(0.0, *(r[2] for r in mine))
+            print(f"  {'':<13} record (calibration.serving_output_error): median_abs_pct "
+                  f"{statistics.median(errors):.1f}, most_over_pct {over:.1f}, rows {len(mine)}")  # fmt: skip
     print("Fitted rows (in-sample, not goals):")
     for kind in UNITS:
         fitted = [r for r in rows if r[0].kind == kind and r[0].fitted]

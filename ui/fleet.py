@@ -5,10 +5,10 @@ import streamlit as st
 
 from planner import PlannerError
 from planner.catalog import get_node, list_nodes
-from planner.decisions import QUOTE_REQUESTS, Traffic, options_across_draws
+from planner.decisions import QUOTE_REQUESTS, Traffic, options_across_draws, options_speed_margins
 from planner.defaults import TRAFFIC_DRAWS
 from planner.launch import quoted_deployment
-from planner.reports import draws_table, misses_table, options_table, plain_text, quote_report
+from planner.reports import draws_table, margins_table, misses_table, options_table, plain_text, quote_report
 from planner.reports.charts import cost_by_node
 from ui._background import (
     AHEAD_QUIET_S,
@@ -162,9 +162,37 @@ def _deployment_of(quoted):
     return quoted_deployment(lookup_model(scenario.target), quoted, traffic, draft=draft, **fields)
 
 
+def _check_on_request(plan, name: str, button: str, run, doing, progress: str, table, icon: str):
+    """A check of every option that meets the objectives, run once asked (``button``: it simulates each option a few
+    more times) in the background under a progress bar; the click is remembered for these inputs. ``run(plan,
+    before_option)`` checks the options, ``doing(quoted)`` says what a step does; the recommended option's answer
+    is said, then ``table`` of them all."""
+    asked_key = repr(key)
+    if st.button(button, key=f"fleet_{name}"):
+        st.session_state[f"fleet_{name}_for"] = asked_key
+    if st.session_state.get(f"fleet_{name}_for") != asked_key:
+        return None
+    count = len(plan.meeting)
+
+    def work(job):
+        def before_option(done, quoted):
+            if done:
+                job.step_done()
+            job.advance(f"{doing(quoted)} ({done + 1} of {count})...")
+
+        return run(plan, before_option)
+
+    job = server_jobs().start((asked_key, name), work, steps=count, name=name)
+    checks = guarded(lambda: result_or_progress(job, progress), f"the {name} check")
+    if checks:
+        best = checks[0]
+        st.info(plain_text(f"{best[0].label}: {best[1].describe()}."), icon=icon)
+        st.dataframe(table(checks).formatted(), hide_index=True)
+    return checks
+
+
 def _draws_check(plan):
-    """Every option that meets the objectives sized again on other draws of the traffic, once asked (a button:
-    it simulates each option a few more times), in the background under a progress bar."""
+    """Every option that meets the objectives sized again on other draws of the traffic, once asked."""
     st.subheader("How much each count owes to one draw of the traffic")
     st.caption(
         f"Each option is sized on one simulated draw of the traffic ({QUOTE_REQUESTS:,} Poisson requests). A high "
@@ -172,28 +200,37 @@ def _draws_check(plan):
         f"with it: size every option on {TRAFFIC_DRAWS} draws to see how far, and the count that meets the "
         "objectives in every draw."
     )
-    asked_key = repr(key)
-    if st.button(f"Size every option on {TRAFFIC_DRAWS} draws of the traffic", key="fleet_draws"):
-        st.session_state["fleet_draws_for"] = asked_key
-    if st.session_state.get("fleet_draws_for") != asked_key:
-        return None
+    return _check_on_request(
+        plan,
+        "draws",
+        f"Size every option on {TRAFFIC_DRAWS} draws of the traffic",
+        lambda plan, before: options_across_draws(plan, _deployment_of, TRAFFIC_DRAWS, before_option=before),
+        lambda quoted: f"Sizing {quoted.label} on {TRAFFIC_DRAWS} draws of the traffic",
+        "Sizing on other draws of the traffic",
+        draws_table,
+        "🎲",
+    )
 
-    def work(job):
-        def before_option(done, quoted):
-            if done:
-                job.step_done()
-            job.advance(f"Sizing {quoted.label} on {TRAFFIC_DRAWS} draws of the traffic ({done + 1} of {count})...")
 
-        return options_across_draws(plan, _deployment_of, TRAFFIC_DRAWS, before_option=before_option)
-
-    count = len(plan.meeting)
-    job = server_jobs().start((asked_key, "draws"), work, steps=count, name="traffic draws")
-    checks = guarded(lambda: result_or_progress(job, "Sizing on other draws of the traffic"), "the draws check")
-    if checks:
-        best = checks[0]
-        st.info(plain_text(f"{best[0].label}: {best[1].describe()}."), icon="🎲")
-        st.dataframe(draws_table(checks).formatted(), hide_index=True)
-    return checks
+def _margins_check(plan):
+    """How much slower than estimated each option that meets the objectives may be, once asked."""
+    st.subheader("How much slower than estimated each option may be")
+    st.caption(
+        "The planner's step times are within a few percent of published runs on most of them and further off on "
+        "some. An option's speed margin is how much longer than estimated every engine step may take with its "
+        "quoted replicas still meeting every objective and covering the offered rate: an option whose margin is "
+        "below the planner's error may need another replica on real hardware."
+    )
+    return _check_on_request(
+        plan,
+        "margins",
+        "Find each option's speed margin",
+        lambda plan, before: options_speed_margins(plan, _deployment_of, before_option=before),
+        lambda quoted: f"Slowing {quoted.label} down",
+        "Finding each option's speed margin",
+        margins_table,
+        "🐢",
+    )
 
 
 planned = guarded(lambda: _planned(key)) if key else None
@@ -227,6 +264,7 @@ if plan is not None:
         with st.expander("Every figure of these options"):
             st.dataframe(details, hide_index=True)
     checks = _draws_check(plan) if decisive is not None else None
+    margins = _margins_check(plan) if decisive is not None else None
     if misses is not None:
         st.subheader("Options that miss an objective")
         st.caption("Shown apart and not priced: each lists what it misses and by how much at the largest fleet tried.")
@@ -251,7 +289,13 @@ if plan is not None:
 
     def build_report():
         return quote_report(
-            scenario.target, speculator_label, plan, scenario_link=link, launch=launched, draws=checks or None
+            scenario.target,
+            speculator_label,
+            plan,
+            scenario_link=link,
+            launch=launched,
+            draws=checks or None,
+            margins=margins or None,
         )
 
     if browser_session():  # the document's charts drawn ahead of the first download click, in a quiet moment

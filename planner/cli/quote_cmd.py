@@ -18,7 +18,14 @@ from planner.cli.common import (
     traffic_draws,
     write_report,
 )
-from planner.decisions import SLO_PRESETS, Traffic, compare_nodes, options_across_draws, recommend_fleet
+from planner.decisions import (
+    SLO_PRESETS,
+    Traffic,
+    compare_nodes,
+    options_across_draws,
+    options_speed_margins,
+    recommend_fleet,
+)
 from planner.defaults import MAX_TRAFFIC_DRAWS
 from planner.launch import quoted_deployment
 from planner.reports import quote_report
@@ -110,6 +117,12 @@ def register(subparsers) -> None:
         help=f"also size every option that meets the objectives on N draws of the traffic (2 to {MAX_TRAFFIC_DRAWS}; "
         "default 1, the one it is quoted on) and print the replicas each draw needs",
     )
+    parser.add_argument(
+        "--speed-margin",
+        action="store_true",
+        help="also find, for every option that meets the objectives, how much longer than estimated every engine "
+        "step may take with the quoted replicas still meeting them (beside the planner's measured error)",
+    )
     parser.add_argument("--engine", default="vllm", choices=["vllm", "vllm-v0", "sglang", "trtllm"])
     parser.add_argument("--kv-dtype", default="auto", type=catalog_name)
     parser.add_argument(
@@ -151,13 +164,12 @@ def run(args: argparse.Namespace) -> int:
     launched = None
     if args.export and plan.recommended is not None:  # the appendix: the recommended option's launch
         launched = quoted_deployment(target, plan.recommended, traffic, draft=draft, **fields)
-    checks = (
-        options_across_draws(
-            plan, lambda quoted: quoted_deployment(target, quoted, traffic, draft=draft, **fields), args.traffic_draws
-        )
-        if args.traffic_draws > 1
-        else []
-    )
+
+    def deployment_of(quoted):
+        return quoted_deployment(target, quoted, traffic, draft=draft, **fields)
+
+    checks = options_across_draws(plan, deployment_of, args.traffic_draws) if args.traffic_draws > 1 else []
+    margins = options_speed_margins(plan, deployment_of) if args.speed_margin else []
     report = quote_report(
         target.id,
         speculator,
@@ -166,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
         prepared_by=args.prepared_by,
         launch=launched,
         draws=checks or None,
+        margins=margins or None,
     )
     if args.export:
         write_report(report, args.export)
@@ -198,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
                 )
     for quoted, check in checks:
         lines.append(f"  {quoted.label}: {check.describe()}")
+    for quoted, margin in margins:
+        lines.append(f"  {quoted.label}: speed margin: {margin.describe()}")
     lines += [f"  cannot serve: {u}" for u in unusable]
     recommended = plan.recommended
     emit(
@@ -213,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
             "recommended": recommended.model_dump() if recommended else None,
             "saving": plan.saving.model_dump() if plan.saving else None,
             "traffic_draws": [{"option": quoted.label, **check.model_dump()} for quoted, check in checks],
+            "speed_margins": [{"option": quoted.label, **margin.model_dump()} for quoted, margin in margins],
             "report": report.to_json(),
         },
         lines,

@@ -28,6 +28,9 @@ _OWNER: dict[str, str] = {
     "CountAcrossDraws": "traffic_draws",
     "count_across_draws": "traffic_draws",
     "options_across_draws": "traffic_draws",
+    "SpeedMargin": "speed_margins",
+    "options_speed_margins": "speed_margins",
+    "speed_margin": "speed_margins",
     "DecisionMatrix": "selection",
     "MatrixRow": "selection",
     "candidate_drafts": "selection",
@@ -48,6 +51,7 @@ __all__ = [
     "ObjectiveMiss",
     "QuotedOption",
     "SpeculationSaving",
+    "SpeedMargin",
     "Traffic",
     "best_quote_on_node",
     "candidate_drafts",
@@ -57,8 +61,10 @@ __all__ = [
     "fleet_quote",
     "matrix_table",
     "options_across_draws",
+    "options_speed_margins",
     "plan_fleet",
     "recommend_fleet",
+    "speed_margin",
 ]
 
 

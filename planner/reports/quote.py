@@ -14,6 +14,7 @@ from planner.catalog.lookup import get_price
 from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote
 from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
 from planner.decisions.search.space import DEFAULT_KS
+from planner.decisions.speed_margins import SpeedMargin
 from planner.decisions.traffic_draws import CountAcrossDraws
 from planner.deployment import Deployment
 from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
@@ -171,6 +172,57 @@ def draws_section(checks: list[tuple[QuotedOption, CountAcrossDraws]]) -> Sectio
     )
 
 
+MARGIN_COLUMNS = ["Option", "Quoted replicas", "Speed margin", "Fails first beyond it", "Against the planner's error"]
+
+
+def _against_error(margin: SpeedMargin) -> str:
+    """Whether the margin covers the planner's measured throughput error (its median; the most it overestimated)."""
+    error = margin.planner_error
+    if error is None:
+        return "no error recorded"
+    pct = 100 * margin.margin_frac
+    if pct >= error.most_over_pct:
+        return f"covers its worst overestimate ({error.most_over_pct:g}%)"
+    if pct >= error.median_abs_pct:
+        return f"covers its median error ({error.median_abs_pct:g}%), not its worst ({error.most_over_pct:g}%)"
+    return f"below its median error ({error.median_abs_pct:g}%)"
+
+
+def margins_table(margins: list[tuple[QuotedOption, SpeedMargin]]) -> Table:
+    """Each option's speed margin (:func:`planner.decisions.options_speed_margins`)."""
+    rows = [
+        {
+            "Option": q.label,
+            "Quoted replicas": m.quoted_replicas,
+            "Speed margin": m.margin_frac,
+            "Fails first beyond it": m.binding or f"nothing up to {m.limit_frac:.0%}",
+            "Against the planner's error": _against_error(m),
+        }
+        for q, m in margins
+    ]
+    return Table(pd.DataFrame(rows, columns=MARGIN_COLUMNS), {"Quoted replicas": "int", "Speed margin": "pct"})
+
+
+def margins_section(margins: list[tuple[QuotedOption, SpeedMargin]]) -> Section:
+    """The speed-margin check as a section of the quote document."""
+    first = margins[0][1]
+    error = first.planner_error
+    measured = (
+        f" The planner's output tokens per second is within {error.median_abs_pct:g}% of published runs at the "
+        f"median and has been up to {error.most_over_pct:g}% above one ({error.rows} runs used in no fit)."
+        if error is not None
+        else ""
+    )
+    return Section(
+        title="How much slower than estimated each option may be",
+        text="Each option's speed margin: the quoted replicas still meet every objective and still cover the "
+        "offered rate with every engine step up to this much longer than the planner estimates (found to within "
+        f"{first.resolution_frac:.1%}, up to {first.limit_frac:.0%}); beyond it, the named limit fails first. A "
+        "fleet whose margin is below the planner's error may need another replica on real hardware." + measured,
+        table=margins_table(margins),
+    )
+
+
 def quotes_table(quotes: list[FleetQuote]) -> pd.DataFrame:
     """Every option of every quote, full precision (the CLI's and JSON's view)."""
     rows = []
@@ -282,10 +334,12 @@ def quote_report(
     scenario_link: str = "",
     launch: Deployment | None = None,
     draws: list[tuple[QuotedOption, CountAcrossDraws]] | None = None,
+    margins: list[tuple[QuotedOption, SpeedMargin]] | None = None,
 ) -> Report:
     """The quote document for ``plan`` (:func:`planner.decisions.plan_fleet`); with ``launch`` (the recommended
     option's deployment, :func:`planner.launch.quoted_deployment`), its launch configuration as an appendix; with
-    ``draws`` (:func:`planner.decisions.options_across_draws`), each count sized on other draws of the traffic."""
+    ``draws`` (:func:`planner.decisions.options_across_draws`), each count sized on other draws of the traffic; with
+    ``margins`` (:func:`planner.decisions.options_speed_margins`), how much slower each option may be."""
     t, quotes, pct = plan.traffic, plan.quotes, plan.traffic.percentile
     sections = [
         Section(
@@ -310,6 +364,8 @@ def quote_report(
         )
     if draws:
         sections.append(draws_section(draws))
+    if margins:
+        sections.append(margins_section(margins))
     if plan.unusable:
         sections.append(Section(title="Node types that cannot serve the model", notes=plan.unusable))
     notes = list(dict.fromkeys(for_customers(n) for q in quotes for n in q.notes))

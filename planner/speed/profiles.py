@@ -211,6 +211,35 @@ def calibration_summary() -> dict[str, Any]:
     return dict(_file().calibration)
 
 
+class ThroughputError(BaseModel):
+    """The serving simulator's output tokens per second against published runs it was not fitted on, in percent
+    (``make bench-serving`` prints it; the data file records it as ``calibration.serving_output_error``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    median_abs_pct: float = Field(ge=0)
+    #: The most the planner's figure was above a published one (0 where it was never above).
+    most_over_pct: float = Field(ge=0)
+    rows: int = Field(ge=1)
+    source: str = Field(min_length=1)
+
+
+def measured_throughput_error() -> ThroughputError | None:
+    """The recorded :class:`ThroughputError` (None where the data file records none).
+
+    >>> error = measured_throughput_error()
+    >>> error is None or error.most_over_pct >= 0
+    True
+    """
+    record = _file().calibration.get("serving_output_error")
+    if record is None:
+        return None
+    try:
+        return ThroughputError.model_validate(record)
+    except ValidationError as exc:
+        raise CatalogError(f"{PROFILE_FILE}: calibration.serving_output_error: {first_pydantic_error(exc)}") from exc
+
+
 def clear_profile_cache() -> None:
     _file.cache_clear()
     _resolve.cache_clear()

@@ -79,3 +79,20 @@ def test_the_counts_are_sized_on_other_draws_of_the_traffic_when_asked():
     # a later run keeps the check (the button's click is remembered for these inputs)
     at.run()
     assert any("draws of the same traffic" in i.value for i in at.info)
+
+
+def test_each_options_speed_margin_is_found_when_asked():
+    at = page("fleet.py").run()
+    assert not at.exception
+    assert not any("longer than estimated" in i.value for i in at.info), "checked only when asked"
+    at.button(key="fleet_margins").click().run()
+    assert not at.exception
+    meeting = _table(at, "Cost / month")
+    said = next(i.value for i in at.info if "longer" in i.value and "the quoted" in i.value)
+    assert said.startswith(meeting["Option"].iloc[0] + ": the quoted")  # the recommended option first
+    margins = _table(at, "Speed margin")
+    assert list(margins["Option"]) == list(meeting["Option"])
+    assert margins["Speed margin"].str.fullmatch(r"\d+(\.\d)?%").all()
+    assert margins["Against the planner's error"].str.contains("median error").all()
+    at.run()  # a later run keeps the check (the button's click is remembered for these inputs)
+    assert any("Speed margin" in d.value.columns for d in at.dataframe)

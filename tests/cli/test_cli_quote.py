@@ -72,3 +72,20 @@ def test_quote_sizes_every_option_on_other_draws_of_the_traffic_when_asked():
     assert "Sized on 3 draws of the same traffic (400 simulated requests each)" in text
     plain = json.loads(run_cli(*args.split()[:-2], "--json", check=True).stdout)
     assert plain["traffic_draws"] == []  # one draw, the quote's own: nothing more is simulated
+
+
+def test_quote_finds_each_options_speed_margin_when_asked(tmp_path):
+    args = "quote --target Llama-3.1-70B --node 8x-h100-sxm-80gb --requests-per-s 20 --speed-margin"
+    target = tmp_path / "quote.md"
+    out = json.loads(run_cli(*args.split(), "--export", str(target), "--json", check=True).stdout)
+    margins = out["speed_margins"]
+    recommended = out["recommended"]
+    assert margins and margins[0]["option"].startswith(f"{recommended['node']}, TP {recommended['tp']}")
+    assert all(0 <= m["margin_frac"] <= m["limit_frac"] for m in margins)
+    assert all(m["at_least"] or m["fails_frac"] - m["margin_frac"] <= m["resolution_frac"] for m in margins)
+    assert all(m["planner_error"]["median_abs_pct"] > 0 for m in margins)  # shown beside the planner's own error
+    assert "How much slower than estimated each option may be" in target.read_text()
+    text = run_cli(*args.split(), check=True).stdout
+    assert "speed margin: the quoted" in text and "longer" in text
+    plain = json.loads(run_cli(*args.split()[:-1], "--json", check=True).stdout)
+    assert plain["speed_margins"] == []  # not asked: nothing more is simulated
