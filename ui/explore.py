@@ -192,6 +192,21 @@ def _draws_check(result, asked_key: str) -> None:
         st.info(check.describe() + ".", icon="🎲")
 
 
+def _margin_check(result, asked_key: str) -> None:
+    """How much slower than estimated the recommendation's fleet may be, once asked (a button), in the background
+    under a progress bar (as Fleet & Quote checks its options)."""
+    help_text = "How much longer than estimated every engine step may take with this fleet still meeting the objectives"
+    if st.button("Find its speed margin", key="explore_margin", help=help_text):
+        st.session_state["explore_margin_for"] = asked_key
+    if st.session_state.get("explore_margin_for") != asked_key:
+        return
+    job = server_jobs().start((asked_key, "margin"), lambda job: result.recommendation_speed_margin(), 1, "margin")
+    margin = guarded(lambda: result_or_progress(job, "Finding its speed margin"), "the speed margin")
+    if margin is not None:
+        said = margin.describe()
+        st.info(said[:1].upper() + said[1:] + ".", icon="🐢")
+
+
 inputs = guarded(_inputs, "the search inputs")
 colour = st.session_state.get("explore_colour")
 colour = colour if colour in COLOUR_BY else next(iter(COLOUR_BY))  # the radio below keeps it; first run: its default
@@ -209,6 +224,7 @@ if explored is not None:
     fleet = result.recommended_fleet
     if fleet is not None and fleet.meets_slo:
         _draws_check(result, repr(inputs))
+        _margin_check(result, repr(inputs))
     st.caption(
         f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, {result.simulated:,} "
         f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."

@@ -121,6 +121,12 @@ def register(subparsers) -> None:
         "one it is sized on) and print the replicas each draw needs",
     )
     parser.add_argument(
+        "--speed-margin",
+        action="store_true",
+        help="at a request rate, also find how much longer than estimated every engine step may take with the "
+        "recommendation's fleet still meeting the objectives (beside the planner's measured error)",
+    )
+    parser.add_argument(
         "--processes",
         type=bounded_int(1, MAX_SEARCH_PROCESSES),
         metavar="N",
@@ -216,11 +222,15 @@ def run(args: argparse.Namespace) -> int:
         )
     lines += [f"  {s.sentence}" for s in result.steps]
     check = result.recommendation_across_draws(args.traffic_draws) if args.traffic_draws > 1 else None
+    margin = result.recommendation_speed_margin() if args.speed_margin else None
+    if margin is not None:
+        lines.insert(3, f"speed margin: {margin.describe()}")
     if check is not None:
         lines.insert(3, check.describe())
     if args.json:  # one compact write: the whole space can be 100,000 points (indenting them costs seconds)
         out = result.as_json()
         out["traffic_draws"] = None if check is None else check.model_dump()
+        out["speed_margin"] = None if margin is None else margin.model_dump()
         sys.stdout.write(json.dumps(out, default=str) + "\n")
     else:
         emit(args, {}, lines)

@@ -86,6 +86,18 @@ def test_the_recommendation_is_sized_on_other_draws_of_the_traffic_when_asked():
     assert any("draws of the same traffic" in i.value for i in at.info)
 
 
+def test_the_recommendations_speed_margin_is_found_when_asked():
+    at = _run(page("explore.py"))
+    assert not any("longer than estimated" in i.value for i in at.info), "checked only when asked"
+    at.button(key="explore_margin").click()
+    _run(at)
+    assert not at.exception
+    said = next(i.value for i in at.info if "longer" in i.value)
+    assert said.startswith("The quoted ") and "the planner's median throughput error on published runs" in said
+    _run(at)  # kept for these inputs
+    assert any("longer" in i.value and i.value.startswith("The quoted ") for i in at.info)
+
+
 def test_an_imported_target_is_searched_like_the_catalogs(tmp_path):
     """A model imported from a config.json (the sidebar's target) is searched like the catalog's: the page names
     the cheapest configuration of it, not an unknown model."""

@@ -119,7 +119,8 @@ def test_search_sizes_its_recommendation_on_other_draws_of_the_traffic_when_aske
     assert check["draws"][0]["replicas"] == check["quoted_replicas"] == sized["replicas"]
     assert check["replicas_every_draw"] == max(d["replicas"] for d in check["draws"])
     assert "Sized on 3 draws of the same traffic" in run_cli(*args, check=True).stdout
-    assert json.loads(run_cli(*args[:-2], "--json", check=True).stdout)["traffic_draws"] is None
+    plain = json.loads(run_cli(*args[:-2], "--json", check=True).stdout)
+    assert plain["traffic_draws"] is None and plain["speed_margin"] is None  # not asked: nothing more simulated
     bad = run_cli(*args[:-1], "0")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
@@ -130,7 +131,7 @@ def test_a_search_asked_what_a_quote_compares_answers_as_the_quote(tmp_path):
     config = tmp_path / "config.json"
     config.write_text(json.dumps(dict(get_model("Llama-3.1-8B").config, _name_or_path="acme/llama-8b")))
     load = ["--requests-per-s", "12", "--prompt-tokens", "1024", "--output-tokens", "256", "--ttft-slo-ms", "3000"]
-    load += ["--tpot-slo-ms", "80", "--alpha", "0.7", "--json"]
+    load += ["--tpot-slo-ms", "80", "--alpha", "0.7", "--speed-margin", "--json"]
     quote = json.loads(
         run_cli("quote", "--target-config", str(config), "--draft", "meta-llama/Llama-3.2-1B",
                 "--node", "1x-h100-sxm-80gb", "--node", "1x-l40s-48gb", *load, check=True).stdout
@@ -148,6 +149,9 @@ def test_a_search_asked_what_a_quote_compares_answers_as_the_quote(tmp_path):
     quoted = quote["recommended"]
     assert (best["node"], best["tp"], fleet["gpus"]) == (quoted["node"], quoted["tp"], quoted["option"]["gpus"])
     assert fleet["speculation"] == quoted["option"]["speculation"]
+    # and so does its speed margin: the same fleet, the same check
+    assert quote["speed_margins"][0]["option"].startswith(f"{quoted['node']}, TP {quoted['tp']}")
+    assert found["speed_margin"] == {k: v for k, v in quote["speed_margins"][0].items() if k != "option"}
 
 
 def test_batch_caps_take_the_engines_default_by_name_and_nothing_else():

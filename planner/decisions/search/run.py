@@ -51,8 +51,14 @@ from planner.decisions.search.frontier import (
 )
 from planner.decisions.search.points import SearchPoint
 from planner.decisions.search.space import MAX_POINTS, Objectives, SearchSpace, SearchWorkload
-from planner.decisions.search.traffic_sizing import TrafficSizing, sized_recommendation, sizing_across_draws
+from planner.decisions.search.traffic_sizing import (
+    TrafficSizing,
+    sized_recommendation,
+    sizing_across_draws,
+    sizing_speed_margin,
+)
 from planner.decisions.search.workers import Workers
+from planner.decisions.speed_margins import SpeedMargin
 from planner.decisions.traffic_draws import CountAcrossDraws
 from planner.errors import InputError
 
@@ -90,6 +96,11 @@ class SearchResult:
         """The recommendation's fleet sized again on ``draws`` draws of the traffic (None at a concurrency, or when
         nothing qualifies): :mod:`planner.decisions.traffic_draws`."""
         return None if self.sizing is None else sizing_across_draws(self.evaluator, self.sizing, draws)
+
+    def recommendation_speed_margin(self) -> SpeedMargin | None:
+        """How much slower than estimated the recommendation's fleet may be (None at a concurrency, or when nothing
+        qualifies): :mod:`planner.decisions.speed_margins`."""
+        return None if self.sizing is None else sizing_speed_margin(self.evaluator, self.sizing)
 
     @property
     def fitting_points(self) -> int:

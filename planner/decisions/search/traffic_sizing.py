@@ -43,6 +43,7 @@ from planner.decisions.fleet import CannotBeat, FleetOption, Traffic, cannot_bea
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import cheapest_key
 from planner.decisions.search.points import SearchPoint, fleet_figures
+from planner.decisions.speed_margins import SpeedMargin, speed_margin
 from planner.decisions.traffic_draws import CountAcrossDraws, count_across_draws
 from planner.defaults import TRAFFIC_DRAWS
 from planner.errors import PlannerError
@@ -103,6 +104,15 @@ def sizing_across_draws(ev: Evaluator, sizing: TrafficSizing, draws: int = TRAFF
     return count_across_draws(
         ev.deployment(point), traffic_of(ev, point), sizing.fleet, draws, dataset=ev.workload.dataset
     )
+
+
+def sizing_speed_margin(ev: Evaluator, sizing: TrafficSizing) -> SpeedMargin | None:
+    """How much slower than estimated the recommendation's fleet may be (:mod:`planner.decisions.speed_margins`);
+    None where nothing was sized or its fleet misses the objectives."""
+    if sizing.point is None or sizing.fleet is None or not sizing.fleet.meets_slo:
+        return None
+    point = sizing.point
+    return speed_margin(ev.deployment(point), traffic_of(ev, point), sizing.fleet, dataset=ev.workload.dataset)
 
 
 def _cost(fleet: FleetOption) -> tuple[bool, float]:
