@@ -5,11 +5,12 @@
 - the Fleet page's default scenario planned by the core (:func:`planner.decisions.plan_fleet`) in a fresh
   process, its garbage collector set as the app's server sets it (``planner.interpreter``): cold (nothing
   simulated yet; catalog and imports already loaded), warm (the same call again) and after one objective change
-  (TPOT to 40 ms), with the replica simulations it ran (capacity runs included), and the Fleet page's check of
-  every option that meets the objectives on three draws of the traffic (after the cold plan, its button); then the
-  same for six node types (the default four, 8x B200 and 8x A100 80GB) in another fresh process; then the default
-  scenario cold once more with CPython's own collector settings, for what the tuning saves. Each Fleet plan is
-  timed in ``FLEET_PROCESSES`` fresh processes: the median, and the range of the wall times.
+  (TPOT to 40 ms), with the replica simulations it ran (capacity runs included), and the Fleet page's checks of
+  every option that meets the objectives, on three draws of the traffic and of its speed margin (after the cold
+  plan, its buttons); then the same for six node types (the default four, 8x B200 and 8x A100 80GB) in another
+  fresh process; then the default scenario cold once more with CPython's own collector settings, for what the
+  tuning saves. Each Fleet plan is timed in ``FLEET_PROCESSES`` fresh processes: the median, and the range of the
+  wall times.
 
 On a shared machine every figure is an upper bound (the CPU time of the fleet plans is printed beside it).
 ``--instructions`` prints instead the instructions the default Fleet plan executes cold (valgrind), a count that does
@@ -35,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 _FLEET = """
 import json, time
 from planner.catalog import get_model, get_node
-from planner.decisions import options_across_draws, plan_fleet
+from planner.decisions import options_across_draws, options_speed_margins, plan_fleet
 from planner.defaults import TRAFFIC_DRAWS
 from planner.interpreter import tune_collector
 from planner.launch import quoted_deployment
@@ -63,6 +64,12 @@ for label, t in asked if TUNED else asked[:1]:  # with CPython's own collector s
         wall, cpu = time.perf_counter(), time.process_time()
         options_across_draws(plan, lambda q: quoted_deployment(target, q, t, draft=draft, **fields), TRAFFIC_DRAWS)
         out["its options on 3 draws of the traffic"] = [
+            time.perf_counter() - wall, time.process_time() - cpu, SIMULATIONS.count - runs
+        ]
+        runs = SIMULATIONS.count  # the page's other button: every option's speed margin
+        wall, cpu = time.perf_counter(), time.process_time()
+        options_speed_margins(plan, lambda q: quoted_deployment(target, q, t, draft=draft, **fields))
+        out["its options' speed margins"] = [
             time.perf_counter() - wall, time.process_time() - cpu, SIMULATIONS.count - runs
         ]
 print(json.dumps(out))

@@ -87,12 +87,14 @@ def most_load_meeting(case: ServingCase) -> tuple[float, ServingMetrics]:
     assert case.at_objectives is not None
     ttft_s, tpot_s, pct = case.at_objectives
     watch = ObjectiveWatch(ttft_s, tpot_s, pct)
-    offline = simulate_one(case.deployment, case.workload.model_copy(update={"request_rate": None, "offline": True}))
+    offline = simulate_one(
+        case.deployment, case.workload.model_copy(update={"request_rate": None, "offline": True}), profile=case.profile
+    )
 
     def meeting(rate: float) -> ServingMetrics | None:
         requests = max(case.workload.num_prompts, math.ceil(rate * case.min_duration_s))
         arrivals = case.workload.model_copy(update={"request_rate": rate, "num_prompts": requests})
-        run = simulate_one_unless_missed(case.deployment, arrivals, watch)
+        run = simulate_one_unless_missed(case.deployment, arrivals, watch, profile=case.profile)
         return run if run is not None and run.ttft_at(pct) <= ttft_s and run.tpot_at(pct) <= tpot_s else None
 
     low, high = offline.steady_requests_per_s / 4, offline.steady_requests_per_s * 1.2

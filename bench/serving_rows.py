@@ -5,7 +5,8 @@ One rule per source (never per row):
 * ``ML41-`` MLPerf Inference v4.1, Llama-2-70B on NVIDIA's harness (TensorRT-LLM, FP8 weights and KV cache): the
   benchmark's own request lengths (the ``mlperf-openorca`` dataset: the set's prompts, answers at its reference run's
   mean), one instance per replica (the published TP, at the harness's ``gpu_batch_size`` for the scenario, as the
-  row states it), the node's figure over its instances. Offline: the steady output tokens per second of every
+  row states it, its engines' token budget and its scheduling policy, ``MLPERF_MAX_NUM_TOKENS``), the node's figure
+  over its instances. Offline: the steady output tokens per second of every
   request at once (``MLPERF_ROUNDS`` batches of them; the benchmark runs ten minutes, its warm-up a negligible part).
   Server: Poisson arrivals at the load LoadGen scheduled, ten minutes of them (the benchmark's shortest run), and
   the mean TTFT and TPOT it logs; its throughput is that load, so not compared. MLPerf's Server result is the load
@@ -171,6 +172,13 @@ MLPERF_SERVER_OBJECTIVES = (2.0, 0.2, 99.0)
 MLPERF_ROUNDS = 6
 #: MLPerf Inference's shortest performance run: 600 s (LoadGen's ``min_duration`` for the datacenter suite).
 MLPERF_MIN_DURATION_S = 600.0
+#: The per-step token budget of NVIDIA's v4.1 Llama-2-70B engines: ``max_num_tokens = 4096`` in their base config
+#: (closed/NVIDIA/configs/llama2-70b/__init__.py of https://github.com/mlcommons/inference_results_v4.1), which
+#: builds them without chunked context. Their harness schedules with TensorRT-LLM's MAX_UTILIZATION policy (its
+#: ``trtllm_batch_sched_policy`` flag defaults to ``max_util``, closed/NVIDIA/code/harness/harness_llm/main_llm.cc,
+#: and the Llama-2 harness does not set it): requests are admitted on the KV cache they hold now, not on their
+#: whole answer.
+MLPERF_MAX_NUM_TOKENS = 4096
 
 
 def _mlperf(row: dict) -> list[ServingCase] | Unexpressible:
@@ -191,8 +199,9 @@ def _mlperf(row: dict) -> list[ServingCase] | Unexpressible:
     instances = int(row["replicas_in_result"])
     dep = _dep(
         "meta-llama/Llama-2-70b-hf", _gpu(row["gpu_type"]), tp, dtype="fp8", kv_dtype="fp8", engine="trtllm",
-        max_model_len=2048, max_num_seqs=batch,
+        max_model_len=2048, max_num_seqs=batch, max_num_batched_tokens=MLPERF_MAX_NUM_TOKENS,
     )  # fmt: skip
+    profile = speed_profile("trtllm", "nvidia").with_values(admission_reserves_output=False)  # MAX_UTILIZATION
     tokens_per_sample = float(row["output_tok_s"]) / float(row["req_s"])
     notes = [f"{tokens_per_sample:.1f} tokens per sample published", "FP8 KV cache"]
     label = f"{case}: Llama-2-70B FP8 TP{tp} MLPerf {'Server' if server else 'Offline'} (trtllm, batch {batch})"
@@ -201,7 +210,11 @@ def _mlperf(row: dict) -> list[ServingCase] | Unexpressible:
             dataset="mlperf-openorca", offline=True, num_prompts=MLPERF_ROUNDS * batch, seed=0
         )
         measured = float(row["per_replica_output_tok_s_derived"])
-        return [ServingCase(case, label, "output_tok_s", measured, dep, workload, False, notes=notes, steady=True)]
+        return [
+            ServingCase(
+                case, label, "output_tok_s", measured, dep, workload, False, notes=notes, profile=profile, steady=True
+            )
+        ]
     scheduled = re.search(r"scheduled ([\d.]+) samples/s", row["load_value"])
     assert scheduled, f"{case}: the load LoadGen scheduled"
     rate = float(scheduled.group(1)) / instances
@@ -212,7 +225,7 @@ def _mlperf(row: dict) -> list[ServingCase] | Unexpressible:
     return [
         ServingCase(
             case, f"{label} at {rate:.2f} req/s", kind, float(row[column]) / 1e3, dep, workload, False, notes=notes,
-            at_objectives=MLPERF_SERVER_OBJECTIVES,
+            profile=profile, at_objectives=MLPERF_SERVER_OBJECTIVES,
             min_duration_s=MLPERF_MIN_DURATION_S,
         )
         for kind, column in figures

@@ -28,11 +28,13 @@ tighter (:func:`slowed_traffic`): the same simulations, caches and objective che
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import ceil
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from planner.decisions.fleet import FleetOption, ReplicaSearch, Traffic
+from planner.decisions.fleet import MAX_REPLICA_FACTOR, FleetOption, ReplicaSearch, Traffic
+from planner.decisions.traffic_draws import fewest_replicas_from
 from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.speed.profiles import ThroughputError, measured_throughput_error
@@ -66,6 +68,11 @@ class SpeedMargin(BaseModel):
     binding: str
     #: The planner's measured throughput error on published runs, recorded with the data (None: not recorded).
     planner_error: ThroughputError | None
+    #: Where the margin is below the planner's median error: the fewest replicas that still meet everything with
+    #: every step that much longer, and their nodes (None otherwise, or where no count up to the search's limit
+    #: holds there).
+    replicas_at_median_error: int | None = None
+    nodes_at_median_error: int | None = None
 
     def describe(self) -> str:
         """The margin in words, beside the planner's own measured error.
@@ -105,7 +112,15 @@ class SpeedMargin(BaseModel):
             return f"{said}: more than {median} and than {most}"
         if pct >= error.median_abs_pct:
             return f"{said}: more than {median}, less than {most}"
-        return f"{said}: less than {median}"
+        if self.replicas_at_median_error is None:
+            return f"{said}: less than {median}"
+        extra = (self.nodes_at_median_error or 0) - self.quoted_nodes
+        nodes = f"{self.nodes_at_median_error:,} node" + ("" if self.nodes_at_median_error == 1 else "s")
+        more = f"{extra:,} more than quoted" if extra else "the quoted nodes"
+        return (
+            f"{said}: less than {median}; {self.replicas_at_median_error:,} replicas ({nodes}, {more}) "
+            "still meet them at that error"
+        )
 
 
 def slowed_traffic(traffic: Traffic, slowdown: float) -> Traffic:
@@ -169,17 +184,34 @@ def speed_margin(dep: Deployment, traffic: Traffic, option: FleetOption, *, data
                 held = middle
             else:
                 failed = middle
+    error = measured_throughput_error()
+    margin = SPEED_MARGIN_LIMIT if failed is None else held
+    at_error = None
+    if error is not None and 100 * margin < error.median_abs_pct:
+        at_error = _replicas_at(dep, traffic, option, error.median_abs_pct / 100, dataset)
     return SpeedMargin(
         quoted_replicas=option.replicas,
         quoted_nodes=option.nodes,
-        margin_frac=SPEED_MARGIN_LIMIT if failed is None else held,
+        margin_frac=margin,
         at_least=failed is None,
         fails_frac=failed,
         limit_frac=SPEED_MARGIN_LIMIT,
         resolution_frac=SPEED_MARGIN_RESOLUTION,
         binding="" if failed is None else _binding(dep, traffic, option, failed, dataset),
-        planner_error=measured_throughput_error(),
+        planner_error=error,
+        replicas_at_median_error=at_error,
+        nodes_at_median_error=None if at_error is None else ceil(at_error / dep.replicas_per_node),
     )
+
+
+def _replicas_at(dep: Deployment, traffic: Traffic, option: FleetOption, slowdown: float, dataset: str) -> int | None:
+    """The fewest replicas that meet everything at ``slowdown`` (searched from the quoted count, which fails there,
+    or from the capacity bound of the slowed replicas where that is higher, never below it), as a quote sizes its
+    options; None where no count up to ``MAX_REPLICA_FACTOR`` times the quoted one holds."""
+    slowed = slowed_traffic(traffic, slowdown)
+    low = max(1, ceil(slowed.requests_per_s / option.capacity_requests_per_s))
+    limit = option.replicas * MAX_REPLICA_FACTOR
+    return fewest_replicas_from(_search(dep, slowed, option, dataset), max(option.replicas, low), low, limit)
 
 
 def options_speed_margins(

@@ -112,7 +112,7 @@ def _nodes(count: int) -> str:
     return f"{count:,} node" + ("" if count == 1 else "s")
 
 
-def _count_in_draw(search: ReplicaSearch, start: int, low: int, limit: int) -> int | None:
+def fewest_replicas_from(search: ReplicaSearch, start: int, low: int, limit: int) -> int | None:
     """The fewest replicas from ``low`` up that meet the objectives in ``search``'s draw, searched from ``start``
     outwards: down in steps that double where ``start`` meets them, else up (``start + 1, + 2, + 4, …`` up to
     ``limit``), then narrowed between the last count that missed and the first that met. ``low`` is the quote's
@@ -152,7 +152,7 @@ def count_across_draws(
     counts: list[int | None] = [option.replicas]
     for seed in range(1, draws):
         search = ReplicaSearch(dep, traffic, alpha, option.k, dataset=dataset, seed=seed)
-        counts.append(_count_in_draw(search, option.replicas, low, limit))
+        counts.append(fewest_replicas_from(search, option.replicas, low, limit))
     every = None if None in counts else max(counts)
     nodes = None if every is None else ceil(every / per_node)
     per_gpu_hour = option.usd_per_hour / option.gpus if option.usd_per_hour else None

@@ -107,6 +107,10 @@ def test_mlperf_rows_run_nvidias_harness_batch_on_the_benchmarks_own_lengths():
     offline = mlperf["ML41-H100x8-L2-70B-OFF", "output_tok_s"]
     dep = offline.deployment
     assert (dep.tp, dep.engine, dep.dtype, dep.kv_dtype, dep.max_num_seqs) == (2, "trtllm", "fp8", "fp8", 896)
+    # the engines' token budget and the harness's MAX_UTILIZATION scheduling, in every ML41 row
+    assert {c.deployment.max_num_batched_tokens for c in mlperf.values()} == {4096}
+    assert {c.profile.admission_reserves_output for c in mlperf.values() if c.profile} == {False}
+    assert all(c.profile is not None for c in mlperf.values())
     assert offline.workload.dataset == "mlperf-openorca" and offline.workload.mode == "offline" and offline.steady
     assert offline.measured == pytest.approx(24524.9 / 4, rel=1e-3)  # the node's figure over its 4 instances
     server = mlperf["ML41-H200x8-L2-70B-SER", "tpot_s"]
@@ -123,10 +127,13 @@ def test_mlperf_rows_run_nvidias_harness_batch_on_the_benchmarks_own_lengths():
 def test_the_most_load_meeting_objectives_meets_them_and_a_little_more_does_not():
     dep = next(c for c in CASES if c.row == "ML41-H200x8-L2-70B-SER").deployment
     workload = ServingWorkload.build(dataset="mlperf-openorca", request_rate=1.0, num_prompts=300, seed=0)
-    case = ServingCase("t", "t", "ttft_s", 0.1, dep, workload, False, at_objectives=(1.0, 0.06, 99.0))
+    profile = next(c for c in CASES if c.row == "ML41-H200x8-L2-70B-SER").profile
+    case = ServingCase("t", "t", "ttft_s", 0.1, dep, workload, False, profile=profile, at_objectives=(1.0, 0.06, 99.0))
     rate, run = most_load_meeting(case)
     assert run.ttft_at(99) <= 1.0 and run.tpot_at(99) <= 0.06
-    above = simulate_one(dep, workload.model_copy(update={"request_rate": rate * (1 + 2 * LOAD_PRECISION)}))
+    above = simulate_one(
+        dep, workload.model_copy(update={"request_rate": rate * (1 + 2 * LOAD_PRECISION)}), profile=profile
+    )
     assert above.ttft_at(99) > 1.0 or above.tpot_at(99) > 0.06
 
 

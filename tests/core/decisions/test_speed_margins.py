@@ -152,3 +152,26 @@ def test_a_malformed_error_record_is_a_catalog_error_naming_it(tmp_data_dir):
     path.write_text(json.dumps(data))
     facts.clear_caches()
     assert measured_throughput_error() is None
+
+
+def test_a_margin_below_the_planners_median_error_comes_with_the_count_that_holds_there():
+    """108 req/s on replicas of 55.8 req/s capacity: two cover it until their steps are 3.4% longer, below the
+    planner's median error, so the check sizes the option again there: the fewest replicas that meet everything
+    with every step that much longer (and one fewer does not)."""
+    traffic = BUSY.model_copy(update={"requests_per_s": 108.0})
+    option = size_option(EIGHT_B, traffic, 2.0, None)
+    margin = speed_margin(EIGHT_B, traffic, option)
+    error = margin.planner_error
+    assert error is not None and 100 * margin.margin_frac < error.median_abs_pct
+    count = margin.replicas_at_median_error
+    assert count is not None and count > option.replicas
+    assert margin.nodes_at_median_error == -(-count // EIGHT_B.replicas_per_node)
+    slowed = slowed_traffic(traffic, error.median_abs_pct / 100)
+    search = ReplicaSearch(EIGHT_B, slowed, None, None)
+    assert slowed.requests_per_s <= count * option.capacity_requests_per_s and not search.misses(search.at(count))
+    fewer = count - 1
+    assert slowed.requests_per_s > fewer * option.capacity_requests_per_s or search.misses(search.at(fewer))
+    assert margin.describe().endswith(f"{count} replicas ({count} nodes, {count - option.nodes} more than quoted) "
+                                      "still meet them at that error")  # fmt: skip
+    roomy = speed_margin(EIGHT_B, BUSY, size_option(EIGHT_B, BUSY, 2.0, None))
+    assert roomy.replicas_at_median_error is None and roomy.nodes_at_median_error is None  # above the median error
