@@ -264,7 +264,12 @@ def quotes_table(quotes: list[FleetQuote]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summary:
+def _summary(
+    target: str,
+    draft: str | None,
+    plan: FleetRecommendation,
+    margins: list[tuple[QuotedOption, SpeedMargin]] | None = None,
+) -> Summary:
     t = plan.traffic
     load = (
         f"{t.requests_per_s:,.4g} requests per second of {t.prompt_tokens:,} prompt + {t.output_tokens:,} output tokens"
@@ -296,6 +301,9 @@ def _summary(target: str, draft: str | None, plan: FleetRecommendation) -> Summa
             text += f" Separately, the node type: {plan.hardware_note}."
         if plan.missing:
             text += f" {len(plan.missing)} other option(s) miss an objective and are shown apart."
+        margin = next((m for q, m in margins or () if q.label == best.label), None)
+        if margin is not None:  # the recommendation's speed margin, where it was found
+            text += f" Speed margin: {margin.describe()}."
     else:
         near = plan.nearest_miss
         text = f"No option meets every objective ({t.objectives()}) for {load} of {target}."
@@ -395,7 +403,7 @@ def quote_report(
         customer=customer,
         prepared_by=prepared_by,
         scenario_link=scenario_link,
-        summary=_summary(target, draft, plan),
+        summary=_summary(target, draft, plan, margins),
         inputs={
             "Target": target,
             "Draft": draft or "none",

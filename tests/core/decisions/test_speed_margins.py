@@ -121,6 +121,9 @@ def test_every_option_that_meets_gets_a_margin_and_the_quote_document_shows_them
     assert table["Speed margin"].str.fullmatch(r"\d+(\.\d)?%").all()
     data = json.loads(json.dumps(report.to_json()))
     assert any(s["title"] == section.title for s in data["sections"])
+    recommended = margins[0][1]  # the summary says the recommendation's margin; without the check, nothing
+    assert f"Speed margin: {recommended.describe()}." in report.summary.text
+    assert "Speed margin" not in quote_report(target.id, draft.id, plan).summary.text
 
 
 def test_the_margin_is_read_beside_the_planners_recorded_error():
