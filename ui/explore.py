@@ -176,35 +176,37 @@ def _chart_selected(key: str, result, workload: SearchWorkload) -> None:
         _make_scenario(result.points[int(index)], workload)
 
 
-def _draws_check(result, asked_key: str) -> None:
+def _draws_check(result, asked_key: str):
     """The recommendation's fleet sized again on other draws of the traffic, once asked (a button), in the
     background under a progress bar (as Fleet & Quote checks its options)."""
     label = f"Size it on {TRAFFIC_DRAWS} draws of the traffic"
     if st.button(label, key="explore_draws", help="Each draw is another seed of the simulated Poisson arrivals"):
         st.session_state["explore_draws_for"] = asked_key
     if st.session_state.get("explore_draws_for") != asked_key:
-        return
+        return None
     job = server_jobs().start(
         (asked_key, "draws"), lambda job: result.recommendation_across_draws(TRAFFIC_DRAWS), 1, "traffic draws"
     )
     check = guarded(lambda: result_or_progress(job, "Sizing on other draws of the traffic"), "the draws check")
     if check is not None:
         st.info(check.describe() + ".", icon="🎲")
+    return check
 
 
-def _margin_check(result, asked_key: str) -> None:
+def _margin_check(result, asked_key: str):
     """How much slower than estimated the recommendation's fleet may be, once asked (a button), in the background
     under a progress bar (as Fleet & Quote checks its options)."""
     help_text = "How much longer than estimated every engine step may take with this fleet still meeting the objectives"
     if st.button("Find its speed margin", key="explore_margin", help=help_text):
         st.session_state["explore_margin_for"] = asked_key
     if st.session_state.get("explore_margin_for") != asked_key:
-        return
+        return None
     job = server_jobs().start((asked_key, "margin"), lambda job: result.recommendation_speed_margin(), 1, "margin")
     margin = guarded(lambda: result_or_progress(job, "Finding its speed margin"), "the speed margin")
     if margin is not None:
         said = margin.describe()
         st.info(said[:1].upper() + said[1:] + ".", icon="🐢")
+    return margin
 
 
 inputs = guarded(_inputs, "the search inputs")
@@ -222,9 +224,10 @@ if explored is not None:
     if result.sizing is not None and result.sizing.note:
         st.caption(result.sizing.note[0].upper() + result.sizing.note[1:] + ".")
     fleet = result.recommended_fleet
+    draws_checked = margin_checked = None
     if fleet is not None and fleet.meets_slo:
-        _draws_check(result, repr(inputs))
-        _margin_check(result, repr(inputs))
+        draws_checked = _draws_check(result, repr(inputs))
+        margin_checked = _margin_check(result, repr(inputs))
     st.caption(
         f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, {result.simulated:,} "
         f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."
@@ -266,4 +269,6 @@ if explored is not None:
         "Frontier as CSV", lambda: table.to_csv(index=False).encode(), file_name="frontier.csv", mime="text/csv",
         key="explore_csv",
     )  # fmt: skip
-    export_buttons(lambda: search_report(result), "frontier", key="explore_export")
+    export_buttons(
+        lambda: search_report(result, draws=draws_checked, margin=margin_checked), "frontier", key="explore_export"
+    )

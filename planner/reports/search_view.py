@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from planner.decisions.search import SearchPoint, SearchResult
+from planner.decisions.speed_margins import SpeedMargin
+from planner.decisions.traffic_draws import CountAcrossDraws
 from planner.reports.charts.plain_figure import plain_figure
 from planner.reports.document import Report, Section, Summary
 
@@ -151,15 +153,28 @@ def frontier_charts(result: SearchResult, colour_by: str = "method", limit: int 
     return charts[0], charts[1]
 
 
-def search_report(result: SearchResult) -> Report:
-    """The frontier as a document: the recommendation, the frontier table, the cost of each step."""
+def search_report(
+    result: SearchResult, *, draws: CountAcrossDraws | None = None, margin: SpeedMargin | None = None
+) -> Report:
+    """The frontier as a document: the recommendation, the checks of its fleet that were run (``draws``: sized on
+    other draws of the traffic; ``margin``: its speed margin), the frontier table, the cost of each step."""
     table = frontier_table(result)
     steps = pd.DataFrame([{"step": s.sentence} for s in result.steps])
+    checks = [
+        sentence[:1].upper() + sentence[1:] + "."
+        for sentence in (
+            draws.describe() if draws is not None else None,
+            f"speed margin: {margin.describe()}" if margin is not None else None,
+        )
+        if sentence
+    ]
+    checked = [Section(title="How sure the recommendation's fleet is", notes=checks)] if checks else []
     return Report(
         title=f"Design-space search: {result.space.target}",
         subtitle=f"{result.workload.describe()}; objectives {result.objectives.describe()}",
         summary=Summary(text=result.headline),
         sections=[
+            *checked,
             Section(
                 title="Frontier",
                 text=f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, "

@@ -1,5 +1,6 @@
 """The Explore charts: built without plotly's per-property validation, equal to the same figure validated; every
-frontier point drawn in the bold series, the cloud thinned to its limit."""
+frontier point drawn in the bold series, the cloud thinned to its limit. The Explore document carries the checks of
+the recommendation's fleet that were run."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, search
 from planner.reports.charts.plain_figure import equals_validated
-from planner.reports.search_view import frontier_charts
+from planner.reports.search_view import frontier_charts, search_report
 
 SPACE = {
     "target": "Llama-3.1-8B",
@@ -41,3 +42,15 @@ def test_the_frontier_series_holds_every_frontier_point_and_the_cloud_its_limit(
         cloud = sum(len(t.x) for t in fig.data if t.name != "frontier")
         assert cloud <= 5 + len(expected)
         assert {t.name for t in fig.data if t.name != "frontier"} <= {"none", "ngram"}
+
+
+def test_the_document_carries_the_checks_of_the_recommendations_fleet_that_were_run(result):
+    title = "How sure the recommendation's fleet is"
+    assert title not in [s.title for s in search_report(result).sections]
+    draws, margin = result.recommendation_across_draws(2), result.recommendation_speed_margin()
+    assert draws is not None and margin is not None
+    [section] = [s for s in search_report(result, draws=draws, margin=margin).sections if s.title == title]
+    assert section.notes[0].startswith("Sized on 2 draws of the same traffic")
+    assert section.notes[1] == f"Speed margin: {margin.describe()}."
+    only = [s for s in search_report(result, margin=margin).sections if s.title == title]
+    assert [s.notes for s in only] == [[f"Speed margin: {margin.describe()}."]]
