@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from math import ceil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
@@ -74,6 +74,22 @@ class SpeedMargin(BaseModel):
     replicas_at_median_error: int | None = None
     nodes_at_median_error: int | None = None
 
+    def covers(self) -> Literal["worst", "median", "neither"] | None:
+        """Which of the planner's recorded errors the margin covers: its worst overestimate (and so its median), its
+        median error only, or neither (None: no error recorded).
+
+        >>> error = ThroughputError(median_abs_pct=4.8, most_over_pct=27.6, rows=45, source="make bench-serving")
+        >>> [SpeedMargin(quoted_replicas=1, quoted_nodes=1, margin_frac=m, at_least=False, fails_frac=m + 0.005,
+        ...     limit_frac=0.5, resolution_frac=0.005, binding="capacity", planner_error=error).covers()
+        ...  for m in (0.3, 0.1, 0.01)]
+        ['worst', 'median', 'neither']
+        """
+        error = self.planner_error
+        if error is None:
+            return None
+        pct = 100 * self.margin_frac
+        return "worst" if pct >= error.most_over_pct else "median" if pct >= error.median_abs_pct else "neither"
+
     def describe(self) -> str:
         """The margin in words, beside the planner's own measured error.
 
@@ -102,15 +118,14 @@ class SpeedMargin(BaseModel):
                 f"{replicas} still meet the objectives with every step up to {self.margin_frac:.1%} longer than "
                 f"estimated (at {self.fails_frac or 0:.1%} longer, {self.binding} fails)"
             )
-        error = self.planner_error
+        error, covers = self.planner_error, self.covers()
         if error is None:
             return said
-        pct = 100 * self.margin_frac
         median = f"the planner's median throughput error on published runs ({error.median_abs_pct:g}%)"
         most = f"the most it has overestimated one ({error.most_over_pct:g}%)"
-        if pct >= error.most_over_pct:
+        if covers == "worst":
             return f"{said}: more than {median} and than {most}"
-        if pct >= error.median_abs_pct:
+        if covers == "median":
             return f"{said}: more than {median}, less than {most}"
         if self.replicas_at_median_error is None:
             return f"{said}: less than {median}"
@@ -184,23 +199,26 @@ def speed_margin(dep: Deployment, traffic: Traffic, option: FleetOption, *, data
                 held = middle
             else:
                 failed = middle
-    error = measured_throughput_error()
-    margin = SPEED_MARGIN_LIMIT if failed is None else held
-    at_error = None
-    if error is not None and 100 * margin < error.median_abs_pct:
-        at_error = _replicas_at(dep, traffic, option, error.median_abs_pct / 100, dataset)
-    return SpeedMargin(
+    found = SpeedMargin(
         quoted_replicas=option.replicas,
         quoted_nodes=option.nodes,
-        margin_frac=margin,
+        margin_frac=SPEED_MARGIN_LIMIT if failed is None else held,
         at_least=failed is None,
         fails_frac=failed,
         limit_frac=SPEED_MARGIN_LIMIT,
         resolution_frac=SPEED_MARGIN_RESOLUTION,
         binding="" if failed is None else _binding(dep, traffic, option, failed, dataset),
-        planner_error=error,
-        replicas_at_median_error=at_error,
-        nodes_at_median_error=None if at_error is None else ceil(at_error / dep.replicas_per_node),
+        planner_error=measured_throughput_error(),
+    )
+    error = found.planner_error
+    if error is None or found.covers() != "neither":
+        return found
+    at_error = _replicas_at(dep, traffic, option, error.median_abs_pct / 100, dataset)
+    return found.model_copy(
+        update={
+            "replicas_at_median_error": at_error,
+            "nodes_at_median_error": None if at_error is None else ceil(at_error / dep.replicas_per_node),
+        }
     )
 
 

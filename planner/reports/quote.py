@@ -185,13 +185,12 @@ MARGIN_COLUMNS = [
 
 def _against_error(margin: SpeedMargin) -> str:
     """Whether the margin covers the planner's measured throughput error (its median; the most it overestimated)."""
-    error = margin.planner_error
+    error, covers = margin.planner_error, margin.covers()
     if error is None:
         return "no error recorded"
-    pct = 100 * margin.margin_frac
-    if pct >= error.most_over_pct:
+    if covers == "worst":
         return f"covers its worst overestimate ({error.most_over_pct:g}%)"
-    if pct >= error.median_abs_pct:
+    if covers == "median":
         return f"covers its median error ({error.median_abs_pct:g}%), not its worst ({error.most_over_pct:g}%)"
     return f"below its median error ({error.median_abs_pct:g}%)"
 
