@@ -26,6 +26,8 @@ import time
 from bench.aiconfigurator_estimates import estimate
 from bench.serving_rows import SDB_PROMPTS, ServingCase, load_cases, sdb_answer_lengths
 from planner.catalog.lookup import get_model, get_node
+from planner.decisions import SpeedMargin, Traffic, speed_margin
+from planner.decisions.fleet import FleetOption, size_option
 from planner.deployment import Deployment
 from planner.speed.estimate import SpeedEstimate, SpeedWorkload, estimate_speed
 from planner.speed.objective_watch import ObjectiveWatch
@@ -113,6 +115,30 @@ def most_load_meeting(case: ServingCase) -> tuple[float, ServingMetrics]:
         else:
             low, best = mid, run
     return low, best
+
+
+#: How many times a row's chosen load the bench quotes, so that a quote sizes many replicas as a fleet would.
+QUOTE_LOAD_FACTOR = 100.0
+
+
+def quoted_at_scale(case: ServingCase) -> tuple[Traffic, FleetOption, SpeedMargin]:
+    """``case``'s deployment quoted as :func:`planner.decisions.fleet.size_option` sizes an option, at
+    ``QUOTE_LOAD_FACTOR`` times its load under its ``at_objectives``, on its dataset's lengths: the traffic, the
+    option and its speed margin (:func:`planner.decisions.speed_margin`)."""
+    assert case.at_objectives is not None and case.workload.request_rate is not None
+    ttft_s, tpot_s, pct = case.at_objectives
+    prompts, outputs = case.workload.lengths()
+    traffic = Traffic(
+        requests_per_s=QUOTE_LOAD_FACTOR * case.workload.request_rate,
+        prompt_tokens=round(sum(prompts) / len(prompts)),
+        output_tokens=round(sum(outputs) / len(outputs)),
+        ttft_slo_s=ttft_s,
+        tpot_slo_s=tpot_s,
+        percentile=pct,
+    )
+    dataset = case.workload.dataset
+    option = size_option(case.deployment, traffic, None, None, dataset=dataset)
+    return traffic, option, speed_margin(case.deployment, traffic, option, dataset=dataset)
 
 
 def _run(case: ServingCase) -> tuple[float, ServingMetrics]:
@@ -369,6 +395,20 @@ def main() -> int:
             f"{pct_error(rate, offered):+6.1f}%   p99 TTFT {run.ttft_at(99) * 1e3:5.0f} ms, "
             f"TPOT {run.tpot_at(99) * 1e3:4.0f} ms"
         )
+    if chosen:
+        print(
+            f"  quoted as a quote sizes an option (its engine's own scheduling) at {QUOTE_LOAD_FACTOR:g} times the "
+            "load chosen, under the same limits and lengths: its replicas, their load, and its speed margin"
+        )
+    for case, *_ in chosen:
+        quoted, option, margin = quoted_at_scale(case)
+        at_error = margin.replicas_at_median_error
+        print(
+            f"  {case.row:<40} {option.replicas:>4} replicas  {quoted.requests_per_s / option.replicas:6.2f} req/s "
+            f"each   margin {margin.margin_frac:5.1%} ({margin.binding or 'none'})"
+            + (f"   at the median error {at_error} replicas, {quoted.requests_per_s / at_error:6.2f} req/s each"
+               if at_error else "")
+        )  # fmt: skip
     _, skipped = load_cases()
     print("\nRows it cannot express:")
     for item in skipped:

@@ -8,7 +8,15 @@ import sys
 import pytest
 
 from bench.aiconfigurator_estimates import _parse, _program, command
-from bench.serving_accuracy import LOAD_PRECISION, identical_waves_speedup, load, most_load_meeting, node_ratios
+from bench.serving_accuracy import (
+    LOAD_PRECISION,
+    QUOTE_LOAD_FACTOR,
+    identical_waves_speedup,
+    load,
+    most_load_meeting,
+    node_ratios,
+    quoted_at_scale,
+)
 from bench.serving_rows import SDB_PROMPTS, ServingCase, load_cases, sdb_answer_lengths
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import simulate, simulate_one
@@ -147,3 +155,12 @@ def test_node_comparisons_pair_each_gpu_with_the_same_benchmark_on_an_h100():
     # per GPU: the node's tokens/s over its instances, over each instance's GPUs (H100: 4 of TP2, H200: 8 of TP1)
     mlperf = next(r for r in exact if r[0].startswith("ML41"))
     assert mlperf[2] == pytest.approx((31302.7 / 8 / 1) / (24524.9 / 4 / 2), rel=1e-3)
+
+
+def test_a_server_row_is_quoted_as_a_quote_sizes_an_option_with_its_speed_margin():
+    case = next(c for c in CASES if c.row == "ML41-H200x8-L2-70B-SER" and c.kind == "tpot_s")
+    traffic, option, margin = quoted_at_scale(case)
+    assert traffic.requests_per_s == pytest.approx(QUOTE_LOAD_FACTOR * case.workload.request_rate)
+    assert (traffic.ttft_slo_s, traffic.tpot_slo_s, traffic.percentile) == case.at_objectives
+    assert option.meets_slo and option.replicas * option.capacity_requests_per_s >= traffic.requests_per_s
+    assert margin.quoted_replicas == option.replicas and 0 <= margin.margin_frac <= margin.limit_frac
