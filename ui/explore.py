@@ -204,8 +204,7 @@ def _margin_check(result, asked_key: str):
     job = server_jobs().start((asked_key, "margin"), lambda job: result.recommendation_speed_margin(), 1, "margin")
     margin = guarded(lambda: result_or_progress(job, "Finding its speed margin"), "the speed margin")
     if margin is not None:
-        said = margin.describe()
-        st.info(said[:1].upper() + said[1:] + ".", icon="🐢")
+        st.info(f"Speed margin: {margin.describe()}.", icon="🐢")
     return margin
 
 

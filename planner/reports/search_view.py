@@ -160,14 +160,9 @@ def search_report(
     other draws of the traffic; ``margin``: its speed margin), the frontier table, the cost of each step."""
     table = frontier_table(result)
     steps = pd.DataFrame([{"step": s.sentence} for s in result.steps])
-    checks = [
-        sentence[:1].upper() + sentence[1:] + "."
-        for sentence in (
-            draws.describe() if draws is not None else None,
-            f"speed margin: {margin.describe()}" if margin is not None else None,
-        )
-        if sentence
-    ]
+    checks = ([f"{draws.describe()}."] if draws is not None else []) + (
+        [f"Speed margin: {margin.describe()}."] if margin is not None else []
+    )
     checked = [Section(title="How sure the recommendation's fleet is", notes=checks)] if checks else []
     return Report(
         title=f"Design-space search: {result.space.target}",
