@@ -38,7 +38,7 @@ def launch_section(dep: Deployment | None, plan: MemoryPlan | None, key: str, *,
         st.caption(
             f"For {config.engine} {config.release}: every value comes from this plan; lines starting "
             "`# assumed:` are values the planner filled in. Flags as the release defines them: "
-            f"{config.release_source}"
+            f"{config.release_source}" + (f". Note: {config.kernels_note}." if config.kernels_note else "")
         )
         engine_text = render_launch(config, _ENGINE_FORMAT[dep.engine])
         tabs = st.tabs(["Engine command", "docker run", "Kubernetes"])

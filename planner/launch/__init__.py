@@ -47,6 +47,7 @@ from planner.launch.settings import LaunchSettings, NotLaunchableError, deployme
 from planner.launch.shell_text import shell_block, split_command, split_env
 from planner.memory import plan_memory
 from planner.memory.types import MemoryPlan
+from planner.speed.kernels.aiconfigurator_tables import kernel_tables
 
 __all__ = [
     "FORMATS",
@@ -54,6 +55,7 @@ __all__ = [
     "LaunchSettings",
     "NotLaunchableError",
     "deployment_from_settings",
+    "kernels_note",
     "launch_config",
     "launch_settings",
     "quoted_deployment",
@@ -112,6 +114,9 @@ class LaunchConfig(BaseModel):
     docker: str
     kubernetes: str
     comments: list[str]
+    #: Where the planner prices the engine's steps on this GPU from kernels measured with another release of it than
+    #: the one launched: that, in words (None where it is the same release, or no measured tables cover them).
+    kernels_note: str | None = None
 
 
 def _comments(dep: Deployment, settings: LaunchSettings, release: str, source: str, note: str | None) -> list[str]:
@@ -136,6 +141,19 @@ def _comments(dep: Deployment, settings: LaunchSettings, release: str, source: s
     return lines
 
 
+def kernels_note(dep: Deployment, release: str) -> str | None:
+    """Where the planner prices ``dep``'s engine on its GPU from kernels measured with a release of the engine other
+    than ``release`` (the one launched), that in words; else None. The measured tables are of one release per engine
+    (:mod:`planner.speed.kernels`), and another release's kernels may run at another speed."""
+    tables = kernel_tables(dep.gpu.id, dep.engine)
+    if tables is None or tables.version == release:
+        return None
+    return (
+        f"the planner prices these steps from kernels measured with {tables.engine_name} {tables.version} where its "
+        f"tables cover them; {release}'s kernels may run at another speed"
+    )
+
+
 def launch_config(dep: Deployment, plan: MemoryPlan | None = None) -> LaunchConfig:
     """The launch of ``dep`` (``NotLaunchableError`` with the plan's reason when it does not fit or would not start)."""
     if dep.engine not in FAMILY:
@@ -147,6 +165,9 @@ def launch_config(dep: Deployment, plan: MemoryPlan | None = None) -> LaunchConf
         settings = settings.model_copy(update={"assumed": tuple(a for a in settings.assumed if a != "release")})
     cmd = emit_engine_command(settings, flags, release)
     comments = _comments(dep, settings, release.release, release.source, note)
+    priced = kernels_note(dep, release.release)
+    if priced:
+        comments.append(f"note: {priced}")
     env = engine_env(dep.engine, release.release)
     if env:
         assignments = " ".join(f"{name}={value}" for name, value in env.items())
@@ -179,6 +200,7 @@ def launch_config(dep: Deployment, plan: MemoryPlan | None = None) -> LaunchConf
         docker="".join(f"# {c}\n" for c in comments) + docker_run(cmd, flags, image, gpus, head, env),
         kubernetes=manifest_yaml(kubernetes_objects(cmd, flags, image, gpus, name, cache_bytes, env), k8s_notes),
         comments=comments,
+        kernels_note=priced,
     )
 
 

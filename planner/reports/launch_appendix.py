@@ -30,6 +30,8 @@ def launch_sections(dep: Deployment, plan: MemoryPlan | None = None) -> list[Sec
         f"Start the planned deployment with {config.engine} {config.release}. Every value comes from the plan; "
         "lines starting '# assumed:' are values the planner filled in."
     )
+    if config.kernels_note:
+        intro += f" Note: {config.kernels_note}."
     sections = [Section(title=TITLE, text=intro, code=config.command, notes=[f"Flags: {config.release_source}"])]
     if config.options_file:
         sections.append(Section(title=f"Appendix: {config.options_file_name}", code=config.options_file))

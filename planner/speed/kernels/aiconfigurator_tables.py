@@ -233,6 +233,7 @@ class KernelTables:
         self.system = system
         self.engine = engine
         self.version = version
+        self.engine_name = engine_name
         self.label = (
             f"kernel times measured on {gpu_name} for {engine_name} {version} (aiconfigurator-core {package_version()})"
         )
