@@ -218,8 +218,8 @@ def _margins_check(plan):
     st.caption(
         "The planner's step times are within a few percent of published runs on most of them and further off on "
         "some. An option's speed margin is how much longer than estimated every engine step may take with its "
-        "quoted replicas still meeting every objective and covering the offered rate: an option whose margin is "
-        "below the planner's error may need another replica on real hardware."
+        "quoted replicas still meeting every objective and covering the offered rate. An option whose margin is "
+        "below the planner's median error is sized again at that error: the replicas and nodes that still hold there."
     )
     return _check_on_request(
         plan,

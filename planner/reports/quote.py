@@ -177,9 +177,9 @@ MARGIN_COLUMNS = [
     "Quoted replicas",
     "Speed margin",
     "Fails first beyond it",
-    "Against the planner's error",
     "Replicas at its median error",
     "Nodes at its median error",
+    "Against the planner's error",
 ]
 
 
