@@ -376,6 +376,16 @@ def cannot_beat(dep: Deployment, traffic: Traffic, k: int | None, beat_nodes: in
     return misses_below(ReplicaSearch.for_option(dep, traffic, k, dataset), beat_nodes)
 
 
+def capacity_bound(requests_per_s: float, capacity_requests_per_s: float) -> int:
+    """The fewest replicas of ``capacity_requests_per_s`` each that cover ``requests_per_s`` (at least one): the
+    bound below which no count serves the traffic, whatever the latency percentiles say.
+
+    >>> capacity_bound(20, 10.35), capacity_bound(21, 10.5), capacity_bound(0.5, 10)
+    (2, 2, 1)
+    """
+    return max(1, ceil(requests_per_s / capacity_requests_per_s))
+
+
 def size_option(
     dep: Deployment,
     traffic: Traffic,
@@ -409,7 +419,7 @@ def size_option(
             raise CannotBeat
         known_hit = (beat_nodes - 1) * dep.replicas_per_node
     capacity = search.capacity()
-    low = max(1, ceil(traffic.requests_per_s / capacity.steady_requests_per_s))
+    low = capacity_bound(traffic.requests_per_s, capacity.steady_requests_per_s)
 
     def check_bound(replicas_at_least: int) -> None:
         if beat_nodes is not None and ceil(replicas_at_least / dep.replicas_per_node) >= beat_nodes:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from planner.decisions.fleet import MAX_REPLICA_FACTOR, FleetOption, ReplicaSearch, Traffic
+from planner.decisions.fleet import MAX_REPLICA_FACTOR, FleetOption, ReplicaSearch, Traffic, capacity_bound
 from planner.decisions.traffic_draws import fewest_replicas_from
 from planner.deployment import Deployment
 from planner.errors import InputError
@@ -163,9 +163,14 @@ def _holds(dep: Deployment, traffic: Traffic, option: FleetOption, slowdown: flo
     covers the offered rate, and each objective holds on the quote's draw (a run stopped as soon as a miss is
     certain)."""
     slowed = slowed_traffic(traffic, slowdown)
-    if slowed.requests_per_s > option.replicas * option.capacity_requests_per_s:
+    if _over_capacity(slowed, option):
         return False
     return not _search(dep, slowed, option, dataset).misses_at(option.replicas)
+
+
+def _over_capacity(slowed: Traffic, option: FleetOption) -> bool:
+    """Whether the quoted replicas no longer cover ``slowed``'s rate (the quote's own capacity bound)."""
+    return option.replicas < capacity_bound(slowed.requests_per_s, option.capacity_requests_per_s)
 
 
 def _search(dep: Deployment, slowed: Traffic, option: FleetOption, dataset: str) -> ReplicaSearch:
@@ -175,7 +180,7 @@ def _search(dep: Deployment, slowed: Traffic, option: FleetOption, dataset: str)
 def _binding(dep: Deployment, traffic: Traffic, option: FleetOption, slowdown: float, dataset: str) -> str:
     """What fails at ``slowdown``: ``capacity``, else the first objective the whole run misses."""
     slowed = slowed_traffic(traffic, slowdown)
-    if slowed.requests_per_s > option.replicas * option.capacity_requests_per_s:
+    if _over_capacity(slowed, option):
         return "capacity"
     search = _search(dep, slowed, option, dataset)
     missed = search.objective_misses(search.at(option.replicas))
@@ -227,7 +232,7 @@ def _replicas_at(dep: Deployment, traffic: Traffic, option: FleetOption, slowdow
     or from the capacity bound of the slowed replicas where that is higher, never below it), as a quote sizes its
     options; None where no count up to ``MAX_REPLICA_FACTOR`` times the quoted one holds."""
     slowed = slowed_traffic(traffic, slowdown)
-    low = max(1, ceil(slowed.requests_per_s / option.capacity_requests_per_s))
+    low = capacity_bound(slowed.requests_per_s, option.capacity_requests_per_s)
     limit = option.replicas * MAX_REPLICA_FACTOR
     return fewest_replicas_from(_search(dep, slowed, option, dataset), max(option.replicas, low), low, limit)
 

@@ -37,6 +37,7 @@ from planner.decisions.fleet import (
     FleetOption,
     ReplicaSearch,
     Traffic,
+    capacity_bound,
     first_count_that_meets,
 )
 from planner.defaults import MAX_TRAFFIC_DRAWS, TRAFFIC_DRAWS
@@ -147,7 +148,7 @@ def count_across_draws(
         raise InputError("option", option.replicas, "an option that meets the objectives (this one misses them)")
     per_node = dep.replicas_per_node
     limit = option.replicas * MAX_REPLICA_FACTOR
-    low = min(option.replicas, max(1, ceil(traffic.requests_per_s / option.capacity_requests_per_s)))
+    low = min(option.replicas, capacity_bound(traffic.requests_per_s, option.capacity_requests_per_s))
     alpha = traffic.alpha if option.speculation else None
     counts: list[int | None] = [option.replicas]
     for seed in range(1, draws):
