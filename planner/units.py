@@ -65,6 +65,15 @@ def fmt_count(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def fmt_counted(count: int, noun: str, plural: str | None = None) -> str:
+    """A whole count and its noun, singular for one: ``fmt_counted(1, "GPU") == '1 GPU'``.
+
+    >>> fmt_counted(1, "replica"), fmt_counted(1_024, "GPU"), fmt_counted(0, "node")
+    ('1 replica', '1,024 GPUs', '0 nodes')
+    """
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
 # Figures for people (documents, the app): one formatter per kind of value. A value that is missing or
 # not a number prints as an em dash; nothing prints in scientific notation.
 

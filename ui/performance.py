@@ -4,6 +4,7 @@ import streamlit as st
 
 from planner.reports import VALUE_LABELS, for_customers, plain_text, speed_assumptions_table, step_times_table
 from planner.speed import DATASET_NAMES, calibration_summary, speed_source, workload_for
+from planner.units import fmt_counted
 from ui._common import cached_chart, guarded
 from ui._frame import ensure_app_frame
 from ui._scenario import scenario_deployment
@@ -137,8 +138,8 @@ if report is not None and dep is not None:
                 else "speculation pays at every rate swept"
             )
             st.caption(
-                f"One replica ({dep.gpus_per_replica} GPUs), {lengths_text}, α {est.alpha:.2f}, K {est.k}; plain "
-                f"capacity {sweep.capacity_requests_per_s:.2f} req/s; {stop}."
+                f"One replica ({fmt_counted(dep.gpus_per_replica, 'GPU')}), {lengths_text}, α {est.alpha:.2f}, "
+                f"K {est.k}; plain capacity {sweep.capacity_requests_per_s:.2f} req/s; {stop}."
             )
             left, right = st.columns(2)
             with left:

@@ -30,6 +30,7 @@ from planner.defaults import MAX_TRAFFIC_DRAWS
 from planner.launch import quoted_deployment
 from planner.reports import quote_report
 from planner.scenario import Scenario
+from planner.units import fmt_counted
 from planner.validation import save_quote
 
 
@@ -205,8 +206,9 @@ def run(args: argparse.Namespace) -> int:
                     cost = "misses: " + "; ".join(m.describe() for m in o.misses)
                 mark = " <- recommended" if plan.recommended is not None and o is plan.recommended.option else ""
                 lines.append(
-                    f"  {q.node:<20} {o.layout} {'spec ' if o.speculation else 'plain'}: {o.replicas:,} replica(s), "
-                    f"{o.nodes:,} node(s), {o.gpus:,} GPUs, {cost}, p{traffic.percentile:g} TTFT "
+                    f"  {q.node:<20} {o.layout} {'spec ' if o.speculation else 'plain'}: "
+                    f"{fmt_counted(o.replicas, 'replica')}, {fmt_counted(o.nodes, 'node')}, "
+                    f"{fmt_counted(o.gpus, 'GPU')}, {cost}, p{traffic.percentile:g} TTFT "
                     f"{o.ttft_s * 1e3:,.0f} ms, TPOT {o.tpot_s * 1e3:.1f} ms; binds: {o.limited_by}{mark}"
                 )
     for quoted, check in checks:

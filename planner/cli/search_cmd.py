@@ -30,6 +30,7 @@ from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWor
 from planner.defaults import MAX_SEARCH_PROCESSES
 from planner.errors import InputError, first_pydantic_error
 from planner.speed import DATASETS_HELP, DRAWN_DATASETS
+from planner.units import fmt_counted
 from planner.user_files import check_output_path, shown_path
 
 #: Columns of ``--csv`` (every point, one row each).
@@ -212,7 +213,8 @@ def run(args: argparse.Namespace) -> int:
         lines.append(
             f"  {p.label}: {_shown(p.output_tok_s_per_gpu, ',.0f')} tok/s/GPU, "
             f"{_shown(p.output_tok_s_per_user, ',.1f')} tok/s/user, {pct} TTFT {_shown(p.ttft_s, ',.0f', 1e3)} ms, "
-            f"{pct} TPOT {_shown(p.tpot_s, ',.1f', 1e3)} ms, {_shown(p.gpus, ',')} GPUs, {cost} "
+            f"{pct} TPOT {_shown(p.tpot_s, ',.1f', 1e3)} ms, "
+            f"{'— GPUs' if p.gpus is None else fmt_counted(p.gpus, 'GPU')}, {cost} "
             f"[{', '.join(p.frontiers)}]"
         )
     if not result.frontier:

@@ -27,6 +27,7 @@ from planner.speed import (
     simulate,
     speed_source,
 )
+from planner.units import fmt_counted
 
 #: τ is at least 1 (the target's own token) and at most K + 1 (checked against K by the core).
 _TAU = of_kind(Annotated[float, Field(ge=1, le=65, allow_inf_nan=False)], "mean accepted length")
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     )
     out = payload(result, source, dep.engine)
     out["speed_source"] = speed_source(dep)
-    lines = [f"{result.deployment} on {result.gpus} GPU(s) of {dep.gpu.id} (TP {dep.tp}), {dep.engine}"]
+    lines = [f"{result.deployment} on {fmt_counted(result.gpus, 'GPU')} of {dep.gpu.id} (TP {dep.tp}), {dep.engine}"]
     lines.append(f"  step times: {out['speed_source']}")
     lines.append(f"  workload: {result.workload}")
     arms = [("plain", result.plain)] + ([(dep.speculative_method, result.speculative)] if result.speculative else [])

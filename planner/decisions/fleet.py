@@ -42,7 +42,7 @@ from planner.speed.step_cache import (
     simulate_one_cached,
     simulate_one_unless_missed,
 )
-from planner.units import fmt_ms_over
+from planner.units import fmt_counted, fmt_ms_over
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
@@ -452,7 +452,7 @@ def size_option(
     run = search.at(n)
     if not meets and floor:
         reason = (
-            f"cannot meet {traffic.objectives()} at any fleet size: at {n} replicas "
+            f"cannot meet {traffic.objectives()} at any fleet size: at {fmt_counted(n, 'replica')} "
             f"{', '.join(search.misses(run))}, and doubling the fleet improves it by under {FLOOR_GAIN_FRAC:.0%}"
         )
     elif not meets:

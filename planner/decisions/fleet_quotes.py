@@ -55,6 +55,7 @@ from planner.speed.replica_capacity import CAPACITY_OVER_CLOSED_LOOP
 from planner.speed.simulate import check_fits
 from planner.speed.speed_source import speed_source
 from planner.speed.step_cache import ResultCache, replica_plan, speedup_by_k_cached
+from planner.units import fmt_counted
 
 #: The best quote per (model, node type, traffic, speculator, engine settings): a page that plans node type by node
 #: type and then all of them together, or asks again after a widget change that leaves them alone, reuses it.
@@ -377,7 +378,7 @@ def _quote(plain: _Layout, spec: _Layout) -> FleetQuote:
             notes.append(f"with the draft (K {k}) the objectives are not met: {with_spec.limited_by}")
         elif not chosen:
             notes.append(
-                f"speculation does not pay here at this load (K {k}: {with_spec.gpus} GPUs against "
+                f"speculation does not pay here at this load (K {k}: {fmt_counted(with_spec.gpus, 'GPU')} against "
                 f"{without.gpus} without the draft)"
             )
     traffic = spec.traffic

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from planner.decisions.fleet import FleetOption, FleetQuote, Traffic
 from planner.decisions.fleet_quotes import compare_nodes
 from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS
+from planner.units import fmt_counted
 
 
 class QuotedOption(BaseModel):
@@ -57,7 +58,7 @@ class SpeculationSaving(BaseModel):
     def describe(self) -> str:
         parts = []
         if self.gpus_frac is not None:
-            parts.append(f"{self.gpus_frac:.0%} of GPUs ({self.gpus_saved:,} GPUs)")
+            parts.append(f"{self.gpus_frac:.0%} of GPUs ({fmt_counted(self.gpus_saved, 'GPU')})")
         if self.usd_per_month is not None:
             parts.append(f"${self.usd_per_month:,.0f} per month")
         return f"speculation saves {' and '.join(parts)} against {self.against}"
@@ -108,7 +109,7 @@ class FleetRecommendation(BaseModel):
             cost = f"${o.usd_per_month:,.0f} per month" if o.usd_per_month is not None else "no catalog price"
             return (
                 f"Cheapest option that meets every objective: {o.nodes} x {best.node} ({o.layout}, "
-                f"{'with' if o.speculation else 'without'} speculation), {o.gpus:,} GPUs, {cost}"
+                f"{'with' if o.speculation else 'without'} speculation), {fmt_counted(o.gpus, 'GPU')}, {cost}"
             )
         near = self.nearest_miss
         if near is None:
@@ -128,7 +129,7 @@ def _saving(plain: QuotedOption, cheaper: QuotedOption) -> SpeculationSaving | N
         else None
     )
     saving = SpeculationSaving(
-        against=f"{plain.label} ({plain.option.gpus:,} GPUs)",
+        against=f"{plain.label} ({fmt_counted(plain.option.gpus, 'GPU')})",
         gpus_saved=max(gpus, 0),
         gpus_frac=gpus / plain.option.gpus if gpus > 0 else None,
         usd_per_month=usd if usd is not None and usd > 0 else None,
@@ -151,7 +152,9 @@ def _hardware_note(other: QuotedOption, same: QuotedOption) -> str:
     """
 
     def cost(o: FleetOption) -> str:
-        return f"{o.gpus:,} GPUs" + (f" (${o.usd_per_month:,.0f} per month)" if o.usd_per_month is not None else "")
+        return fmt_counted(o.gpus, "GPU") + (
+            f" (${o.usd_per_month:,.0f} per month)" if o.usd_per_month is not None else ""
+        )
 
     return f"without speculation, {same.node} needs {cost(same.option)} against {cost(other.option)} on {other.node}"
 
@@ -202,14 +205,14 @@ def recommend_fleet(traffic: Traffic, quotes: list[FleetQuote], unusable: list[s
             )
             if spec.option.gpus == best.option.gpus and not usd:
                 extra = (
-                    f"the same {best.option.gpus:,} GPUs (p{traffic.percentile:g} TPOT "
+                    f"the same {fmt_counted(best.option.gpus, 'GPU')} (p{traffic.percentile:g} TPOT "
                     f"{spec.option.tpot_s * 1e3:.1f} ms against {best.option.tpot_s * 1e3:.1f} ms): it buys latency, "
                     "not capacity"
                 )
             elif usd is not None:
                 extra = f"${usd:,.0f} per month more"
             else:
-                extra = f"{spec.option.gpus:,} GPUs against {best.option.gpus:,}"
+                extra = f"{fmt_counted(spec.option.gpus, 'GPU')} against {best.option.gpus:,}"
             note = (
                 f"Speculation does not pay at this load: the cheapest option with speculation ({spec.label}) "
                 f"needs {extra}"

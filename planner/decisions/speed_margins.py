@@ -38,6 +38,7 @@ from planner.decisions.traffic_draws import fewest_replicas_from
 from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.speed.profiles import ThroughputError, measured_throughput_error
+from planner.units import fmt_counted
 
 if TYPE_CHECKING:  # the recommendation imports the quotes, which import the search
     from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
@@ -105,17 +106,21 @@ class SpeedMargin(BaseModel):
         >>> at_once.describe().split(": ")[0]
         'the quoted 4 replicas meet the objectives at the estimated speed only (at 0.4% longer steps, capacity fails)'
         """
-        replicas = f"the quoted {self.quoted_replicas:,} replica{'s' if self.quoted_replicas != 1 else ''}"
+        replicas = f"the quoted {fmt_counted(self.quoted_replicas, 'replica')}"
+        meet = "meets" if self.quoted_replicas == 1 else "meet"
         if self.at_least:
-            said = f"{replicas} still meet the objectives with every step {self.limit_frac:.0%} longer than estimated"
+            said = (
+                f"{replicas} still {meet} the objectives with every step {self.limit_frac:.0%} longer than estimated "
+                "(the most this check tries)"
+            )
         elif self.margin_frac == 0:
             said = (
-                f"{replicas} meet the objectives at the estimated speed only "
+                f"{replicas} {meet} the objectives at the estimated speed only "
                 f"(at {self.fails_frac or 0:.1%} longer steps, {self.binding} fails)"
             )
         else:
             said = (
-                f"{replicas} still meet the objectives with every step up to {self.margin_frac:.1%} longer than "
+                f"{replicas} still {meet} the objectives with every step up to {self.margin_frac:.1%} longer than "
                 f"estimated (at {self.fails_frac or 0:.1%} longer, {self.binding} fails)"
             )
         error, covers = self.planner_error, self.covers()
@@ -130,7 +135,7 @@ class SpeedMargin(BaseModel):
         if self.replicas_at_median_error is None:
             return f"{said}: less than {median}"
         extra = (self.nodes_at_median_error or 0) - self.quoted_nodes
-        nodes = f"{self.nodes_at_median_error:,} node" + ("" if self.nodes_at_median_error == 1 else "s")
+        nodes = fmt_counted(self.nodes_at_median_error, "node")
         more = f"{extra:,} more than quoted" if extra else "the quoted nodes"
         return (
             f"{said}: less than {median}; {self.replicas_at_median_error:,} replicas ({nodes}, {more}) "

@@ -43,6 +43,7 @@ from planner.decisions.fleet import (
 from planner.defaults import MAX_TRAFFIC_DRAWS, TRAFFIC_DRAWS
 from planner.deployment import Deployment
 from planner.errors import InputError
+from planner.units import fmt_counted
 
 if TYPE_CHECKING:  # the recommendation imports the quotes, which import the search, which imports this module
     from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
@@ -101,16 +102,12 @@ class CountAcrossDraws(BaseModel):
             return head + ": the quoted count meets the objectives in every draw"
         nodes, extra = self.nodes_every_draw, self.extra_nodes or 0
         where = (
-            f"still on the quoted {_nodes(nodes)}"
+            f"still on the quoted {fmt_counted(nodes, 'node')}"
             if extra == 0
-            else f"on {_nodes(nodes)}, {_nodes(extra)} more than quoted"
+            else f"on {fmt_counted(nodes, 'node')}, {fmt_counted(extra, 'node')} more than quoted"
             + (f", ${self.usd_per_month_every_draw:,.0f} per month" if self.usd_per_month_every_draw else "")
         )
-        return f"{head}: {self.replicas_every_draw:,} replicas ({where}) meet the objectives in every draw"
-
-
-def _nodes(count: int) -> str:
-    return f"{count:,} node" + ("" if count == 1 else "s")
+        return f"{head}: {fmt_counted(self.replicas_every_draw, 'replica')} ({where}) meet the objectives in every draw"
 
 
 def fewest_replicas_from(search: ReplicaSearch, start: int, low: int, limit: int) -> int | None:

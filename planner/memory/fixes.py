@@ -22,6 +22,7 @@ from planner.errors import PlannerError
 from planner.memory.budget import plan_budget
 from planner.memory.types import MemoryPlan, Suggestion
 from planner.model.parallelism import tp_problem, valid_tp_degrees
+from planner.units import fmt_counted
 
 
 def _variant(dep: Deployment, **changes) -> Deployment | None:
@@ -161,7 +162,7 @@ def _layout_words(tp: int, pp: int, node: NodeType) -> str:
     nodes = -(-gpus // node.gpu_count)
     where = f"{nodes} x {node.id} nodes" if nodes > 1 else node.id
     across = ", pipeline stages across nodes" if nodes > 1 else ""
-    return f"{gpus} GPU(s) on {where} at TP {tp}" + (f" x PP {pp}" if pp > 1 else "") + across
+    return f"{fmt_counted(gpus, 'GPU')} on {where} at TP {tp}" + (f" x PP {pp}" if pp > 1 else "") + across
 
 
 def _combinations(dep: Deployment) -> list[tuple[str, Deployment, int]]:

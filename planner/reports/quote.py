@@ -22,7 +22,7 @@ from planner.reports.charts.fleet import cost_by_node
 from planner.reports.document import Report, Section, Summary
 from planner.reports.launch_appendix import launch_sections
 from planner.reports.table_format import Table
-from planner.units import fmt_ms, fmt_pct, fmt_usd, fmt_usd_per_month
+from planner.units import fmt_counted, fmt_ms, fmt_pct, fmt_usd, fmt_usd_per_month
 
 OBJECTIVES_SOURCE = "https://github.com/mlcommons/inference/blob/master/loadgen/mlperf.conf"
 #: Kinds of the option tables' columns (planner.reports.table_format).
@@ -287,7 +287,8 @@ def _summary(
         how = f"with speculative decoding (draft {draft}, K = {o.k})" if o.speculation else "without speculation"
         stages = f" in {o.pp} pipeline stages" if o.pp > 1 else ""
         text = (
-            f"Buy {o.nodes:,} x {best.node}: {o.gpus:,} GPUs at tensor parallel {best.tp}{stages}, {how}, for "
+            f"Buy {o.nodes:,} x {best.node}: {fmt_counted(o.gpus, 'GPU')} at tensor parallel {best.tp}{stages}, {how}, "
+            "for "
             f"{fmt_usd_per_month(o.usd_per_month)} ({fmt_usd(o.usd_per_million_output_tokens, 2)} per million "
             f"output tokens). This is the cheapest option that meets every objective ({t.objectives()}) for {load} "
             f"of {target}: {fmt_ms(o.ttft_s)} TTFT and {fmt_ms(o.tpot_s)} TPOT at p{t.percentile:g}."

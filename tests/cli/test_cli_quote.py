@@ -57,6 +57,13 @@ def test_quote_for_ngram_uses_the_methods_alpha_and_marks_the_recommended_option
     assert entered["alpha"] == 0.7 and "your value" in entered["alpha_basis"]
 
 
+def test_a_single_gpu_quote_counts_in_the_singular():
+    text = run_cli(
+        "quote", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--requests-per-s", "2", check=True
+    ).stdout  # fmt: skip
+    assert "1 replica, 1 node, 1 GPU," in text and "1 GPUs" not in text and "(s)" not in text
+
+
 def test_quote_sizes_every_option_on_other_draws_of_the_traffic_when_asked():
     args = "quote --target Llama-3.1-70B --node 8x-h100-sxm-80gb --requests-per-s 20 --traffic-draws 3"
     out = json.loads(run_cli(*args.split(), "--json", check=True).stdout)

@@ -61,6 +61,7 @@ from planner.decisions.search.workers import Workers
 from planner.decisions.speed_margins import SpeedMargin
 from planner.decisions.traffic_draws import CountAcrossDraws
 from planner.errors import InputError
+from planner.units import fmt_counted
 
 PLANES = ("throughput", "cost")
 #: How much more favourable than the most favourable error seen so far a point's figures may still turn out
@@ -125,8 +126,10 @@ class SearchResult:
         )
         cost = f"${per_million:,.3f} per million output tokens" if per_million is not None else "no catalog price"
         load = f" at {self.workload.requests_per_s:g} req/s" if fleet is not None else ""
-        count = f"{gpus:,} GPU" + ("" if gpus == 1 else "s")
-        return f"Cheapest configuration that meets every objective{load}: {nodes} × {best.label}: {count}, {cost}"
+        return (
+            f"Cheapest configuration that meets every objective{load}: {nodes} × {best.label}: "
+            f"{fmt_counted(gpus, 'GPU')}, {cost}"
+        )
 
     def as_json(self, *, all_points: bool = True) -> dict:
         """The CLI's ``--json``: points, fitting points, seconds, the frontier, the recommended point."""
@@ -352,7 +355,8 @@ def _sizing_note(sizing: TrafficSizing, full_load: SearchPoint | None, workload:
         )
     if best is not None and fleet.gpus != best.gpus:
         note += (
-            f"; at its batch cap it would carry the rate on {best.gpus:,} GPUs, but with requests arriving at random "
+            f"; at its batch cap it would carry the rate on {fmt_counted(best.gpus, 'GPU')}, but with requests "
+            "arriving at random "
             f"it needs {fleet.gpus:,} ({fleet.limited_by})"
         )
     if full_load is not None and best is not None and full_load.index != best.index:
@@ -360,8 +364,8 @@ def _sizing_note(sizing: TrafficSizing, full_load: SearchPoint | None, workload:
         sized = fleet.usd_per_hour if fleet.usd_per_hour is not None else fleet.gpus
         if at_full_load is not None and at_full_load < sized:
             note += (
-                f"; {full_load.label} would cost less at its batch cap ({full_load.gpus:,} GPUs) but is no cheaper "
-                "once sized for the traffic"
+                f"; {full_load.label} would cost less at its batch cap ({fmt_counted(full_load.gpus, 'GPU')}) but is "
+                "no cheaper once sized for the traffic"
             )
     return note
 

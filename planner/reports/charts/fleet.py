@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 
 from planner.decisions.fleet import FleetQuote
 from planner.reports.charts.legend import legend_below
-from planner.units import fmt_usd
+from planner.units import fmt_counted, fmt_usd
 
 
 def cost_by_node(quotes: list[FleetQuote]) -> go.Figure:
@@ -29,7 +29,7 @@ def cost_by_node(quotes: list[FleetQuote]) -> go.Figure:
             return "no draft"
         if not option.meets_slo:
             return "misses an objective"
-        return f"{option.layout}: " + (fmt_usd(option.usd_per_month) if priced else f"{option.gpus:,} GPUs")
+        return f"{option.layout}: " + (fmt_usd(option.usd_per_month) if priced else fmt_counted(option.gpus, "GPU"))
 
     fig = go.Figure()
     for name, pick, color in (

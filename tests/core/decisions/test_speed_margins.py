@@ -92,7 +92,9 @@ def test_a_fleet_with_room_to_spare_holds_at_the_largest_slowdown_tried():
     margin = speed_margin(EIGHT_B, traffic, size_option(EIGHT_B, traffic, 2.0, None))
     assert margin.at_least and margin.margin_frac == SPEED_MARGIN_LIMIT
     assert margin.fails_frac is None and margin.binding == ""
-    assert margin.describe().startswith("the quoted 1 replica still meet the objectives with every step 50% longer")
+    assert margin.describe().startswith(
+        "the quoted 1 replica still meets the objectives with every step 50% longer than estimated (the most this check"
+    )
 
 
 def test_an_option_that_misses_has_no_margin():
