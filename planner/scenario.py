@@ -44,8 +44,16 @@ from planner.catalog.lookup import (
     list_weight_formats,
 )
 from planner.catalog.schemas import ModelSpec
-from planner.decisions.fleet import SLO_PRESETS, Traffic
-from planner.defaults import ACCEPTANCE_ALPHA, SELECTION_BATCH_SIZE
+from planner.decisions.fleet import Traffic
+from planner.defaults import (
+    ACCEPTANCE_ALPHA,
+    DEFAULT_SLO_PRESET,
+    FLEET_OUTPUT_TOKENS,
+    FLEET_PROMPT_TOKENS,
+    OBJECTIVE_PERCENTILE,
+    SELECTION_BATCH_SIZE,
+    SLO_PRESETS,
+)
 from planner.deployment import Deployment, Engine
 from planner.engines.profiles import engine_profile
 from planner.errors import PlannerError, first_pydantic_error
@@ -108,17 +116,17 @@ class Scenario(BaseModel):
     dataset: Dataset = "fixed"
     # The Fleet page's traffic and comparison.
     fleet_requests_per_s: float = Field(default=20.0, **bounds_of("fleet_requests_per_s"), allow_inf_nan=False)
-    fleet_prompt_tokens: int = Field(default=1024, **bounds_of("fleet_prompt_tokens"))
-    fleet_output_tokens: int = Field(default=256, **bounds_of("fleet_output_tokens"))
+    fleet_prompt_tokens: int = Field(default=FLEET_PROMPT_TOKENS, **bounds_of("fleet_prompt_tokens"))
+    fleet_output_tokens: int = Field(default=FLEET_OUTPUT_TOKENS, **bounds_of("fleet_output_tokens"))
     #: Time per output token and time to first token objectives, ms; 0 = none. The defaults are the
-    #: command line's (the MLPerf Server preset, ``planner.decisions.SLO_PRESETS``): one default per input.
+    #: command line's (the MLPerf Server preset, ``planner.defaults.SLO_PRESETS``): one default per input.
     fleet_tpot_slo_ms: float = Field(
-        default=SLO_PRESETS["server"][1] * 1e3, **bounds_of("fleet_tpot_slo_ms"), allow_inf_nan=False
+        default=SLO_PRESETS[DEFAULT_SLO_PRESET][1] * 1e3, **bounds_of("fleet_tpot_slo_ms"), allow_inf_nan=False
     )
     fleet_ttft_slo_ms: float = Field(
-        default=SLO_PRESETS["server"][0] * 1e3, **bounds_of("fleet_ttft_slo_ms"), allow_inf_nan=False
+        default=SLO_PRESETS[DEFAULT_SLO_PRESET][0] * 1e3, **bounds_of("fleet_ttft_slo_ms"), allow_inf_nan=False
     )
-    fleet_percentile: float = Field(default=99.0, **bounds_of("fleet_percentile"), allow_inf_nan=False)
+    fleet_percentile: float = Field(default=OBJECTIVE_PERCENTILE, **bounds_of("fleet_percentile"), allow_inf_nan=False)
     #: Acceptance α the Fleet page assumes; None: the speculator's own (as the CLI and every page).
     fleet_alpha: float | None = Field(default=None, **bounds_of("fleet_alpha"), allow_inf_nan=False)
     fleet_nodes: tuple[str, ...] = Field(default=FLEET_NODES, max_length=64)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.catalog.importing import resolve_model
 from planner.catalog.schemas import ModelSpec
-from planner.defaults import MAX_TRAFFIC_DRAWS
+from planner.defaults import DEFAULT_SLO_PRESET, MAX_TRAFFIC_DRAWS, OBJECTIVE_PERCENTILE, SLO_PRESETS
 from planner.errors import InputError, quoted
 from planner.input_types import Count, Fraction, PositiveReal, Seed, bounded_input, parse_input
 from planner.user_files import check_output_path, chmod_as_created, shown_path
@@ -128,6 +128,54 @@ def export_path(text: str) -> Path:
 def _printable(text: str) -> str:
     """Command-line text that can be printed (undecodable bytes become U+FFFD)."""
     return text.encode("utf-8", errors="replace").decode("utf-8") if isinstance(text, str) else str(text)
+
+
+def percentile(text: str) -> float:
+    """A percentile in (0, 100]."""
+    value = positive_float(text)
+    if value > 100:
+        raise argparse.ArgumentTypeError(
+            f"{quoted(_printable(text))} is not allowed: expected a percentile in (0, 100]"
+        )
+    return value
+
+
+#: ``--slo-preset none``: no objective but the ones given in milliseconds.
+NO_PRESET = "none"
+
+
+def add_objective_args(parser: argparse.ArgumentParser) -> None:
+    """The latency objectives a quote and a search hold the traffic to, with the Fleet and Explore pages' defaults
+    (``planner.defaults``): a preset, either objective in milliseconds over it, and the percentile."""
+    presets = ", ".join(f"{name} (TTFT {ttft * 1e3:,.0f} ms, TPOT {tpot * 1e3:,.0f} ms)" for name, (ttft, tpot) in
+                        SLO_PRESETS.items())  # fmt: skip
+    parser.add_argument(
+        "--slo-preset",
+        choices=(*SLO_PRESETS, NO_PRESET),
+        default=DEFAULT_SLO_PRESET,
+        help=f"MLPerf-style objectives: {presets}, or none (only those given below); default {DEFAULT_SLO_PRESET}",
+    )
+    parser.add_argument(
+        "--ttft-slo-ms", type=positive_float, help="time-to-first-token objective (overrides the preset's)"
+    )
+    parser.add_argument(
+        "--tpot-slo-ms", type=positive_float, help="time-per-output-token objective (overrides the preset's)"
+    )
+    parser.add_argument(
+        "--percentile",
+        type=percentile,
+        default=OBJECTIVE_PERCENTILE,
+        help=f"percentile the objectives hold at (default {OBJECTIVE_PERCENTILE:g})",
+    )
+
+
+def objectives_from_args(args: argparse.Namespace) -> tuple[float | None, float | None]:
+    """(TTFT s, TPOT s) of :func:`add_objective_args`' arguments: each given one, else the preset's (None: none)."""
+    ttft_s, tpot_s = SLO_PRESETS.get(args.slo_preset, (None, None))
+    return (
+        args.ttft_slo_ms / 1e3 if args.ttft_slo_ms else ttft_s,
+        args.tpot_slo_ms / 1e3 if args.tpot_slo_ms else tpot_s,
+    )
 
 
 def add_model_args(parser: argparse.ArgumentParser, name: str = "model", required: bool = True) -> None:

@@ -33,8 +33,9 @@ def register(subparsers) -> None:
         default=SELECTION_BATCH_SIZE,
         help=f"batch size to rank at (default {SELECTION_BATCH_SIZE}, as Draft Selection)",
     )
-    parser.add_argument("--prompt-tokens", type=positive_int, default=1024)
-    parser.add_argument("--output-tokens", type=positive_int, default=128)
+    workload = "default: the speed rules' default workload (data/speculation_rules.json), as the Performance page"
+    parser.add_argument("--prompt-tokens", type=positive_int, help=workload)
+    parser.add_argument("--output-tokens", type=positive_int, help=workload)
     add_json_flag(parser)
     parser.add_argument("--csv", action="store_true", help="print the matrix as CSV")
     parser.set_defaults(handler=run)

@@ -7,11 +7,13 @@ import argparse
 from planner.catalog import get_node, resolve_model
 from planner.cli.common import (
     add_json_flag,
+    add_objective_args,
     catalog_name,
     cli_actor,
     emit,
     export_path,
     fraction,
+    objectives_from_args,
     path_arg,
     positive_float,
     positive_int,
@@ -19,29 +21,18 @@ from planner.cli.common import (
     write_report,
 )
 from planner.decisions import (
-    SLO_PRESETS,
     Traffic,
     compare_nodes,
     options_across_draws,
     options_speed_margins,
     recommend_fleet,
 )
-from planner.defaults import MAX_TRAFFIC_DRAWS
+from planner.defaults import FLEET_OUTPUT_TOKENS, FLEET_PROMPT_TOKENS, MAX_TRAFFIC_DRAWS
 from planner.launch import quoted_deployment
 from planner.reports import quote_report
 from planner.scenario import Scenario
 from planner.units import fmt_counted
 from planner.validation import save_quote
-
-
-def _percentile(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 100:
-        raise argparse.ArgumentTypeError(f"{value} must be in (0, 100]")
-    return value
 
 
 def _save(args: argparse.Namespace, report, target: str, draft: str | None, nodes: list[str], traffic) -> None:
@@ -91,19 +82,13 @@ def register(subparsers) -> None:
         "--node", action="append", type=catalog_name, required=True, help="node type; repeat to compare several"
     )
     parser.add_argument("--requests-per-s", type=positive_float, required=True)
-    parser.add_argument("--prompt-tokens", type=positive_int, default=1024)
-    parser.add_argument("--output-tokens", type=positive_int, default=256)
     parser.add_argument(
-        "--slo-preset",
-        choices=sorted(SLO_PRESETS),
-        default="server",
-        help="MLPerf-style objectives: server (TTFT 2 s, TPOT 200 ms) or interactive (450 ms, 40 ms)",
+        "--prompt-tokens", type=positive_int, default=FLEET_PROMPT_TOKENS, help=f"default {FLEET_PROMPT_TOKENS:,}"
     )
-    parser.add_argument("--ttft-slo-ms", type=positive_float, help="time-to-first-token objective (overrides preset)")
-    parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective (overrides preset)")
     parser.add_argument(
-        "--percentile", type=_percentile, default=99.0, help="percentile the objectives hold at (default 99)"
+        "--output-tokens", type=positive_int, default=FLEET_OUTPUT_TOKENS, help=f"default {FLEET_OUTPUT_TOKENS:,}"
     )
+    add_objective_args(parser)
     parser.add_argument(
         "--alpha",
         type=fraction,
@@ -148,12 +133,13 @@ def run(args: argparse.Namespace) -> int:
     draft = resolve_model(args.draft, args.draft_config, field="draft") if (args.draft or args.draft_config) else None
     nodes = [get_node(n) for n in args.node]
     speculation = {"draft": draft, "method": args.method}
+    ttft_slo_s, tpot_slo_s = objectives_from_args(args)
     traffic = Traffic.build(
         requests_per_s=args.requests_per_s,
         prompt_tokens=args.prompt_tokens,
         output_tokens=args.output_tokens,
-        ttft_slo_s=args.ttft_slo_ms / 1e3 if args.ttft_slo_ms else SLO_PRESETS[args.slo_preset][0],
-        tpot_slo_s=args.tpot_slo_ms / 1e3 if args.tpot_slo_ms else SLO_PRESETS[args.slo_preset][1],
+        ttft_slo_s=ttft_slo_s,
+        tpot_slo_s=tpot_slo_s,
         percentile=args.percentile,
         alpha=args.alpha,
         usd_per_gpu_hour=args.price_usd_per_gpu_hour,

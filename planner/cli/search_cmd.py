@@ -17,17 +17,19 @@ from pydantic import ValidationError
 from planner.catalog import get_node, list_nodes, resolve_model
 from planner.cli.common import (
     add_json_flag,
+    add_objective_args,
     bounded_int,
     catalog_name,
     emit,
     fraction,
+    objectives_from_args,
     path_arg,
     positive_float,
     positive_int,
     traffic_draws,
 )
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
-from planner.defaults import MAX_SEARCH_PROCESSES
+from planner.defaults import FLEET_OUTPUT_TOKENS, FLEET_PROMPT_TOKENS, MAX_SEARCH_PROCESSES
 from planner.errors import InputError, first_pydantic_error
 from planner.speed import DATASETS_HELP, DRAWN_DATASETS
 from planner.units import fmt_counted
@@ -62,13 +64,6 @@ def _int_range(text: str) -> tuple[int, ...]:
             raise argparse.ArgumentTypeError(f"{part[:20]!r} is not allowed: expected integers from 1 to 4,096")
         values += range(a, b + 1)
     return tuple(values)
-
-
-def _percentile(text: str) -> float:
-    value = positive_float(text)
-    if value > 100:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: expected a percentile in (0, 100]")
-    return value
 
 
 def _csv_path(text: str) -> Path:
@@ -106,12 +101,14 @@ def register(subparsers) -> None:
     load = parser.add_mutually_exclusive_group(required=True)
     load.add_argument("--requests-per-s", type=positive_float)
     load.add_argument("--concurrency", type=positive_int)
-    parser.add_argument("--prompt-tokens", type=positive_int)
-    parser.add_argument("--output-tokens", type=positive_int)
+    parser.add_argument(
+        "--prompt-tokens", type=positive_int, help=f"default {FLEET_PROMPT_TOKENS:,} (without --dataset)"
+    )
+    parser.add_argument(
+        "--output-tokens", type=positive_int, help=f"default {FLEET_OUTPUT_TOKENS:,} (without --dataset)"
+    )
     parser.add_argument("--dataset", choices=DRAWN_DATASETS, help=f"a dataset's lengths instead ({DATASETS_HELP})")
-    parser.add_argument("--ttft-slo-ms", type=positive_float, help="time-to-first-token objective")
-    parser.add_argument("--tpot-slo-ms", type=positive_float, help="time-per-output-token objective")
-    parser.add_argument("--percentile", type=_percentile, default=99.0, help="percentile of the objectives (99)")
+    add_objective_args(parser)
     parser.add_argument("--csv", type=_csv_path, metavar="FILE", help="write every point to a CSV file")
     parser.add_argument(
         "--traffic-draws",
@@ -173,23 +170,21 @@ def _space_fields(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.dataset is None and (args.prompt_tokens is None or args.output_tokens is None):
-        raise InputError(
-            "prompt_tokens", None, f"--prompt-tokens N and --output-tokens N, or --dataset {'|'.join(DRAWN_DATASETS)}"
-        )
+    lengths = {"prompt_tokens": args.prompt_tokens, "output_tokens": args.output_tokens}
+    if args.dataset is None:  # the Fleet and Explore pages' request where none is given
+        lengths = {
+            "prompt_tokens": args.prompt_tokens or FLEET_PROMPT_TOKENS,
+            "output_tokens": args.output_tokens or FLEET_OUTPUT_TOKENS,
+        }
+    ttft_slo_s, tpot_slo_s = objectives_from_args(args)
     try:
         workload = SearchWorkload(
             requests_per_s=args.requests_per_s,
             concurrency=args.concurrency,
             dataset=args.dataset or "fixed",
-            prompt_tokens=args.prompt_tokens,
-            output_tokens=args.output_tokens,
+            **lengths,
         )
-        objectives = Objectives(
-            ttft_slo_s=args.ttft_slo_ms / 1e3 if args.ttft_slo_ms else None,
-            tpot_slo_s=args.tpot_slo_ms / 1e3 if args.tpot_slo_ms else None,
-            percentile=args.percentile,
-        )
+        objectives = Objectives(ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, percentile=args.percentile)
     except ValidationError as exc:
         raise first_pydantic_error(exc) from None
     fields = _space_fields(args)

@@ -32,6 +32,7 @@ from math import ceil, log
 
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
+from planner.defaults import DEFAULT_SLO_PRESET, OBJECTIVE_PERCENTILE, SLO_PRESETS
 from planner.deployment import Deployment
 from planner.errors import first_pydantic_error
 from planner.speed.objective_watch import ObjectiveWatch
@@ -46,10 +47,6 @@ from planner.units import fmt_counted, fmt_ms_over
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
-#: Latency objectives as MLPerf Inference enforces them for Llama-2-70B (loadgen mlperf.conf, p99):
-#: Server TTFT 2,000 ms and TPOT 200 ms; Interactive TTFT 450 ms and TPOT 40 ms
-#: (https://github.com/mlcommons/inference/blob/master/loadgen/mlperf.conf).
-SLO_PRESETS: dict[str, tuple[float, float]] = {"server": (2.0, 0.2), "interactive": (0.45, 0.04)}
 
 #: Requests simulated per replica and candidate count (enough for a stable p99 at a few seconds of load).
 QUOTE_REQUESTS = 400
@@ -66,10 +63,10 @@ class Traffic(BaseModel):
     prompt_tokens: int = Field(ge=1)
     output_tokens: int = Field(ge=1)
     #: Time-to-first-token objective at ``percentile`` (None: none).
-    ttft_slo_s: float | None = Field(default=SLO_PRESETS["server"][0], gt=0)
+    ttft_slo_s: float | None = Field(default=SLO_PRESETS[DEFAULT_SLO_PRESET][0], gt=0)
     #: Time-per-output-token objective at ``percentile`` (None: none).
-    tpot_slo_s: float | None = Field(default=SLO_PRESETS["server"][1], gt=0)
-    percentile: float = Field(default=99.0, gt=0, le=100)
+    tpot_slo_s: float | None = Field(default=SLO_PRESETS[DEFAULT_SLO_PRESET][1], gt=0)
+    percentile: float = Field(default=OBJECTIVE_PERCENTILE, gt=0, le=100)
     #: Acceptance assumed for the draft (Leviathan α); None: the speculator's own (measured, published or the
     #: prior of its kind, :func:`planner.speed.deployment_acceptance`), as every page and command uses.
     alpha: float | None = Field(default=None, ge=0, le=1)

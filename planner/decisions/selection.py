@@ -38,6 +38,7 @@ from planner.decisions.candidates import candidate_drafts
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
 from planner.decisions.search.speculators import Speculator
+from planner.defaults import SELECTION_BATCH_SIZE
 from planner.deployment import Deployment
 from planner.engines.releases import method_support
 from planner.errors import InputError, PlannerError
@@ -46,6 +47,7 @@ from planner.pairs.compatibility import check_pair
 from planner.pairs.context import Check
 from planner.pairs.size_ratio import param_count
 from planner.speed.estimate import SpeedWorkload
+from planner.speed.policy import speculation_rules
 from planner.speed.step_cache import estimate_speed_cached, plan_memory_cached
 from planner.units import GIB
 
@@ -300,15 +302,18 @@ def _why_lower(row: MatrixRow, top: MatrixRow, batch_size: int) -> str:
 def decision_matrix(
     base: Deployment,
     *,
-    batch_size: int = 1,
+    batch_size: int = SELECTION_BATCH_SIZE,
     alpha: float | None = None,
     measured_alphas: Mapping[str, float] | None = None,
     extra_drafts: Iterable[ModelSpec] = (),
-    prompt_tokens: int = 1024,
-    output_tokens: int = 128,
+    prompt_tokens: int | None = None,
+    output_tokens: int | None = None,
     draft_free: bool = True,
 ) -> DecisionMatrix:
     """Rank every candidate for ``base`` (its target, node, engine, precisions; its draft ignored).
+
+    ``prompt_tokens`` and ``output_tokens`` default to the speed rules' default workload
+    (``data/speculation_rules.json``), as the Performance page's estimate does.
 
     ``alpha`` assumes one acceptance for every learned candidate (draft models, heads, MTP; the user's value,
     labelled "entered"), n-gram lookup keeping its own;
@@ -317,6 +322,9 @@ def decision_matrix(
     """
     if batch_size < 1:
         raise InputError("batch_size", batch_size, "an integer >= 1")
+    defaults = speculation_rules().default_workload
+    prompt_tokens = defaults.prompt_tokens if prompt_tokens is None else prompt_tokens
+    output_tokens = defaults.output_tokens if output_tokens is None else output_tokens
     alone = base.without_draft()
     measured = dict(measured_alphas or {})
     view = _SearchView(base, extra_drafts, alpha, measured, draft_free, prompt_tokens, output_tokens)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import pandas as pd
 
 from planner.catalog.lookup import get_price
-from planner.decisions.fleet import HOURS_PER_MONTH, SLO_PRESETS, FleetQuote
+from planner.decisions.fleet import HOURS_PER_MONTH, FleetQuote
 from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
 from planner.decisions.search.space import DEFAULT_KS
 from planner.decisions.speed_margins import SpeedMargin
 from planner.decisions.traffic_draws import CountAcrossDraws
+from planner.defaults import OBJECTIVE_PERCENTILE, SLO_PRESETS
 from planner.deployment import Deployment
 from planner.reports.accuracy import accuracy_figures, for_customers, model_sources
 from planner.reports.charts.fleet import cost_by_node
@@ -93,7 +94,7 @@ def _option_row(q: QuotedOption) -> dict:
     }
 
 
-def options_table(options: list[QuotedOption], percentile: float = 99.0) -> Table:
+def options_table(options: list[QuotedOption], percentile: float = OBJECTIVE_PERCENTILE) -> Table:
     """Options that meet every objective, cheapest first: decisive columns, then the details."""
     frame = pd.DataFrame([_option_row(q) for q in options], columns=OPTION_COLUMNS)
     name = f"p{percentile:g}"
@@ -104,7 +105,7 @@ def options_table(options: list[QuotedOption], percentile: float = 99.0) -> Tabl
     )
 
 
-def misses_table(options: list[QuotedOption], percentile: float = 99.0) -> Table:
+def misses_table(options: list[QuotedOption], percentile: float = OBJECTIVE_PERCENTILE) -> Table:
     """Options that miss an objective, nearest miss first: what each misses and by how much (no price)."""
     rows = [
         {

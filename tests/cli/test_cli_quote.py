@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from planner.scenario import Scenario
 from tests.conftest import run_cli
 
 
@@ -62,6 +63,17 @@ def test_a_single_gpu_quote_counts_in_the_singular():
         "quote", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--requests-per-s", "2", check=True
     ).stdout  # fmt: skip
     assert "1 replica, 1 node, 1 GPU," in text and "1 GPUs" not in text and "(s)" not in text
+
+
+def test_the_preset_none_leaves_only_the_objectives_given_and_the_defaults_are_the_fleet_pages():
+    base = ["quote", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--requests-per-s", "4", "--json"]
+    given = json.loads(run_cli(*base, "--slo-preset", "none", "--tpot-slo-ms", "50", check=True).stdout)
+    traffic = given["quotes"][0]["traffic"]
+    assert traffic["ttft_slo_s"] is None and traffic["tpot_slo_s"] == 0.05
+    defaults = Scenario().traffic()
+    traffic = json.loads(run_cli(*base, check=True).stdout)["quotes"][0]["traffic"]
+    for field in ("prompt_tokens", "output_tokens", "ttft_slo_s", "tpot_slo_s", "percentile"):
+        assert traffic[field] == getattr(defaults, field), field
 
 
 def test_quote_sizes_every_option_on_other_draws_of_the_traffic_when_asked():

@@ -103,9 +103,34 @@ def test_the_processes_asked_for_change_the_stages_reported_never_the_answer():
     assert proc.returncode == 2 and "from 1 to 8" in proc.stderr
 
 
-def test_lengths_are_required_without_a_dataset():
-    proc = run_cli("search", "--target", "Llama-3.1-8B", "--requests-per-s", "1")
-    assert proc.returncode == 2 and "prompt_tokens" in proc.stderr
+def test_without_lengths_or_objectives_a_search_asks_what_a_default_quote_asks():
+    """The Fleet and Explore pages' request and objectives (``planner.defaults``) where the flags give none: the
+    search's recommendation is the quote's, and either objective given overrides only its own."""
+    space = ["--nodes", "1x-h100-sxm-80gb", "--methods", "none", "--dtypes", "bf16", "--batch-caps", "default"]
+    found = json.loads(
+        run_cli("search", "--target", "Llama-3.1-8B", *space, "--requests-per-s", "4", "--json", check=True).stdout
+    )
+    assert (found["workload"]["prompt_tokens"], found["workload"]["output_tokens"]) == (1024, 256)
+    assert found["objectives"] == {"ttft_slo_s": 2.0, "tpot_slo_s": 0.2, "percentile": 99.0}
+    quote = json.loads(
+        run_cli(
+            "quote", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--requests-per-s", "4", "--json",
+            check=True,
+        ).stdout
+    )  # fmt: skip
+    fleet, quoted = found["recommended"]["sized_for_traffic"], quote["recommended"]
+    assert (fleet["gpus"], fleet["replicas"]) == (quoted["option"]["gpus"], quoted["option"]["replicas"])
+    one = json.loads(
+        run_cli("search", "--target", "Llama-3.1-8B", *space, "--requests-per-s", "4", "--tpot-slo-ms", "30",
+                "--prompt-tokens", "512", "--json", check=True).stdout
+    )  # fmt: skip
+    assert one["objectives"]["ttft_slo_s"] == 2.0 and one["objectives"]["tpot_slo_s"] == 0.03
+    assert (one["workload"]["prompt_tokens"], one["workload"]["output_tokens"]) == (512, 256)
+    none = json.loads(
+        run_cli("search", "--target", "Llama-3.1-8B", *space, "--requests-per-s", "4", "--slo-preset", "none",
+                "--tpot-slo-ms", "30", "--json", check=True).stdout
+    )  # fmt: skip
+    assert none["objectives"]["ttft_slo_s"] is None and none["objectives"]["tpot_slo_s"] == 0.03
 
 
 def test_search_sizes_its_recommendation_on_other_draws_of_the_traffic_when_asked():

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import get_kv_dtype, get_node, get_weight_format, list_kv_dtypes, list_weight_formats
 from planner.catalog.schemas import ModelSpec, NodeType
+from planner.defaults import OBJECTIVE_PERCENTILE
 from planner.deployment import ENGINES, Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
@@ -108,7 +109,7 @@ class Objectives(BaseModel):
 
     ttft_slo_s: float | None = Field(default=None, gt=0, le=1e6, allow_inf_nan=False)
     tpot_slo_s: float | None = Field(default=None, gt=0, le=1e6, allow_inf_nan=False)
-    percentile: float = Field(default=99.0, gt=0, le=100, allow_inf_nan=False)
+    percentile: float = Field(default=OBJECTIVE_PERCENTILE, gt=0, le=100, allow_inf_nan=False)
 
     def misses(self, ttft_s: float, tpot_s: float) -> list[str]:
         """The objectives that ``ttft_s`` and ``tpot_s`` (at the percentile) miss, in words."""
