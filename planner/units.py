@@ -149,6 +149,30 @@ def fmt_ms(seconds, digits: int = 1) -> str:
     return MISSING if number is None else f"{number:,.{digits}f} ms"
 
 
+def fmt_ms_entered(seconds: float) -> str:
+    """A time a person entered, in milliseconds, as entered (to the microsecond, no trailing zeros).
+
+    >>> fmt_ms_entered(0.2), fmt_ms_entered(0.0043), fmt_ms_entered(1e-5), fmt_ms_entered(2.5)
+    ('200 ms', '4.3 ms', '0.01 ms', '2,500 ms')
+    """
+    text = f"{seconds * 1e3:,.3f}".rstrip("0").rstrip(".")
+    return f"{text} ms"
+
+
+def latency_objectives_text(ttft_s: float | None, tpot_s: float | None, percentile: float) -> str:
+    """Latency objectives in words, each as entered, the same in a quote, a search and their documents.
+
+    >>> latency_objectives_text(2.0, 0.04, 99.0), latency_objectives_text(None, None, 99.0)
+    ('p99 TTFT ≤ 2,000 ms and p99 TPOT ≤ 40 ms', 'no latency objective')
+    """
+    parts = []
+    if ttft_s is not None:
+        parts.append(f"p{percentile:g} TTFT ≤ {fmt_ms_entered(ttft_s)}")
+    if tpot_s is not None:
+        parts.append(f"p{percentile:g} TPOT ≤ {fmt_ms_entered(tpot_s)}")
+    return " and ".join(parts) or "no latency objective"
+
+
 def fmt_ms_over(value_s: float, limit_s: float, digits: int = 1) -> str:
     """``value > limit`` in milliseconds, with as many decimals (up to 3) as it takes for the two to read apart.
 

@@ -43,7 +43,7 @@ from planner.speed.step_cache import (
     simulate_one_cached,
     simulate_one_unless_missed,
 )
-from planner.units import fmt_counted, fmt_ms_over
+from planner.units import fmt_counted, fmt_ms_over, latency_objectives_text
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
@@ -81,12 +81,7 @@ class Traffic(BaseModel):
             raise first_pydantic_error(exc) from None
 
     def objectives(self) -> str:
-        parts = []
-        if self.ttft_slo_s is not None:
-            parts.append(f"p{self.percentile:g} TTFT ≤ {self.ttft_slo_s * 1e3:,.0f} ms")
-        if self.tpot_slo_s is not None:
-            parts.append(f"p{self.percentile:g} TPOT ≤ {self.tpot_slo_s * 1e3:,.0f} ms")
-        return " and ".join(parts) or "no latency objective"
+        return latency_objectives_text(self.ttft_slo_s, self.tpot_slo_s, self.percentile)
 
 
 class ObjectiveMiss(BaseModel):

@@ -25,6 +25,7 @@ from planner.deployment import ENGINES, Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
 from planner.speed.serving_workload import DRAWN_DATASETS, Dataset, ServingWorkload, datasets
+from planner.units import latency_objectives_text
 
 #: Speculation methods a search can try; ``none`` is serving the target alone.
 METHODS: tuple[str, ...] = ("none", "draft_model", "eagle", "eagle3", "mtp", "ngram")
@@ -121,12 +122,7 @@ class Objectives(BaseModel):
         return out
 
     def describe(self) -> str:
-        parts = []
-        if self.ttft_slo_s is not None:
-            parts.append(f"p{self.percentile:g} TTFT ≤ {self.ttft_slo_s * 1e3:,.0f} ms")
-        if self.tpot_slo_s is not None:
-            parts.append(f"p{self.percentile:g} TPOT ≤ {self.tpot_slo_s * 1e3:,.1f} ms")
-        return " and ".join(parts) or "no latency objective"
+        return latency_objectives_text(self.ttft_slo_s, self.tpot_slo_s, self.percentile)
 
 
 @dataclass(frozen=True)

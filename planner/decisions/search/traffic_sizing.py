@@ -180,6 +180,8 @@ def sized_recommendation(
         bound, rank, point = heapq.heappop(pending)
         if best is not None and bound >= _cost(best[1]):
             break  # no candidate left can be cheaper: each is at least its bound
+        if ev.beyond_reach(point):
+            continue  # even one request alone misses an objective: no fleet of it meets them
         if point.stage != "simulated":
             try:
                 if best is not None and cannot_beat_point(ev, point, _beat_nodes(point, best[1])):

@@ -20,6 +20,7 @@ from planner.errors import InputError, PlannerError
 from planner.facts import clear_caches
 from planner.input_types import INPUT_BOUNDS
 from planner.speed import simulate
+from planner.speed.simulate import simulate_one
 
 SMALL = {
     "target": "Llama-3.1-8B",
@@ -333,6 +334,42 @@ def test_the_recommendation_is_the_cheapest_of_sizing_every_point_that_fits_for_
     assert not found.recommended.meets_objectives
     # every point's saturated capacity stays within the bound the order relies on
     assert all(f.capacity_requests_per_s <= CAPACITY_OVER_CLOSED_LOOP * p.replica_requests_per_s for p, f in fleets)
+
+
+@pytest.mark.parametrize("workload", [WORKLOAD, SearchWorkload(requests_per_s=4.0, dataset="sharegpt")])
+def test_no_simulated_request_beats_its_configurations_latency_floor(workload):
+    """The floor the sizing leaves configurations out by is a lower bound of every request the simulator serves, to
+    within its slack (a step priced from measured kernel tables may dip slightly between measured shapes as the
+    context grows): its TTFT and TPOT, alone at a low rate and in the closed loop at the batch cap, plain and
+    speculative."""
+    space = SearchSpace.build(**{**SMALL, "nodes": ("1x-h100-sxm-80gb",)})
+    found = search(space, workload, Objectives())
+    ev, checked, worst = found.evaluator, 0, 1.0
+    for point in found.points:
+        if not (point.fits and point.starts):
+            continue
+        ttft_floor_s, tpot_floor_s = ev.latency_floor_s(point)
+        dep, _, alpha, k = ev.replica_run(point)
+        quiet = workload.replica_workload(point.max_num_seqs, 60).model_copy(
+            update={"concurrency": None, "request_rate": 0.2}
+        )
+        for run in (simulate_one(dep, quiet, alpha=alpha, k=k), ev.simulations.get(point.index)):
+            if run is None:
+                continue
+            assert min(run.ttft_values_s) >= ttft_floor_s * evaluate.FLOOR_SLACK, point.label
+            assert min(run.tpot_values_s) >= tpot_floor_s * evaluate.FLOOR_SLACK, point.label
+            worst = min(worst, min(run.ttft_values_s) / ttft_floor_s, min(run.tpot_values_s) / tpot_floor_s)
+            checked += 1
+    assert checked >= 8 and worst > 0.99  # the slack is wide of what the tables do
+
+
+def test_an_objective_below_every_configurations_floor_sizes_nothing():
+    workload = SearchWorkload(requests_per_s=20.0, prompt_tokens=512, output_tokens=128)
+    found = search(SearchSpace.build(**SIZING), workload, Objectives(tpot_slo_s=1e-5, ttft_slo_s=2.0))
+    assert found.sizing is not None and found.sizing.sized == 0 and found.recommended_fleet is None
+    assert found.headline.startswith(
+        "No configuration meets every objective (p99 TTFT ≤ 2,000 ms and p99 TPOT ≤ 0.01 ms"
+    )
 
 
 def test_sizing_for_the_traffic_can_change_the_answer_and_says_so():
