@@ -9,7 +9,16 @@ from pydantic import ValidationError
 
 from planner import PlannerError, Scenario
 from planner.catalog import list_nodes
-from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
+from planner.decisions.search import (
+    DEFAULT_BATCH_CAPS,
+    DEFAULT_DTYPES,
+    DEFAULT_KS,
+    METHODS,
+    Objectives,
+    SearchSpace,
+    SearchWorkload,
+    search,
+)
 from planner.defaults import TRAFFIC_DRAWS
 from planner.errors import first_pydantic_error
 from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
@@ -25,7 +34,8 @@ st.caption(
     "Every configuration of the target on the chosen node types (TP, precision, speculation, K, batch cap) for "
     "the workload below: each planned in memory, screened with the step model, and the ones that can reach the "
     "frontier simulated. Figures are per replica with its batch cap of requests in flight. From the sidebar this "
-    "page uses the **target** and the **serving engine**; a point you pick becomes the whole scenario."
+    "page uses the **target**, the **serving engine** and, to start with, the **node type**; the rest of the space "
+    "starts as `python -m planner search` searches it. A point you pick becomes the whole scenario."
 )
 
 scenario = current_scenario() or Scenario()
@@ -44,13 +54,16 @@ with st.expander("Search space", expanded=False):
     nodes = s1.multiselect("Node types", [n.id for n in list_nodes()], default=[scenario.node], key="explore_nodes")
     methods = s2.multiselect("Speculation", list(METHODS), default=list(METHODS), key="explore_methods")
     s3, s4, s5 = st.columns(3)
-    ks = s3.multiselect("Draft lengths K", list(range(1, 9)), default=[1, 3, 5], key="explore_ks")
+    ks = s3.multiselect("Draft lengths K", list(range(1, 9)), default=list(DEFAULT_KS), key="explore_ks")
     dtypes = s4.multiselect(
-        "Precisions (weights:KV)", ["bf16", "fp8", "fp8:fp8", "int4-awq", "bf16:fp8"], default=["bf16", "fp8"],
-        key="explore_dtypes",
+        "Precisions (weights:KV)", list(dict.fromkeys([*DEFAULT_DTYPES, "int4-awq", "bf16:fp8"])),
+        default=list(DEFAULT_DTYPES), key="explore_dtypes",
     )  # fmt: skip
     caps = s5.multiselect(
-        "Batch caps (max_num_seqs)", [1, 4, 8, 16, 32, 64, 128, 256, 512], default=[8, 32, 128], key="explore_caps"
+        "Batch caps (max_num_seqs)",
+        sorted({1, 4, 512, *DEFAULT_BATCH_CAPS}),
+        default=list(DEFAULT_BATCH_CAPS),
+        key="explore_caps",
     )
 
 
