@@ -34,16 +34,18 @@ from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from planner.defaults import DEFAULT_SLO_PRESET, OBJECTIVE_PERCENTILE, SLO_PRESETS
 from planner.deployment import Deployment
-from planner.errors import first_pydantic_error
+from planner.errors import PlannerError, first_pydantic_error
+from planner.speed.latency_floor import beyond_floor, latency_floor_s
 from planner.speed.objective_watch import ObjectiveWatch
-from planner.speed.serving_workload import ServingWorkload
-from planner.speed.simulate import ServingMetrics
+from planner.speed.serving_workload import ServingWorkload, shortest_prompt_tokens
+from planner.speed.simulate import ServingMetrics, draft_shape
 from planner.speed.step_cache import (
+    PARTS,
     replica_capacity_cached,
     simulate_one_cached,
     simulate_one_unless_missed,
 )
-from planner.units import fmt_counted, fmt_ms_over, latency_objectives_text
+from planner.units import fmt_counted, fmt_ms_entered, fmt_ms_over, latency_objectives_text
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
@@ -89,7 +91,7 @@ class ObjectiveMiss(BaseModel):
 
     >>> miss = ObjectiveMiss(objective="p99 TPOT", value_s=0.052, limit_s=0.040)
     >>> round(miss.shortfall_frac, 2), miss.describe()
-    (0.3, 'p99 TPOT 52.0 ms against an objective of 40.0 ms (30% over)')
+    (0.3, 'p99 TPOT 52.0 ms against an objective of 40 ms (30% over)')
     """
 
     objective: str
@@ -104,7 +106,7 @@ class ObjectiveMiss(BaseModel):
 
     def describe(self) -> str:
         return (
-            f"{self.objective} {self.value_s * 1e3:,.1f} ms against an objective of {self.limit_s * 1e3:,.1f} ms "
+            f"{self.objective} {self.value_s * 1e3:,.1f} ms against an objective of {fmt_ms_entered(self.limit_s)} "
             f"({self.shortfall_frac:.0%} over)"
         )
 
@@ -215,6 +217,22 @@ class ReplicaSearch:
         """The search of an option as :func:`size_option` sizes it: without speculation when ``k`` is None, else at
         draft length ``k`` with ``traffic.alpha``."""
         return cls(dep, traffic, traffic.alpha if k is not None else None, k, dataset)
+
+    def out_of_reach(self) -> str | None:
+        """Why no fleet of this option's replicas can meet the objectives, where one lies below the latency floor of
+        its replica (:mod:`planner.speed.latency_floor`: one request alone, its shortest prompt); else None."""
+        t = self.traffic
+        if t.ttft_slo_s is None and t.tpot_slo_s is None:
+            return None
+        speculative = self.alpha is not None and self.dep.is_speculative
+        try:
+            engine, plan = PARTS.get(self.dep if speculative else self.dep.without_draft(), speculative, None)
+        except PlannerError:
+            return None  # a replica that cannot be built: the sizing's runs say why, in their own words
+        shape = draft_shape(self.dep, self.k) if speculative else None
+        prompt = shortest_prompt_tokens(self.dataset, t.prompt_tokens)
+        floor_s = latency_floor_s(engine, shape, self.alpha, prompt, plan.limits.max_num_batched_tokens)
+        return beyond_floor(floor_s, t.ttft_slo_s, t.tpot_slo_s, t.percentile)
 
     def workload_at(self, n: int) -> ServingWorkload:
         """What one of ``n`` replicas is offered: ``rate / n`` Poisson requests."""
@@ -403,6 +421,9 @@ def size_option(
     """
     speculate = k is not None
     search = ReplicaSearch.for_option(dep, traffic, k, dataset)
+    out_of_reach = search.out_of_reach()
+    if out_of_reach is not None and beat_nodes is not None:
+        raise CannotBeat  # no fleet of it meets the objectives: never chosen over an option that meets them
     known_hit: int | None = None  # a count known to meet the objectives
     if beat_nodes is not None and (traffic.ttft_slo_s is not None or traffic.tpot_slo_s is not None):
         # the largest fleet that could still beat the bound: missing there, it misses with fewer replicas too (as the
@@ -420,7 +441,9 @@ def size_option(
     check_bound(low)
     high = low * MAX_REPLICA_FACTOR
     n, meets, floor = low, True, False
-    if search.misses(search.at(low)) and known_hit is not None and low < known_hit <= high:
+    if out_of_reach is not None:  # figures at the lightest load the search would try
+        n, meets = high, False
+    elif search.misses(search.at(low)) and known_hit is not None and low < known_hit <= high:
         # the bound's own run met the objectives, so every count above it does: the answer lies below it, near the
         # cheaper option's count where the two options are alike
         miss, hit = search.gallop_down(low, known_hit)
@@ -442,7 +465,9 @@ def size_option(
         else:
             n = first_count_that_meets(search, miss, hit, check_bound)
     run = search.at(n)
-    if not meets and floor:
+    if out_of_reach is not None:
+        reason = f"cannot meet {traffic.objectives()} at any fleet size: {out_of_reach}"
+    elif not meets and floor:
         reason = (
             f"cannot meet {traffic.objectives()} at any fleet size: at {fmt_counted(n, 'replica')} "
             f"{', '.join(search.misses(run))}, and doubling the fleet improves it by under {FLOOR_GAIN_FRAC:.0%}"

@@ -47,17 +47,14 @@ from planner.memory.types import MemoryPlan
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import Chunks, EngineStep
-from planner.speed.serving_workload import ServingWorkload, datasets
+from planner.speed.latency_floor import beyond_floor, latency_floor_s
+from planner.speed.serving_workload import ServingWorkload, shortest_prompt_tokens
 from planner.speed.simulate import ServingMetrics, simulate_one
 
 #: Requests one replica is simulated with: a few turnovers of its batch, at least 200 (a stable p99).
 MIN_SIMULATED_REQUESTS = 200
 TURNOVERS_SIMULATED = 4
 MAX_SIMULATED_REQUESTS = 2000
-
-#: A configuration is left out of the sizing when an objective lies below its latency floor by more than this share
-#: of the floor (:meth:`Evaluator.beyond_reach`).
-FLOOR_SLACK = 0.95
 
 
 def simulated_requests(concurrency: int) -> int:
@@ -461,11 +458,9 @@ class Evaluator:
         return found
 
     def latency_floor_s(self, point: SearchPoint) -> tuple[float, float]:
-        """(TTFT s, TPOT s) that no request served by ``point``'s replica can beat, however few requests it is offered:
-        the first chunk of the shortest prompt alone in a step, and a decode step of that request alone with its
-        prompt cached, over the tokens such a step advances it (:meth:`EngineStep.step_totals`, as the serving
-        simulator prices every step it runs; the shortest prompt is the workload's, or its dataset's shortest).
-        Needs a plan that fits and starts.
+        """(TTFT s, TPOT s) no request served by ``point``'s replica can beat, however few requests it is offered
+        (:func:`planner.speed.latency_floor.latency_floor_s` of its shortest prompt: the workload's, or its dataset's
+        shortest). Needs a plan that fits and starts.
 
         >>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
         >>> space = SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), methods=("none",),
@@ -479,26 +474,18 @@ class Evaluator:
         """
         engine = self.engine_of(point)
         shape = None if point.k is None else engine.shape(point.k)
-        advance = 1.0 if shape is None else shape.tokens_per_step(point.alpha or 0.0)
         budget = self._summaries[self.plan_key(point)].max_num_batched_tokens
-        workload = self.workload
-        drawn = workload.dataset != "fixed"
-        prompt = datasets()[workload.dataset].prompt.min_tokens if drawn else workload.prompt_tokens
-        chunk = Chunks()
-        chunk.add(min(prompt, budget) if budget else prompt, 0)
-        return engine.step_totals(shape, 0, 0.0, chunk)[0], engine.step_totals(shape, 1, float(prompt))[0] / advance
+        prompt = shortest_prompt_tokens(self.workload.dataset, self.workload.prompt_tokens)
+        return latency_floor_s(engine, shape, point.alpha, prompt, budget)
 
     def beyond_reach(self, point: SearchPoint) -> bool:
-        """Whether an objective lies below ``point``'s :meth:`latency_floor_s` by more than ``FLOOR_SLACK``: no fleet
-        of its replicas can meet it, so sizing one for the traffic is left out (the slack covers a step priced from
-        measured kernel tables that is not monotone in the batch or the context between measured shapes)."""
+        """Whether an objective lies below ``point``'s :meth:`latency_floor_s` (by more than the floor's slack): no
+        fleet of its replicas can meet it, so none is sized for the traffic."""
         objectives = self.objectives
         if objectives.ttft_slo_s is None and objectives.tpot_slo_s is None:
             return False
-        ttft_s, tpot_s = self.latency_floor_s(point)
-        return (objectives.ttft_slo_s is not None and FLOOR_SLACK * ttft_s > objectives.ttft_slo_s) or (
-            objectives.tpot_slo_s is not None and FLOOR_SLACK * tpot_s > objectives.tpot_slo_s
-        )
+        floor_s = self.latency_floor_s(point)
+        return beyond_floor(floor_s, objectives.ttft_slo_s, objectives.tpot_slo_s) is not None
 
     def screen(self, point: SearchPoint) -> None:
         """Static figures from the step model (the screen); needs a plan that fits and starts."""

@@ -20,6 +20,7 @@ from planner.errors import InputError, PlannerError
 from planner.facts import clear_caches
 from planner.input_types import INPUT_BOUNDS
 from planner.speed import simulate
+from planner.speed.latency_floor import FLOOR_SLACK
 from planner.speed.simulate import simulate_one
 
 SMALL = {
@@ -356,8 +357,8 @@ def test_no_simulated_request_beats_its_configurations_latency_floor(workload):
         for run in (simulate_one(dep, quiet, alpha=alpha, k=k), ev.simulations.get(point.index)):
             if run is None:
                 continue
-            assert min(run.ttft_values_s) >= ttft_floor_s * evaluate.FLOOR_SLACK, point.label
-            assert min(run.tpot_values_s) >= tpot_floor_s * evaluate.FLOOR_SLACK, point.label
+            assert min(run.ttft_values_s) >= ttft_floor_s * FLOOR_SLACK, point.label
+            assert min(run.tpot_values_s) >= tpot_floor_s * FLOOR_SLACK, point.label
             worst = min(worst, min(run.ttft_values_s) / ttft_floor_s, min(run.tpot_values_s) / tpot_floor_s)
             checked += 1
     assert checked >= 8 and worst > 0.99  # the slack is wide of what the tables do

@@ -1,0 +1,48 @@
+"""An objective below a configuration's latency floor: no fleet of it is searched for, in a quote or a search, and
+the answer says why in the floor's words; objectives above the floor are sized as before.
+
+Counts, never times: the number of replica simulations is what the floor saves."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.catalog.lookup import get_model, get_node
+from planner.decisions.fleet import CannotBeat, Traffic, size_option
+from planner.deployment import Deployment
+from planner.facts import clear_caches
+from planner.speed.step_cache import SIMULATIONS
+
+DEP = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), draft=get_model("Llama-3.2-1B"))
+
+
+def _sized(traffic: Traffic, k: int | None = None, beat_nodes: int | None = None):
+    clear_caches()
+    before = SIMULATIONS.count
+    option = size_option(DEP if k else DEP.without_draft(), traffic, 2.0, k, beat_nodes)
+    return option, SIMULATIONS.count - before
+
+
+@pytest.mark.parametrize("k", [None, 3])
+def test_a_tpot_below_one_requests_own_step_is_answered_from_the_capacity_runs_and_one_more(k):
+    traffic = Traffic(requests_per_s=4, prompt_tokens=512, output_tokens=128, tpot_slo_s=1e-4, alpha=0.7)
+    option, runs = _sized(traffic, k)
+    assert not option.meets_slo and option.misses[0].objective == "p99 TPOT"
+    assert "at any fleet size: one request alone takes" in option.limited_by
+    assert "against p99 TPOT ≤ 0.1 ms" in option.limited_by
+    assert runs <= 4  # the three capacity runs and the figures at the lightest load searched
+    assert option.replicas == 64 * max(1, -(-4 // option.capacity_requests_per_s))
+    with pytest.raises(CannotBeat):  # never chosen over an option that meets the objectives
+        _sized(traffic, k, beat_nodes=10)
+
+
+def test_a_ttft_below_one_prompts_own_prefill_is_out_of_reach_too():
+    traffic = Traffic(requests_per_s=4, prompt_tokens=4096, output_tokens=128, ttft_slo_s=1e-4, tpot_slo_s=None)
+    option, _ = _sized(traffic)
+    assert not option.meets_slo and "one request alone waits" in option.limited_by
+
+
+def test_objectives_within_reach_are_sized_in_full():
+    traffic = Traffic(requests_per_s=4, prompt_tokens=512, output_tokens=128, tpot_slo_s=0.03)
+    option, _ = _sized(traffic)
+    assert option.meets_slo and "one request alone" not in option.limited_by
