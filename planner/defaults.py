@@ -34,13 +34,13 @@ DEFAULT_SLO_PRESET = "server"
 #: The percentile latency objectives hold at: MLPerf's (p99, loadgen mlperf.conf, as above).
 OBJECTIVE_PERCENTILE = 99.0
 
-#: The request a quote, a search and the Fleet and Explore pages size for when given no lengths: a 1,024-token
-#: prompt, the prompt of vLLM's serving benchmark's random dataset (``--random-input-len 1024``,
+#: The request a quote, a search, a serving simulation and the Fleet and Explore pages size for when given no
+#: lengths: a 1,024-token prompt, the prompt of vLLM's serving benchmark's random dataset (``--random-input-len 1024``,
 #: https://github.com/vllm-project/vllm/blob/v0.8.5/benchmarks/benchmark_serving.py), and a 256-token answer, an
 #: assumption of a short chat answer (that benchmark's 128 is the latency setting of the Performance page's
 #: default workload). Every quote prints the lengths it sized for; give your traffic's own.
-FLEET_PROMPT_TOKENS = 1024
-FLEET_OUTPUT_TOKENS = 256
+SERVING_PROMPT_TOKENS = 1024
+SERVING_OUTPUT_TOKENS = 256
 
 #: The largest GPU cluster publicly reported: xAI's Colossus, 200,000 GPUs (https://x.ai/colossus, 2025). A quote
 #: that needs more GPUs than this is flagged as beyond any real purchase (most likely a mistyped request rate).

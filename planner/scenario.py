@@ -48,10 +48,10 @@ from planner.decisions.fleet import Traffic
 from planner.defaults import (
     ACCEPTANCE_ALPHA,
     DEFAULT_SLO_PRESET,
-    FLEET_OUTPUT_TOKENS,
-    FLEET_PROMPT_TOKENS,
     OBJECTIVE_PERCENTILE,
     SELECTION_BATCH_SIZE,
+    SERVING_OUTPUT_TOKENS,
+    SERVING_PROMPT_TOKENS,
     SLO_PRESETS,
 )
 from planner.deployment import Deployment, Engine
@@ -116,8 +116,8 @@ class Scenario(BaseModel):
     dataset: Dataset = "fixed"
     # The Fleet page's traffic and comparison.
     fleet_requests_per_s: float = Field(default=20.0, **bounds_of("fleet_requests_per_s"), allow_inf_nan=False)
-    fleet_prompt_tokens: int = Field(default=FLEET_PROMPT_TOKENS, **bounds_of("fleet_prompt_tokens"))
-    fleet_output_tokens: int = Field(default=FLEET_OUTPUT_TOKENS, **bounds_of("fleet_output_tokens"))
+    fleet_prompt_tokens: int = Field(default=SERVING_PROMPT_TOKENS, **bounds_of("fleet_prompt_tokens"))
+    fleet_output_tokens: int = Field(default=SERVING_OUTPUT_TOKENS, **bounds_of("fleet_output_tokens"))
     #: Time per output token and time to first token objectives, ms; 0 = none. The defaults are the
     #: command line's (the MLPerf Server preset, ``planner.defaults.SLO_PRESETS``): one default per input.
     fleet_tpot_slo_ms: float = Field(

@@ -27,7 +27,7 @@ from planner.decisions import (
     options_speed_margins,
     recommend_fleet,
 )
-from planner.defaults import FLEET_OUTPUT_TOKENS, FLEET_PROMPT_TOKENS, MAX_TRAFFIC_DRAWS
+from planner.defaults import MAX_TRAFFIC_DRAWS, SERVING_OUTPUT_TOKENS, SERVING_PROMPT_TOKENS
 from planner.launch import quoted_deployment
 from planner.reports import quote_report
 from planner.scenario import Scenario
@@ -83,10 +83,10 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--requests-per-s", type=positive_float, required=True)
     parser.add_argument(
-        "--prompt-tokens", type=positive_int, default=FLEET_PROMPT_TOKENS, help=f"default {FLEET_PROMPT_TOKENS:,}"
+        "--prompt-tokens", type=positive_int, default=SERVING_PROMPT_TOKENS, help=f"default {SERVING_PROMPT_TOKENS:,}"
     )
     parser.add_argument(
-        "--output-tokens", type=positive_int, default=FLEET_OUTPUT_TOKENS, help=f"default {FLEET_OUTPUT_TOKENS:,}"
+        "--output-tokens", type=positive_int, default=SERVING_OUTPUT_TOKENS, help=f"default {SERVING_OUTPUT_TOKENS:,}"
     )
     add_objective_args(parser)
     parser.add_argument(

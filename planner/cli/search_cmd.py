@@ -29,7 +29,7 @@ from planner.cli.common import (
     traffic_draws,
 )
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
-from planner.defaults import FLEET_OUTPUT_TOKENS, FLEET_PROMPT_TOKENS, MAX_SEARCH_PROCESSES
+from planner.defaults import MAX_SEARCH_PROCESSES, SERVING_OUTPUT_TOKENS, SERVING_PROMPT_TOKENS
 from planner.errors import InputError, first_pydantic_error
 from planner.speed import DATASETS_HELP, DRAWN_DATASETS
 from planner.units import fmt_counted
@@ -102,10 +102,10 @@ def register(subparsers) -> None:
     load.add_argument("--requests-per-s", type=positive_float)
     load.add_argument("--concurrency", type=positive_int)
     parser.add_argument(
-        "--prompt-tokens", type=positive_int, help=f"default {FLEET_PROMPT_TOKENS:,} (without --dataset)"
+        "--prompt-tokens", type=positive_int, help=f"default {SERVING_PROMPT_TOKENS:,} (without --dataset)"
     )
     parser.add_argument(
-        "--output-tokens", type=positive_int, help=f"default {FLEET_OUTPUT_TOKENS:,} (without --dataset)"
+        "--output-tokens", type=positive_int, help=f"default {SERVING_OUTPUT_TOKENS:,} (without --dataset)"
     )
     parser.add_argument("--dataset", choices=DRAWN_DATASETS, help=f"a dataset's lengths instead ({DATASETS_HELP})")
     add_objective_args(parser)
@@ -173,8 +173,8 @@ def run(args: argparse.Namespace) -> int:
     lengths = {"prompt_tokens": args.prompt_tokens, "output_tokens": args.output_tokens}
     if args.dataset is None:  # the Fleet and Explore pages' request where none is given
         lengths = {
-            "prompt_tokens": args.prompt_tokens or FLEET_PROMPT_TOKENS,
-            "output_tokens": args.output_tokens or FLEET_OUTPUT_TOKENS,
+            "prompt_tokens": args.prompt_tokens or SERVING_PROMPT_TOKENS,
+            "output_tokens": args.output_tokens or SERVING_OUTPUT_TOKENS,
         }
     ttft_slo_s, tpot_slo_s = objectives_from_args(args)
     try:

@@ -16,6 +16,7 @@ from planner import InputError
 from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from_tau, check_alpha
 from planner.cli.common import add_json_flag, emit, of_kind, positive_int, seed
 from planner.cli.deployment_args import add_deployment_args, add_verification_args, deployment_from_args
+from planner.defaults import SERVING_OUTPUT_TOKENS, SERVING_PROMPT_TOKENS
 from planner.input_types import Probability, RequestCount, RequestRate
 from planner.speed import (
     DATASETS_HELP,
@@ -58,9 +59,15 @@ def register(subparsers) -> None:
     )
     arrivals.add_argument("--offline", action="store_true", help="every request at once")
     lengths = parser.add_mutually_exclusive_group()
-    lengths.add_argument("--prompt-tokens", type=positive_int, help="prompt length of every request (default 1024)")
+    lengths.add_argument(
+        "--prompt-tokens", type=positive_int, help=f"prompt length of every request (default {SERVING_PROMPT_TOKENS:,})"
+    )
     lengths.add_argument("--dataset", choices=DRAWN_DATASETS, help=f"a dataset's lengths ({DATASETS_HELP})")
-    parser.add_argument("--output-tokens", type=positive_int, help="output length (default 256, or the dataset's)")
+    parser.add_argument(
+        "--output-tokens",
+        type=positive_int,
+        help=f"output length (default {SERVING_OUTPUT_TOKENS:,}, or the dataset's)",
+    )
     add_verification_args(parser)
     parser.add_argument("--num-prompts", type=of_kind(RequestCount, "prompts"), default=1000)
     parser.add_argument("--seed", type=seed, default=0)
