@@ -54,6 +54,8 @@ HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 QUOTE_REQUESTS = 400
 #: The most replicas a quote searches above the capacity bound before it reports the objective unmet.
 MAX_REPLICA_FACTOR = 64
+#: What an option's ``limited_by`` says, followed by why, when no fleet of it meets the objectives.
+AT_ANY_FLEET_SIZE = " at any fleet size: "
 #: A doubled fleet that improves every missed percentile by less than this has reached the latency floor.
 FLOOR_GAIN_FRAC = 0.02
 
@@ -466,10 +468,10 @@ def size_option(
             n = first_count_that_meets(search, miss, hit, check_bound)
     run = search.at(n)
     if out_of_reach is not None:
-        reason = f"cannot meet {traffic.objectives()} at any fleet size: {out_of_reach}"
+        reason = f"cannot meet {traffic.objectives()}{AT_ANY_FLEET_SIZE}{out_of_reach}"
     elif not meets and floor:
         reason = (
-            f"cannot meet {traffic.objectives()} at any fleet size: at {fmt_counted(n, 'replica')} "
+            f"cannot meet {traffic.objectives()}{AT_ANY_FLEET_SIZE}at {fmt_counted(n, 'replica')} "
             f"{', '.join(search.misses(run))}, and doubling the fleet improves it by under {FLOOR_GAIN_FRAC:.0%}"
         )
     elif not meets:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from planner.decisions.fleet import FleetOption, FleetQuote, Traffic
+from planner.decisions.fleet import AT_ANY_FLEET_SIZE, FleetOption, FleetQuote, Traffic
 from planner.decisions.fleet_quotes import compare_nodes
 from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS
 from planner.units import fmt_counted
@@ -114,10 +114,12 @@ class FleetRecommendation(BaseModel):
         near = self.nearest_miss
         if near is None:
             return "No node type can serve this model: see the reasons below"
-        return (
+        headline = (
             f"No option meets every objective ({self.traffic.objectives()}). Nearest miss: {near.label}, which misses "
             + "; ".join(m.describe() for m in near.option.misses)
         )
+        _, anywhere, why = near.option.limited_by.partition(AT_ANY_FLEET_SIZE)
+        return f"{headline}; no fleet of it meets them: {why}" if anywhere else headline
 
 
 def _saving(plain: QuotedOption, cheaper: QuotedOption) -> SpeculationSaving | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
+from planner.decisions import plan_fleet
 from planner.decisions.fleet import CannotBeat, Traffic, size_option
 from planner.deployment import Deployment
 from planner.facts import clear_caches
@@ -46,3 +47,13 @@ def test_objectives_within_reach_are_sized_in_full():
     traffic = Traffic(requests_per_s=4, prompt_tokens=512, output_tokens=128, tpot_slo_s=0.03)
     option, _ = _sized(traffic)
     assert option.meets_slo and "one request alone" not in option.limited_by
+
+
+def test_a_plan_nothing_can_meet_says_why_in_its_verdict():
+    traffic = Traffic(requests_per_s=4, prompt_tokens=512, output_tokens=128, tpot_slo_s=1e-4)
+    plan = plan_fleet(
+        get_model("Llama-3.1-8B"), [get_node("1x-h100-sxm-80gb")], traffic, draft=get_model("Llama-3.2-1B")
+    )
+    assert plan.recommended is None and plan.headline.startswith("No option meets every objective")
+    assert "; no fleet of it meets them: one request alone takes " in plan.headline
+    assert plan.headline.endswith("per output token (against p99 TPOT ≤ 0.1 ms)")
