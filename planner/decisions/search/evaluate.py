@@ -485,7 +485,7 @@ class Evaluator:
         if objectives.ttft_slo_s is None and objectives.tpot_slo_s is None:
             return False
         floor_s = self.latency_floor_s(point)
-        return beyond_floor(floor_s, objectives.ttft_slo_s, objectives.tpot_slo_s) is not None
+        return beyond_floor(floor_s, objectives.ttft_slo_s, objectives.tpot_slo_s, objectives.percentile) is not None
 
     def screen(self, point: SearchPoint) -> None:
         """Static figures from the step model (the screen); needs a plan that fits and starts."""

@@ -19,7 +19,9 @@ is ordered by its screen, corrected as the frontiers' search corrects it, and si
 its sizing would stop at once against the best fleet so far (:func:`cannot_beat_point`: one run, no closed loop). Sizing
 stops when no candidate's bound is below the best fleet found, and a candidate is dropped as soon as its own sizing
 proves it cannot be cheaper (``CannotBeat``): the answer is the one sizing every point that fits gives (a test
-checks it on a small space); ties go to the candidate met first (at equal bounds, the cheaper at full load).
+checks it on a small space); ties go to the candidate met first (at equal bounds, the cheaper at full load). A
+candidate whose latency floor an objective lies below (:mod:`planner.speed.latency_floor`: one request alone) is not
+sized at all, as no fleet of it can meet that objective.
 
 >>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
 >>> from planner.decisions.search.run import search
