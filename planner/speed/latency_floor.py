@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+from planner.defaults import OBJECTIVE_PERCENTILE
 from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import Chunks, EngineStep
 from planner.units import fmt_ms, fmt_ms_entered
@@ -47,7 +48,10 @@ def latency_floor_s(
 
 
 def beyond_floor(
-    floor_s: tuple[float, float], ttft_slo_s: float | None, tpot_slo_s: float | None, percentile: float = 99.0
+    floor_s: tuple[float, float],
+    ttft_slo_s: float | None,
+    tpot_slo_s: float | None,
+    percentile: float = OBJECTIVE_PERCENTILE,
 ) -> str | None:
     """Why no fleet can meet the objectives, in words, where one lies below its floor by more than ``FLOOR_SLACK``;
     else None."""
