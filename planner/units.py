@@ -174,14 +174,26 @@ def latency_objectives_text(ttft_s: float | None, tpot_s: float | None, percenti
 
 
 def fmt_ms_over(value_s: float, limit_s: float, digits: int = 1) -> str:
-    """``value > limit`` in milliseconds, with as many decimals (up to 3) as it takes for the two to read apart.
+    """``value > limit`` in milliseconds: the limit as entered (:func:`fmt_ms_entered`), the value with as many
+    decimals (up to 3) as it takes to read above it.
 
-    >>> fmt_ms_over(2.0004, 2.0, 0), fmt_ms_over(2.177, 2.0, 0)
-    ('2,000.4 ms > 2,000.0 ms', '2,177 ms > 2,000 ms')
+    >>> fmt_ms_over(2.0004, 2.0, 0), fmt_ms_over(2.177, 2.0, 0), fmt_ms_over(0.0062, 1e-5)
+    ('2,000.4 ms > 2,000 ms', '2,177 ms > 2,000 ms', '6.2 ms > 0.01 ms')
     """
-    while digits < 3 and f"{value_s * 1e3:,.{digits}f}" == f"{limit_s * 1e3:,.{digits}f}":
+    limit_ms = round(limit_s * 1e3, 3)
+    while digits < 3 and round(value_s * 1e3, digits) <= limit_ms:
         digits += 1
-    return f"{value_s * 1e3:,.{digits}f} ms > {limit_s * 1e3:,.{digits}f} ms"
+    return f"{value_s * 1e3:,.{digits}f} ms > {fmt_ms_entered(limit_s)}"
+
+
+def fmt_objective_miss(kind: str, value_s: float, limit_s: float, percentile: float) -> str:
+    """A latency objective missed, in words, the same in a quote, a search and their documents: TTFT to the
+    millisecond, TPOT to a tenth (or finer, to read above the limit).
+
+    >>> fmt_objective_miss("TTFT", 2.4, 2.0, 99.0), fmt_objective_miss("TPOT", 0.0453, 0.03, 99.0)
+    ('p99 TTFT 2,400 ms > 2,000 ms', 'p99 TPOT 45.3 ms > 30 ms')
+    """
+    return f"p{percentile:g} {kind} {fmt_ms_over(value_s, limit_s, 0 if kind == 'TTFT' else 1)}"
 
 
 def fmt_gib_value(gib, digits: int = 1) -> str:

@@ -37,7 +37,7 @@ from planner.deployment import Deployment
 from planner.errors import PlannerError, first_pydantic_error
 from planner.speed.latency_floor import beyond_floor, latency_floor_s
 from planner.speed.objective_watch import ObjectiveWatch
-from planner.speed.serving_workload import ServingWorkload, shortest_prompt_tokens
+from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, draft_shape
 from planner.speed.step_cache import (
     PARTS,
@@ -45,7 +45,7 @@ from planner.speed.step_cache import (
     simulate_one_cached,
     simulate_one_unless_missed,
 )
-from planner.units import fmt_counted, fmt_ms_entered, fmt_ms_over, latency_objectives_text
+from planner.units import fmt_counted, fmt_ms_entered, fmt_objective_miss, latency_objectives_text
 
 HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 
@@ -184,6 +184,22 @@ class FleetQuote(BaseModel):
         return self.without_speculation
 
 
+def quoted_workload(traffic: Traffic, dataset: str = "fixed", seed: int = 0, **arrivals) -> ServingWorkload:
+    """What one replica of a quoted option is simulated with: ``QUOTE_REQUESTS`` requests of ``traffic``'s lengths
+    (or drawn from ``dataset``, draw ``seed``), arriving as ``arrivals`` says. Its lengths are the same at every
+    fleet size; only the rate changes.
+
+    >>> quoted_workload(Traffic(requests_per_s=2, prompt_tokens=512, output_tokens=64), request_rate=0.5).describe()
+    '400 requests of 512 + 64 tokens, Poisson arrivals at 0.5 req/s'
+    """
+    lengths = (
+        {"prompt_tokens": traffic.prompt_tokens, "output_tokens": traffic.output_tokens}
+        if dataset == "fixed"
+        else {"dataset": dataset}
+    )
+    return ServingWorkload.build(num_prompts=QUOTE_REQUESTS, seed=seed, **lengths, **arrivals)
+
+
 class ReplicaSearch:
     """Simulate one replica at ``rate / n`` for candidate replica counts ``n`` (memoised)."""
 
@@ -203,13 +219,7 @@ class ReplicaSearch:
         self.runs: dict[int, ServingMetrics] = {}
 
     def workload(self, **arrivals) -> ServingWorkload:
-        t = self.traffic
-        lengths = (
-            {"prompt_tokens": t.prompt_tokens, "output_tokens": t.output_tokens}
-            if self.dataset == "fixed"
-            else {"dataset": self.dataset}
-        )
-        return ServingWorkload.build(num_prompts=QUOTE_REQUESTS, seed=self.seed, **lengths, **arrivals)
+        return quoted_workload(self.traffic, self.dataset, self.seed, **arrivals)
 
     def capacity(self) -> ServingMetrics:
         return replica_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
@@ -222,7 +232,8 @@ class ReplicaSearch:
 
     def out_of_reach(self) -> str | None:
         """Why no fleet of this option's replicas can meet the objectives, where one lies below the latency floor of
-        its replica (:mod:`planner.speed.latency_floor`: one request alone, its shortest prompt); else None."""
+        its replica (:mod:`planner.speed.latency_floor`: the objectives' percentile of its requests, each served
+        alone); else None."""
         t = self.traffic
         if t.ttft_slo_s is None and t.tpot_slo_s is None:
             return None
@@ -232,8 +243,9 @@ class ReplicaSearch:
         except PlannerError:
             return None  # a replica that cannot be built: the sizing's runs say why, in their own words
         shape = draft_shape(self.dep, self.k) if speculative else None
-        prompt = shortest_prompt_tokens(self.dataset, t.prompt_tokens)
-        floor_s = latency_floor_s(engine, shape, self.alpha, prompt, plan.limits.max_num_batched_tokens)
+        prompts, outputs = self.workload(offline=True).lengths()
+        budget = plan.limits.max_num_batched_tokens
+        floor_s = latency_floor_s(engine, shape, self.alpha, prompts, outputs, budget, t.percentile)
         return beyond_floor(floor_s, t.ttft_slo_s, t.tpot_slo_s, t.percentile)
 
     def workload_at(self, n: int) -> ServingWorkload:
@@ -274,10 +286,7 @@ class ReplicaSearch:
     def misses(self, run: ServingMetrics) -> list[str]:
         pct = self.traffic.percentile
         return [
-            f"p{pct:g} TTFT {fmt_ms_over(run.ttft_at(pct), m.limit_s, 0)}"
-            if m.objective.endswith("TTFT")
-            else f"p{pct:g} TPOT {fmt_ms_over(run.tpot_at(pct), m.limit_s, 1)}"
-            for m in self.objective_misses(run)
+            fmt_objective_miss(m.objective.split()[-1], m.value_s, m.limit_s, pct) for m in self.objective_misses(run)
         ]
 
     def margin(self, n: int) -> float:

@@ -1,27 +1,44 @@
-"""The latency no request can beat on a replica, however few requests it is offered: what rules a latency objective
-out for a configuration before any fleet of it is sized.
+"""The latency no run of a replica can beat, however few requests it is offered: what rules a latency objective out
+for a configuration before any fleet of it is sized.
 
 A request's first token comes at the end of the step that prefills its prompt's last chunk, so its TTFT is at least
 one step holding its first chunk alone (``min(prompt, token budget)`` tokens). Each of its later tokens comes from a
 decode step that holds at least itself with its prompt cached, and such a step advances it by the tokens a step
 accepts on average (1 without speculation; the serving simulator advances every request so). Both are priced by
-:meth:`planner.speed.engine_step.EngineStep.step_totals`, as the simulator prices every step it runs, so the floor is
-the simulator's own lower bound: ``tests/core/decisions/test_search.py`` checks every request of plain and
-speculative replicas against it.
+:meth:`planner.speed.engine_step.EngineStep.step_totals`, as the simulator prices every step it runs
+(:func:`alone_latency_s`).
+
+Every request of a run is at least as slow as it is alone, so a run's percentile of TTFT (or TPOT) is at least the
+same percentile of its requests' times alone (sorted lists that are larger element by element have larger
+percentiles, interpolated or not). A run's requests keep their lengths whatever the rate (a quote's sizing draws the
+same requests at every fleet size), so :func:`latency_floor_s` is a floor of every run the sizing would try: the
+percentile the objectives hold at, over the prompts of the requests the run counts (for TPOT, those with more than
+one output token). Drawn lengths make it far tighter than the shortest prompt's: ShareGPT-like prompts run from 4 to
+1,024 tokens. ``tests/core/decisions/test_search.py`` checks every request of plain and speculative replicas, and
+the runs' percentiles, against it.
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
 >>> engine = EngineStep(Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb")))
->>> ttft_s, tpot_s = latency_floor_s(engine, None, None, prompt_tokens=512, token_budget=8192)
+>>> ttft_s, tpot_s = alone_latency_s(engine, None, None, prompt_tokens=512, token_budget=8192)
 >>> 0.002 < tpot_s < 0.01, ttft_s > tpot_s
 (True, True)
->>> beyond_floor((0.030, 0.0062), ttft_slo_s=2.0, tpot_slo_s=1e-5)
+>>> floor = latency_floor_s(engine, None, None, [16] * 90 + [1024] * 10, [64] * 100, 8192, 99.0)
+>>> floor.ttft_s > alone_latency_s(engine, None, None, 16, 8192)[0], floor.alike
+(True, False)
+>>> beyond_floor(LatencyFloor(0.030, 0.0062), ttft_slo_s=2.0, tpot_slo_s=1e-5)
 'one request alone takes 6.2 ms per output token (against p99 TPOT ≤ 0.01 ms)'
->>> beyond_floor((0.030, 0.0062), ttft_slo_s=2.0, tpot_slo_s=0.0061) is None  # within the floor's slack
+>>> beyond_floor(LatencyFloor(0.030, 0.0062, alike=False), ttft_slo_s=0.01, tpot_slo_s=None)
+'its requests, each served alone, wait 30.0 ms for their first token at p99 (against p99 TTFT ≤ 10 ms)'
+>>> beyond_floor(LatencyFloor(0.030, 0.0062), ttft_slo_s=2.0, tpot_slo_s=0.0061) is None  # within the slack
 True
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import floor
 
 from planner.defaults import OBJECTIVE_PERCENTILE
 from planner.speed.drafting import DraftShape
@@ -34,7 +51,26 @@ from planner.units import fmt_ms, fmt_ms_entered
 FLOOR_SLACK = 0.95
 
 
-def latency_floor_s(
+@dataclass(frozen=True)
+class LatencyFloor:
+    """The TTFT and TPOT (s) at the objectives' percentile that no run of a replica can beat; ``alike`` when every
+    request of the run has the same prompt (the floor is then one request's alone)."""
+
+    ttft_s: float
+    tpot_s: float
+    alike: bool = True
+
+    def over(self, ttft_slo_s: float | None, tpot_slo_s: float | None) -> float:
+        """How far the floor lies above the objectives: the largest floor / objective of those set (0 for none).
+
+        >>> LatencyFloor(0.030, 0.0062).over(ttft_slo_s=0.010, tpot_slo_s=None)
+        3.0
+        """
+        ratios = [floor_s / slo_s for floor_s, slo_s in ((self.ttft_s, ttft_slo_s), (self.tpot_s, tpot_slo_s)) if slo_s]
+        return max(ratios, default=0.0)
+
+
+def alone_latency_s(
     engine: EngineStep, shape: DraftShape | None, alpha: float | None, prompt_tokens: int, token_budget: int | None
 ) -> tuple[float, float]:
     """(TTFT s, TPOT s) no request of ``prompt_tokens`` or more can beat on ``engine``'s replica, drafting as
@@ -47,23 +83,69 @@ def latency_floor_s(
     return ttft_s, tpot_s
 
 
+def _percentile_of_alone(prompts: list[int], pct: float, alone) -> float:
+    """``pct``'s linear-interpolated percentile (as :func:`planner.speed.serving_metrics.percentile`) of
+    ``alone(prompt)`` over ``prompts``, priced at the two order statistics it interpolates: a request's time alone
+    grows with its prompt (to within the floor's slack)."""
+    if not prompts:
+        return 0.0
+    ordered = sorted(prompts)
+    rank = (len(ordered) - 1) * pct / 100
+    low = floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    at_low = alone(ordered[low])
+    return at_low + (alone(ordered[high]) - at_low) * (rank - low)
+
+
+def latency_floor_s(
+    engine: EngineStep,
+    shape: DraftShape | None,
+    alpha: float | None,
+    prompts: Sequence[int],
+    outputs: Sequence[int],
+    token_budget: int | None,
+    percentile: float = OBJECTIVE_PERCENTILE,
+) -> LatencyFloor:
+    """The ``percentile`` of TTFT and TPOT that no run of these requests (``prompts`` and ``outputs``, tokens) can
+    beat on ``engine``'s replica: the percentile of each request's :func:`alone_latency_s`, TTFT over every
+    request and TPOT over those with more than one output token (the ones a run's TPOT counts)."""
+    prompts = list(prompts)
+    decoded = [p for p, out in zip(prompts, outputs, strict=True) if out > 1]
+    memo: dict[int, tuple[float, float]] = {}
+
+    def alone(prompt: int) -> tuple[float, float]:
+        if prompt not in memo:
+            memo[prompt] = alone_latency_s(engine, shape, alpha, prompt, token_budget)
+        return memo[prompt]
+
+    ttft_s = _percentile_of_alone(prompts, percentile, lambda p: alone(p)[0])
+    tpot_s = _percentile_of_alone(decoded, percentile, lambda p: alone(p)[1])
+    return LatencyFloor(ttft_s, tpot_s, alike=len(set(prompts)) <= 1)
+
+
 def beyond_floor(
-    floor_s: tuple[float, float],
+    floor_s: LatencyFloor,
     ttft_slo_s: float | None,
     tpot_slo_s: float | None,
     percentile: float = OBJECTIVE_PERCENTILE,
 ) -> str | None:
     """Why no fleet can meet the objectives, in words, where one lies below its floor by more than ``FLOOR_SLACK``;
     else None."""
-    ttft_s, tpot_s = floor_s
-    if tpot_slo_s is not None and FLOOR_SLACK * tpot_s > tpot_slo_s:
-        return (
-            f"one request alone takes {fmt_ms(tpot_s)} per output token (against p{percentile:g} TPOT ≤ "
-            f"{fmt_ms_entered(tpot_slo_s)})"
+    pct = f"p{percentile:g}"
+    if tpot_slo_s is not None and FLOOR_SLACK * floor_s.tpot_s > tpot_slo_s:
+        took = fmt_ms(floor_s.tpot_s)
+        said = (
+            f"one request alone takes {took} per output token"
+            if floor_s.alike
+            else f"its requests, each served alone, take {took} per output token at {pct}"
         )
-    if ttft_slo_s is not None and FLOOR_SLACK * ttft_s > ttft_slo_s:
-        return (
-            f"one request alone waits {fmt_ms(ttft_s)} for its first token (against p{percentile:g} TTFT ≤ "
-            f"{fmt_ms_entered(ttft_slo_s)})"
+        return f"{said} (against {pct} TPOT ≤ {fmt_ms_entered(tpot_slo_s)})"
+    if ttft_slo_s is not None and FLOOR_SLACK * floor_s.ttft_s > ttft_slo_s:
+        waited = fmt_ms(floor_s.ttft_s)
+        said = (
+            f"one request alone waits {waited} for its first token"
+            if floor_s.alike
+            else f"its requests, each served alone, wait {waited} for their first token at {pct}"
         )
+        return f"{said} (against {pct} TTFT ≤ {fmt_ms_entered(ttft_slo_s)})"
     return None

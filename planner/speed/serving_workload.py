@@ -319,17 +319,3 @@ class ServingWorkload(BaseModel):
         else:
             arrival = "every request at once (offline)"
         return f"{self.num_prompts} requests of {lengths}, {arrival}"
-
-
-def shortest_prompt_tokens(dataset: str, prompt_tokens: int | None) -> int:
-    """The shortest prompt of a workload: ``prompt_tokens`` where every request has that length (``fixed``), else the
-    dataset's shortest.
-
-    >>> shortest_prompt_tokens("fixed", 512), shortest_prompt_tokens("sharegpt", None) >= 1
-    (512, True)
-    """
-    if dataset == "fixed":
-        if prompt_tokens is None:
-            raise InputError("prompt_tokens", None, "a prompt length for fixed-length requests")
-        return prompt_tokens
-    return datasets()[dataset].prompt.min_tokens

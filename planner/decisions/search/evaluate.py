@@ -47,8 +47,8 @@ from planner.memory.types import MemoryPlan
 from planner.model.parallelism import valid_tp_degrees
 from planner.speed.drafting import DraftShape
 from planner.speed.engine_step import Chunks, EngineStep
-from planner.speed.latency_floor import beyond_floor, latency_floor_s
-from planner.speed.serving_workload import ServingWorkload, shortest_prompt_tokens
+from planner.speed.latency_floor import LatencyFloor, latency_floor_s
+from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate_one
 
 #: Requests one replica is simulated with: a few turnovers of its batch, at least 200 (a stable p99).
@@ -457,10 +457,10 @@ class Evaluator:
             found = self._steps[key] = (decode, max(0.0, mixed - decode))
         return found
 
-    def latency_floor_s(self, point: SearchPoint) -> tuple[float, float]:
-        """(TTFT s, TPOT s) no request served by ``point``'s replica can beat, however few requests it is offered
-        (:func:`planner.speed.latency_floor.latency_floor_s` of its shortest prompt: the workload's, or its dataset's
-        shortest). Needs a plan that fits and starts.
+    def latency_floor_s(self, point: SearchPoint, prompts: list[int], outputs: list[int]) -> LatencyFloor:
+        """The TTFT and TPOT, at the objectives' percentile, that no run of these requests (``prompts`` and
+        ``outputs``, tokens) on ``point``'s replica can beat, however few it is offered
+        (:func:`planner.speed.latency_floor.latency_floor_s`). Needs a plan that fits and starts.
 
         >>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
         >>> space = SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), methods=("none",),
@@ -468,24 +468,14 @@ class Evaluator:
         >>> ev = Evaluator(space, SearchWorkload(requests_per_s=1, prompt_tokens=512, output_tokens=64), Objectives())
         >>> [point] = ev.points()
         >>> ev.plan(point)
-        >>> ttft_s, tpot_s = ev.latency_floor_s(point)
-        >>> 0.001 < tpot_s < 0.01 and ttft_s > 0.005
+        >>> floor = ev.latency_floor_s(point, [512] * 10, [64] * 10)
+        >>> 0.001 < floor.tpot_s < 0.01 and floor.ttft_s > 0.005
         True
         """
         engine = self.engine_of(point)
         shape = None if point.k is None else engine.shape(point.k)
         budget = self._summaries[self.plan_key(point)].max_num_batched_tokens
-        prompt = shortest_prompt_tokens(self.workload.dataset, self.workload.prompt_tokens)
-        return latency_floor_s(engine, shape, point.alpha, prompt, budget)
-
-    def beyond_reach(self, point: SearchPoint) -> bool:
-        """Whether an objective lies below ``point``'s :meth:`latency_floor_s` (by more than the floor's slack): no
-        fleet of its replicas can meet it, so none is sized for the traffic."""
-        objectives = self.objectives
-        if objectives.ttft_slo_s is None and objectives.tpot_slo_s is None:
-            return False
-        floor_s = self.latency_floor_s(point)
-        return beyond_floor(floor_s, objectives.ttft_slo_s, objectives.tpot_slo_s, objectives.percentile) is not None
+        return latency_floor_s(engine, shape, point.alpha, prompts, outputs, budget, self.objectives.percentile)
 
     def screen(self, point: SearchPoint) -> None:
         """Static figures from the step model (the screen); needs a plan that fits and starts."""

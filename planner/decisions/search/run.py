@@ -117,7 +117,7 @@ class SearchResult:
     def headline(self) -> str:
         best = self.recommended
         if best is None:
-            return f"No configuration meets every objective ({self.objectives.describe()})"
+            return f"No configuration meets every objective ({self.objectives.describe()}){self._why_none()}"
         fleet = self.recommended_fleet
         nodes, gpus, per_million = (
             (fleet.nodes, fleet.gpus, fleet.usd_per_million_output_tokens)
@@ -130,6 +130,15 @@ class SearchResult:
             f"Cheapest configuration that meets every objective{load}: {nodes} × {best.label}: "
             f"{fmt_counted(gpus, 'GPU')}, {cost}"
         )
+
+    def _why_none(self) -> str:
+        """Where no candidate could be sized for the traffic because every one lies beyond an objective's reach:
+        the nearest one's floor, in words."""
+        sizing = self.sizing
+        if sizing is None or sizing.sized or sizing.nearest_out_of_reach is None:
+            return ""
+        point, why = sizing.nearest_out_of_reach
+        return f"; no fleet of any meets them, the nearest being {point.label}: {why}"
 
     def as_json(self, *, all_points: bool = True) -> dict:
         """The CLI's ``--json``: points, fitting points, seconds, the frontier, the recommended point."""

@@ -25,7 +25,7 @@ from planner.deployment import ENGINES, Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
 from planner.speed.serving_workload import DRAWN_DATASETS, Dataset, ServingWorkload, datasets
-from planner.units import latency_objectives_text
+from planner.units import fmt_objective_miss, latency_objectives_text
 
 #: Speculation methods a search can try; ``none`` is serving the target alone.
 METHODS: tuple[str, ...] = ("none", "draft_model", "eagle", "eagle3", "mtp", "ngram")
@@ -114,11 +114,11 @@ class Objectives(BaseModel):
 
     def misses(self, ttft_s: float, tpot_s: float) -> list[str]:
         """The objectives that ``ttft_s`` and ``tpot_s`` (at the percentile) miss, in words."""
-        pct, out = f"p{self.percentile:g}", []
+        out = []
         if self.ttft_slo_s is not None and ttft_s > self.ttft_slo_s:
-            out.append(f"{pct} TTFT {ttft_s * 1e3:,.0f} ms > {self.ttft_slo_s * 1e3:,.0f} ms")
+            out.append(fmt_objective_miss("TTFT", ttft_s, self.ttft_slo_s, self.percentile))
         if self.tpot_slo_s is not None and tpot_s > self.tpot_slo_s:
-            out.append(f"{pct} TPOT {tpot_s * 1e3:,.1f} ms > {self.tpot_slo_s * 1e3:,.1f} ms")
+            out.append(fmt_objective_miss("TPOT", tpot_s, self.tpot_slo_s, self.percentile))
         return out
 
     def describe(self) -> str:

@@ -20,8 +20,8 @@ its sizing would stop at once against the best fleet so far (:func:`cannot_beat_
 stops when no candidate's bound is below the best fleet found, and a candidate is dropped as soon as its own sizing
 proves it cannot be cheaper (``CannotBeat``): the answer is the one sizing every point that fits gives (a test
 checks it on a small space); ties go to the candidate met first (at equal bounds, the cheaper at full load). A
-candidate whose latency floor an objective lies below (:mod:`planner.speed.latency_floor`: one request alone) is not
-sized at all, as no fleet of it can meet that objective.
+candidate whose latency floor an objective lies below (:func:`beyond_reach`: the objectives' percentile of the
+requests its sizing draws, each served alone) is not sized at all, as no fleet of it can meet that objective.
 
 >>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
 >>> from planner.decisions.search.run import search
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from math import ceil
 
 from planner.catalog.lookup import default_usd_per_gpu_hour
-from planner.decisions.fleet import CannotBeat, FleetOption, Traffic, cannot_beat, size_option
+from planner.decisions.fleet import CannotBeat, FleetOption, Traffic, cannot_beat, quoted_workload, size_option
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import cheapest_key
 from planner.decisions.search.points import SearchPoint, fleet_figures
@@ -49,6 +49,7 @@ from planner.decisions.speed_margins import SpeedMargin, speed_margin
 from planner.decisions.traffic_draws import CountAcrossDraws, count_across_draws
 from planner.defaults import TRAFFIC_DRAWS
 from planner.errors import PlannerError
+from planner.speed.latency_floor import beyond_floor
 from planner.speed.replica_capacity import CAPACITY_OVER_CLOSED_LOOP
 
 
@@ -62,6 +63,10 @@ class TrafficSizing:
     sized: int
     #: How the recommendation was sized and what that changed, in words (set by the search).
     note: str = ""
+    #: Candidates no fleet of which can meet an objective (below their latency floor), and the one whose floor lies
+    #: nearest the objectives with why, in the floor's words (None when there is none).
+    out_of_reach: int = 0
+    nearest_out_of_reach: tuple[SearchPoint, str] | None = None
 
 
 def traffic_of(ev: Evaluator, point: SearchPoint) -> Traffic:
@@ -76,6 +81,20 @@ def traffic_of(ev: Evaluator, point: SearchPoint) -> Traffic:
         percentile=objectives.percentile,
         alpha=point.alpha,
     )
+
+
+def beyond_reach(ev: Evaluator, point: SearchPoint) -> tuple[float, str] | None:
+    """Where an objective lies below ``point``'s latency floor (by more than the floor's slack) on the requests
+    :func:`size_point` would simulate (:func:`planner.decisions.fleet.quoted_workload`), how far (the floor over
+    the objective) and why in words: no fleet of its replicas can meet it, so none is sized for the traffic. None
+    where the objectives are within reach. Needs a plan that fits and starts."""
+    objectives = ev.objectives
+    if objectives.ttft_slo_s is None and objectives.tpot_slo_s is None:
+        return None
+    prompts, outputs = quoted_workload(traffic_of(ev, point), ev.workload.dataset, offline=True).lengths()
+    floor_s = ev.latency_floor_s(point, prompts, outputs)
+    why = beyond_floor(floor_s, objectives.ttft_slo_s, objectives.tpot_slo_s, objectives.percentile)
+    return None if why is None else (floor_s.over(objectives.ttft_slo_s, objectives.tpot_slo_s), why)
 
 
 def cannot_beat_point(ev: Evaluator, point: SearchPoint, beat_nodes: int) -> bool:
@@ -178,12 +197,15 @@ def sized_recommendation(
     pending = heap_of(list(enumerate(ranked)))
     best: tuple[SearchPoint, FleetOption] | None = None
     sized = 0
+    beyond: list[tuple[float, int, SearchPoint, str]] = []  # (floor / objective, rank, point, why)
     while pending:
         bound, rank, point = heapq.heappop(pending)
         if best is not None and bound >= _cost(best[1]):
             break  # no candidate left can be cheaper: each is at least its bound
-        if ev.beyond_reach(point):
-            continue  # even one request alone misses an objective: no fleet of it meets them
+        out = beyond_reach(ev, point)
+        if out is not None:  # even each request alone misses an objective: no fleet of it meets them
+            beyond.append((out[0], rank, point, out[1]))
+            continue
         if point.stage != "simulated":
             try:
                 if best is not None and cannot_beat_point(ev, point, _beat_nodes(point, best[1])):
@@ -208,4 +230,8 @@ def sized_recommendation(
             pending = heap_of([(r, p) for _, r, p in pending])
         if fleet.meets_slo and (best is None or _cost(fleet) < _cost(best[1])):
             best = (point, fleet)
-    return TrafficSizing(best[0], best[1], sized) if best is not None else TrafficSizing(None, None, sized)
+    nearest = min(beyond, key=lambda item: item[:2], default=None)
+    reach = {"out_of_reach": len(beyond), "nearest_out_of_reach": None if nearest is None else nearest[2:]}
+    if best is not None:
+        return TrafficSizing(best[0], best[1], sized, **reach)
+    return TrafficSizing(None, None, sized, **reach)

@@ -9,7 +9,7 @@ import pytest
 
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import plan_fleet
-from planner.decisions.fleet import CannotBeat, Traffic, size_option
+from planner.decisions.fleet import CannotBeat, ReplicaSearch, Traffic, size_option
 from planner.deployment import Deployment
 from planner.facts import clear_caches
 from planner.speed.step_cache import SIMULATIONS
@@ -41,6 +41,17 @@ def test_a_ttft_below_one_prompts_own_prefill_is_out_of_reach_too():
     traffic = Traffic(requests_per_s=4, prompt_tokens=4096, output_tokens=128, ttft_slo_s=1e-4, tpot_slo_s=None)
     option, _ = _sized(traffic)
     assert not option.meets_slo and "one request alone waits" in option.limited_by
+
+
+def test_drawn_lengths_are_out_of_reach_at_their_percentile_not_their_shortest_prompt():
+    """ShareGPT-like prompts run from a few tokens to 1,024: a p99 TTFT the shortest prompt meets alone but the
+    longest ones do not is out of reach, in the words of the requests' percentile."""
+    traffic = Traffic(requests_per_s=4, prompt_tokens=16, output_tokens=64, ttft_slo_s=0.008, tpot_slo_s=None)
+    search = ReplicaSearch.for_option(DEP.without_draft(), traffic, None, dataset="sharegpt")
+    why = search.out_of_reach()
+    assert why is not None and why.startswith("its requests, each served alone, wait ")
+    assert why.endswith("for their first token at p99 (against p99 TTFT ≤ 8 ms)")
+    assert ReplicaSearch.for_option(DEP.without_draft(), traffic, None).out_of_reach() is None  # 16-token prompts
 
 
 def test_objectives_within_reach_are_sized_in_full():

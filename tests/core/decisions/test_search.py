@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import planner.decisions.search.evaluate as evaluate
+from planner.decisions.fleet import quoted_workload
 from planner.decisions.fleet_quotes import fleet_quote
 from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, pareto, search
 from planner.decisions.search.frontier import Dominance, cheapest, frontier_points
@@ -20,7 +21,7 @@ from planner.errors import InputError, PlannerError
 from planner.facts import clear_caches
 from planner.input_types import INPUT_BOUNDS
 from planner.speed import simulate
-from planner.speed.latency_floor import FLOOR_SLACK
+from planner.speed.latency_floor import FLOOR_SLACK, latency_floor_s
 from planner.speed.simulate import simulate_one
 
 SMALL = {
@@ -338,10 +339,11 @@ def test_the_recommendation_is_the_cheapest_of_sizing_every_point_that_fits_for_
 
 
 @pytest.mark.parametrize("workload", [WORKLOAD, SearchWorkload(requests_per_s=4.0, dataset="sharegpt")])
-def test_no_simulated_request_beats_its_configurations_latency_floor(workload):
-    """The floor the sizing leaves configurations out by is a lower bound of every request the simulator serves, to
-    within its slack (a step priced from measured kernel tables may dip slightly between measured shapes as the
-    context grows): its TTFT and TPOT, alone at a low rate and in the closed loop at the batch cap, plain and
+def test_no_simulated_run_beats_its_configurations_latency_floor(workload):
+    """The floor the sizing leaves configurations out by is a lower bound of what the simulator serves, to within its
+    slack (a step priced from measured kernel tables may dip slightly between measured shapes as the context grows):
+    at every percentile, from the fastest request to the slowest, a run's TTFT and TPOT are at least the floor of
+    its own requests at that percentile, alone at a low rate and in the closed loop at the batch cap, plain and
     speculative."""
     space = SearchSpace.build(**{**SMALL, "nodes": ("1x-h100-sxm-80gb",)})
     found = search(space, workload, Objectives())
@@ -349,19 +351,43 @@ def test_no_simulated_request_beats_its_configurations_latency_floor(workload):
     for point in found.points:
         if not (point.fits and point.starts):
             continue
-        ttft_floor_s, tpot_floor_s = ev.latency_floor_s(point)
-        dep, _, alpha, k = ev.replica_run(point)
+        dep, closed_loop, alpha, k = ev.replica_run(point)
         quiet = workload.replica_workload(point.max_num_seqs, 60).model_copy(
             update={"concurrency": None, "request_rate": 0.2}
         )
-        for run in (simulate_one(dep, quiet, alpha=alpha, k=k), ev.simulations.get(point.index)):
+        runs = ((quiet, simulate_one(dep, quiet, alpha=alpha, k=k)), (closed_loop, ev.simulations.get(point.index)))
+        for served, run in runs:
             if run is None:
                 continue
-            assert min(run.ttft_values_s) >= ttft_floor_s * FLOOR_SLACK, point.label
-            assert min(run.tpot_values_s) >= tpot_floor_s * FLOOR_SLACK, point.label
-            worst = min(worst, min(run.ttft_values_s) / ttft_floor_s, min(run.tpot_values_s) / tpot_floor_s)
+            prompts, outputs = served.lengths()
+            engine = ev.engine_of(point)
+            shape = None if k is None else engine.shape(k)
+            budget = run.limits.max_num_batched_tokens
+            for pct in (0.0, 50.0, 90.0, 99.0, 100.0):
+                floor = latency_floor_s(engine, shape, point.alpha, prompts, outputs, budget, pct)
+                assert run.ttft_at(pct) >= floor.ttft_s * FLOOR_SLACK, (point.label, pct)
+                assert run.tpot_at(pct) >= floor.tpot_s * FLOOR_SLACK, (point.label, pct)
+                worst = min(worst, run.ttft_at(pct) / floor.ttft_s, run.tpot_at(pct) / floor.tpot_s)
+            assert floor.alike == (workload.dataset == "fixed")
             checked += 1
     assert checked >= 8 and worst > 0.99  # the slack is wide of what the tables do
+
+
+def test_a_drawn_workloads_floor_is_its_percentile_not_its_shortest_prompt():
+    """ShareGPT-like prompts run from a few tokens to 1,024: a p99 TTFT below what its long prompts take alone is out
+    of reach though its shortest prompt would meet it, and the search sizes nothing to say so."""
+    workload = SearchWorkload(requests_per_s=5.0, dataset="sharegpt")
+    space = SearchSpace.build(**{**SMALL, "nodes": ("1x-h100-sxm-80gb",), "methods": ("none",)})
+    found = search(space, workload, Objectives(ttft_slo_s=0.008))
+    ev = found.evaluator
+    point = next(p for p in found.points if p.fits and p.starts)
+    prompts, outputs = quoted_workload(traffic_of(ev, point), "sharegpt", offline=True).lengths()
+    floor = ev.latency_floor_s(point, prompts, outputs)
+    shortest = ev.latency_floor_s(point, [min(prompts)], [2])
+    assert shortest.ttft_s < 0.008 < FLOOR_SLACK * floor.ttft_s and not floor.alike
+    assert found.sizing is not None and found.sizing.sized == 0 and found.recommended_fleet is None
+    assert "its requests, each served alone, wait " in found.headline
+    assert found.headline.endswith("for their first token at p99 (against p99 TTFT ≤ 8 ms)")
 
 
 def test_an_objective_below_every_configurations_floor_sizes_nothing():
@@ -369,8 +395,13 @@ def test_an_objective_below_every_configurations_floor_sizes_nothing():
     found = search(SearchSpace.build(**SIZING), workload, Objectives(tpot_slo_s=1e-5, ttft_slo_s=2.0))
     assert found.sizing is not None and found.sizing.sized == 0 and found.recommended_fleet is None
     assert found.headline.startswith(
-        "No configuration meets every objective (p99 TTFT ≤ 2,000 ms and p99 TPOT ≤ 0.01 ms"
+        "No configuration meets every objective (p99 TTFT ≤ 2,000 ms and p99 TPOT ≤ 0.01 ms); no fleet of any meets "
+        "them, the nearest being "
     )
+    assert found.sizing.out_of_reach == sum(1 for p in found.points if p.fits and p.starts)
+    point, why = found.sizing.nearest_out_of_reach
+    assert why.startswith("one request alone takes") and why.endswith("(against p99 TPOT ≤ 0.01 ms)")
+    assert found.headline.endswith(f"{point.label}: {why}")
 
 
 def test_sizing_for_the_traffic_can_change_the_answer_and_says_so():
