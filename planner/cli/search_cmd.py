@@ -170,12 +170,7 @@ def _space_fields(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    lengths = {"prompt_tokens": args.prompt_tokens, "output_tokens": args.output_tokens}
-    if args.dataset is None:  # the Fleet and Explore pages' request where none is given
-        lengths = {
-            "prompt_tokens": args.prompt_tokens or SERVING_PROMPT_TOKENS,
-            "output_tokens": args.output_tokens or SERVING_OUTPUT_TOKENS,
-        }
+    lengths = {"prompt_tokens": args.prompt_tokens, "output_tokens": args.output_tokens}  # None: the core's default
     ttft_slo_s, tpot_slo_s = objectives_from_args(args)
     try:
         workload = SearchWorkload(

@@ -32,7 +32,13 @@ from math import ceil, log
 
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
-from planner.defaults import DEFAULT_SLO_PRESET, OBJECTIVE_PERCENTILE, SLO_PRESETS
+from planner.defaults import (
+    DEFAULT_SLO_PRESET,
+    OBJECTIVE_PERCENTILE,
+    SERVING_OUTPUT_TOKENS,
+    SERVING_PROMPT_TOKENS,
+    SLO_PRESETS,
+)
 from planner.deployment import Deployment
 from planner.errors import PlannerError, first_pydantic_error
 from planner.speed.latency_floor import beyond_floor, latency_floor_s
@@ -64,8 +70,9 @@ class Traffic(BaseModel):
     """The load to serve and its latency objectives."""
 
     requests_per_s: float = Field(gt=0)
-    prompt_tokens: int = Field(ge=1)
-    output_tokens: int = Field(ge=1)
+    #: Tokens per request (by default a fleet's request, as every page and command defaults to).
+    prompt_tokens: int = Field(default=SERVING_PROMPT_TOKENS, ge=1)
+    output_tokens: int = Field(default=SERVING_OUTPUT_TOKENS, ge=1)
     #: Time-to-first-token objective at ``percentile`` (None: none).
     ttft_slo_s: float | None = Field(default=SLO_PRESETS[DEFAULT_SLO_PRESET][0], gt=0)
     #: Time-per-output-token objective at ``percentile`` (None: none).

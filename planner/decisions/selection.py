@@ -36,7 +36,7 @@ from planner.catalog.schemas import ModelSpec, SpeculatorKind
 from planner.catalog.speculators import mtp_layer_count, speculator_kind
 from planner.decisions.candidates import candidate_drafts
 from planner.decisions.search.evaluate import Evaluator
-from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
+from planner.decisions.search.space import NO_OBJECTIVES, SearchSpace, SearchWorkload
 from planner.decisions.search.speculators import Speculator
 from planner.defaults import SELECTION_BATCH_SIZE
 from planner.deployment import Deployment
@@ -143,7 +143,7 @@ class _SearchView:
             base=base,
         )
         workload = SearchWorkload(concurrency=1, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
-        self.evaluator = Evaluator(space, workload, Objectives(), view=True)
+        self.evaluator = Evaluator(space, workload, NO_OBJECTIVES, view=True)
         self.found: dict[str, _Found] = {}
         self.plain: MemoryPlan | None = None
         for point in self.evaluator.points():

@@ -20,11 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from planner.catalog.importing import resolve_model
 from planner.catalog.lookup import get_kv_dtype, get_node, get_weight_format, list_kv_dtypes, list_weight_formats
 from planner.catalog.schemas import ModelSpec, NodeType
-from planner.defaults import OBJECTIVE_PERCENTILE
+from planner.defaults import (
+    DEFAULT_SLO_PRESET,
+    OBJECTIVE_PERCENTILE,
+    SERVING_OUTPUT_TOKENS,
+    SERVING_PROMPT_TOKENS,
+    SLO_PRESETS,
+)
 from planner.deployment import ENGINES, Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
-from planner.speed.serving_workload import DRAWN_DATASETS, Dataset, ServingWorkload, datasets
+from planner.speed.serving_workload import Dataset, ServingWorkload, datasets
 from planner.units import fmt_objective_miss, latency_objectives_text
 
 #: Speculation methods a search can try; ``none`` is serving the target alone.
@@ -59,11 +65,10 @@ class SearchWorkload(BaseModel):
     def _check(self) -> SearchWorkload:
         if (self.requests_per_s is None) == (self.concurrency is None):
             raise InputError("requests_per_s", self.requests_per_s, "exactly one of a request rate or a concurrency")
-        if self.dataset == "fixed" and (self.prompt_tokens is None or self.output_tokens is None):
-            field = "prompt_tokens" if self.prompt_tokens is None else "output_tokens"
-            raise InputError(
-                field, None, f"prompt and output tokens per request, or a dataset ({', '.join(DRAWN_DATASETS)})"
-            )
+        if self.dataset == "fixed" and self.prompt_tokens is None:  # a fleet's default request, as every view's
+            object.__setattr__(self, "prompt_tokens", SERVING_PROMPT_TOKENS)
+        if self.dataset == "fixed" and self.output_tokens is None:
+            object.__setattr__(self, "output_tokens", SERVING_OUTPUT_TOKENS)
         return self
 
     @property
@@ -104,12 +109,17 @@ class SearchWorkload(BaseModel):
 
 
 class Objectives(BaseModel):
-    """Latency objectives at a percentile (None: no objective)."""
+    """Latency objectives at a percentile (None: no objective); by default a fleet's (the MLPerf Server preset,
+    ``planner.defaults.SLO_PRESETS``), as a quote's traffic and every page and command default to.
+
+    >>> Objectives().describe(), NO_OBJECTIVES.describe()
+    ('p99 TTFT ≤ 2,000 ms and p99 TPOT ≤ 200 ms', 'no latency objective')
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    ttft_slo_s: float | None = Field(default=None, gt=0, le=1e6, allow_inf_nan=False)
-    tpot_slo_s: float | None = Field(default=None, gt=0, le=1e6, allow_inf_nan=False)
+    ttft_slo_s: float | None = Field(default=SLO_PRESETS[DEFAULT_SLO_PRESET][0], gt=0, le=1e6, allow_inf_nan=False)
+    tpot_slo_s: float | None = Field(default=SLO_PRESETS[DEFAULT_SLO_PRESET][1], gt=0, le=1e6, allow_inf_nan=False)
     percentile: float = Field(default=OBJECTIVE_PERCENTILE, gt=0, le=100, allow_inf_nan=False)
 
     def misses(self, ttft_s: float, tpot_s: float) -> list[str]:
@@ -123,6 +133,10 @@ class Objectives(BaseModel):
 
     def describe(self) -> str:
         return latency_objectives_text(self.ttft_slo_s, self.tpot_slo_s, self.percentile)
+
+
+#: A search held to no latency objective (what the matrix of drafts ranks without).
+NO_OBJECTIVES = Objectives(ttft_slo_s=None, tpot_slo_s=None)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 
 from planner.catalog.lookup import get_gpu, get_model, get_node
 from planner.decisions.search.evaluate import Evaluator
-from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
+from planner.decisions.search.space import NO_OBJECTIVES, SearchSpace, SearchWorkload
 from planner.decisions.selection import decision_matrix
 from planner.deployment import Deployment
 
@@ -43,7 +43,7 @@ def test_the_matrix_rows_are_the_searchs_points_around_the_scenario(name):
         batch_caps=(base.max_num_seqs,) if base.max_num_seqs else None, entered_alpha=0.7,
         measured_alphas={"ngram": 0.35}, base=base,
     )  # fmt: skip
-    evaluator = Evaluator(space, SearchWorkload(concurrency=1, prompt_tokens=1024, output_tokens=128), Objectives())
+    evaluator = Evaluator(space, SearchWorkload(concurrency=1, prompt_tokens=1024, output_tokens=128), NO_OBJECTIVES)
     points = {p.draft or p.method: p for p in evaluator.points() if p.method != "none"}
     compatible = {r.draft if r.method not in ("ngram", "mtp") else r.method: r for r in matrix.rows
                   if r.verdict != "incompatible"}  # fmt: skip

@@ -12,14 +12,15 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import planner.decisions.search.evaluate as evaluate
-from planner.decisions.fleet import quoted_workload
+from planner.decisions.fleet import Traffic, quoted_workload
 from planner.decisions.fleet_quotes import fleet_quote
-from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, pareto, search
+from planner.decisions.search import NO_OBJECTIVES, Objectives, SearchSpace, SearchWorkload, pareto, search
 from planner.decisions.search.frontier import Dominance, cheapest, frontier_points
 from planner.decisions.search.traffic_sizing import CAPACITY_OVER_CLOSED_LOOP, size_point, traffic_of
 from planner.errors import InputError, PlannerError
 from planner.facts import clear_caches
 from planner.input_types import INPUT_BOUNDS
+from planner.scenario import Scenario
 from planner.speed import simulate
 from planner.speed.latency_floor import FLOOR_SLACK, latency_floor_s
 from planner.speed.simulate import simulate_one
@@ -177,7 +178,7 @@ def test_points_that_do_not_fit_are_kept_with_the_reason():
     space = SearchSpace.build(
         target="Llama-3.1-70B", nodes=("1x-l4-24gb",), methods=("none",), dtypes=("bf16",), batch_caps=(8, 16)
     )
-    found = search(space, WORKLOAD, Objectives())
+    found = search(space, WORKLOAD, NO_OBJECTIVES)
     assert len(found.points) == 2 and not any(p.fits for p in found.points)
     assert all(p.reason and "does not fit" in p.reason and p.stage == "memory" for p in found.points)
     assert found.recommended is None and found.frontier == []
@@ -215,12 +216,18 @@ def test_bad_axes_name_the_field(fields, field):
     assert err.value.field == field
 
 
-def test_a_workload_needs_one_arrival_and_lengths():
+def test_a_workload_needs_one_arrival_and_takes_every_views_default_request():
     with pytest.raises((InputError, ValueError)):
         SearchWorkload(prompt_tokens=10, output_tokens=10)
-    with pytest.raises((InputError, ValueError)):
-        SearchWorkload(requests_per_s=1.0)
     assert SearchWorkload(concurrency=8, dataset="sharegpt").max_model_len == 2048
+    # without lengths, a fleet's default request and objectives, as a quote's traffic and every page take them
+    default, traffic = SearchWorkload(requests_per_s=1.0), Traffic(requests_per_s=1.0)
+    assert (default.prompt_tokens, default.output_tokens) == (traffic.prompt_tokens, traffic.output_tokens)
+    assert (Objectives().ttft_slo_s, Objectives().tpot_slo_s) == (traffic.ttft_slo_s, traffic.tpot_slo_s)
+    page = Scenario().traffic()
+    assert (traffic.prompt_tokens, traffic.output_tokens) == (page.prompt_tokens, page.output_tokens)
+    assert Objectives().describe() == page.objectives()
+    assert SearchWorkload(requests_per_s=1.0, dataset="sharegpt").prompt_tokens is None  # the dataset's lengths
 
 
 @given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), min_size=1, max_size=30))
@@ -236,11 +243,11 @@ def test_pipeline_layouts_are_tried_only_where_no_tensor_parallel_layout_holds_t
     # Llama-3.1-70B in bf16 (about 141 GB) on four 24 GB L4s: no TP layout holds it, so PP 2 layouts are tried too
     # (and kept, with the plan's reason, when they do not fit either).
     small = {"methods": ("none",), "dtypes": ("bf16",), "batch_caps": (8,)}
-    found = search(SearchSpace.build(target="Llama-3.1-70B", nodes=("4x-l4-24gb",), **small), WORKLOAD, Objectives())
+    found = search(SearchSpace.build(target="Llama-3.1-70B", nodes=("4x-l4-24gb",), **small), WORKLOAD, NO_OBJECTIVES)
     assert {p.pp for p in found.points} == {1, 2}
     assert all(p.reason for p in found.points if not p.fits)
     roomy = search(
-        SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), **small), WORKLOAD, Objectives()
+        SearchSpace.build(target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb",), **small), WORKLOAD, NO_OBJECTIVES
     )
     assert {p.pp for p in roomy.points} == {1}
 
@@ -346,7 +353,7 @@ def test_no_simulated_run_beats_its_configurations_latency_floor(workload):
     its own requests at that percentile, alone at a low rate and in the closed loop at the batch cap, plain and
     speculative."""
     space = SearchSpace.build(**{**SMALL, "nodes": ("1x-h100-sxm-80gb",)})
-    found = search(space, workload, Objectives())
+    found = search(space, workload, NO_OBJECTIVES)
     ev, checked, worst = found.evaluator, 0, 1.0
     for point in found.points:
         if not (point.fits and point.starts):

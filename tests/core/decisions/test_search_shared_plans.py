@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from planner.decisions.search import Objectives, SearchSpace, SearchWorkload
+from planner.decisions.search import NO_OBJECTIVES, SearchSpace, SearchWorkload
 from planner.decisions.search.evaluate import Evaluator
 from planner.memory.budget import SharedBudget, plan_budget
 from planner.memory.plan import plan_memory
@@ -28,7 +28,7 @@ def test_shared_plans_equal_each_points_own_plan_field_by_field():
     rng = random.Random(23)
     compared = 0
     for fields in SPACES:
-        ev = Evaluator(SearchSpace.build(**fields), WORKLOAD, Objectives())
+        ev = Evaluator(SearchSpace.build(**fields), WORKLOAD, NO_OBJECTIVES)
         points = ev.points()
         shares: dict[tuple, SharedBudget] = {}
         # every point of a few families (so each shared part serves many K and caps), then random points
@@ -45,7 +45,7 @@ def test_shared_plans_equal_each_points_own_plan_field_by_field():
 
 
 def test_the_search_fills_each_point_from_its_own_plan():
-    ev = Evaluator(SearchSpace.build(**SPACES[1]), WORKLOAD, Objectives())
+    ev = Evaluator(SearchSpace.build(**SPACES[1]), WORKLOAD, NO_OBJECTIVES)
     points = ev.points()
     for point in random.Random(7).sample(points, 60):
         ev.plan(point)
@@ -59,7 +59,7 @@ def test_the_screens_step_times_are_those_of_each_points_own_engine():
     own captured sizes (K and the batch cap change them), whatever was screened before it."""
     from planner.speed.engine_step import Chunks, EngineStep  # noqa: PLC0415
 
-    ev = Evaluator(SearchSpace.build(**SPACES[0]), WORKLOAD, Objectives())
+    ev = Evaluator(SearchSpace.build(**SPACES[0]), WORKLOAD, NO_OBJECTIVES)
     points = ev.points()
     for point in points:  # the order the search screens them in
         ev.plan(point)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.decisions.search import Objectives, SearchSpace, SearchWorkload
+from planner.decisions.search import NO_OBJECTIVES, SearchSpace, SearchWorkload
 from planner.decisions.search import workers as search_workers
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.workers import PARALLEL_MIN_POINTS, deal, usable_cpus, worker_count
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 SEARCH = """
 import json, os, sys
-from planner.decisions.search import Objectives, SearchSpace, SearchWorkload, search
+from planner.decisions.search import NO_OBJECTIVES, Objectives, SearchSpace, SearchWorkload, search
 from planner.decisions.search import workers
 if sys.argv[2] == "worker dies":
     workers._serve = lambda *args: os._exit(3)  # each forked worker dies before it answers
@@ -68,7 +68,7 @@ def _evaluator() -> tuple[Evaluator, list]:
     space = SearchSpace.build(
         target="Llama-3.1-8B", nodes=("1x-h100-sxm-80gb", "8x-h100-sxm-80gb"), dtypes=("bf16", "fp8"), ks=(1, 2)
     )
-    ev = Evaluator(space, SearchWorkload(requests_per_s=5, prompt_tokens=512, output_tokens=128), Objectives())
+    ev = Evaluator(space, SearchWorkload(requests_per_s=5, prompt_tokens=512, output_tokens=128), NO_OBJECTIVES)
     return ev, ev.points()
 
 
