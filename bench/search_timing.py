@@ -9,6 +9,8 @@ Explore page's display path at 100,000 points (prints, never asserts).
    Then the same with a p99 TTFT objective of 1 s, where sizing the recommendation for the traffic matters; and that
    search in this process against simulating every one of its 9,375 points that fit: the frontiers, and how far the
    screen's TTFT (``closed_loop_ttft_s``, the rounds of the closed loop) lies from the simulator's p99 over them all.
+   Then two searches whose objectives no configuration can meet (``OUT_OF_REACH``), answered from the latency
+   floors without sizing any fleet.
 2. A medium space (Llama-3.1-70B on one node type, K 1/3/5, two precisions, three batch caps): the search's two
    frontiers against those of simulating every point that fits; its recommendation, sized for the traffic, against
    sizing every point that fits (with and without a TTFT objective), and the most a point's saturated capacity
@@ -74,6 +76,35 @@ def default_search(extra: str = "") -> None:
         f"{len(out['points']):,} points, {out['fitting_points']:,} fit and start, {out['simulated_points']:,} "
         f"simulated; frontier {len(out['frontier'])} points; {out['recommendation']}; {out['notes'][-1]}"
     )
+
+
+#: Searches whose objectives lie below every configuration's latency floor (``planner.speed.latency_floor``): the
+#: default space on 8x H100 at p99 TPOT 0.01 ms, and Llama-3.1-8B on one H100 at p99 TTFT 8 ms on ShareGPT-like
+#: lengths (which its shortest prompts alone would meet, its requests' p99 alone does not).
+OUT_OF_REACH = (
+    "search --target Llama-3.1-70B --nodes 8x-h100-sxm-80gb --requests-per-s 20 --tpot-slo-ms 0.01",
+    "search --target Llama-3.1-8B --nodes 1x-h100-sxm-80gb --requests-per-s 5 --dataset sharegpt --slo-preset none "
+    "--ttft-slo-ms 8",
+)
+
+
+def out_of_reach_searches() -> None:
+    """Each ``OUT_OF_REACH`` search as a fresh process: its wall time, the candidates it sized, and its answer."""
+    for command in OUT_OF_REACH:
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "planner", *command.split(), "--json"],
+            check=False,
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
+        wall = time.perf_counter() - start
+        if proc.returncode:
+            print(f"{command}: failed: {proc.stderr.strip()}")
+            continue
+        out = json.loads(proc.stdout)
+        print(f"objectives out of reach, `{command}`: {wall:.1f} s as a process; {out['recommendation']}")
 
 
 def medium_space(ttft_slo_s: float | None = None):
@@ -212,6 +243,7 @@ def main() -> None:
     default_search()
     default_search("--processes 1")
     default_search("--ttft-slo-ms 1000")
+    out_of_reach_searches()
     ttft_screen()
     # the heap the all-points simulation left is not the medium search's cost: collect it now, or a full collection
     # of it (1.5 s) can land inside the medium search's timing, depending only on where the allocation count stands
