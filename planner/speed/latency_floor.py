@@ -132,20 +132,17 @@ def beyond_floor(
     """Why no fleet can meet the objectives, in words, where one lies below its floor by more than ``FLOOR_SLACK``;
     else None."""
     pct = f"p{percentile:g}"
-    if tpot_slo_s is not None and FLOOR_SLACK * floor_s.tpot_s > tpot_slo_s:
-        took = fmt_ms(floor_s.tpot_s)
-        said = (
-            f"one request alone takes {took} per output token"
-            if floor_s.alike
-            else f"its requests, each served alone, take {took} per output token at {pct}"
-        )
-        return f"{said} (against {pct} TPOT ≤ {fmt_ms_entered(tpot_slo_s)})"
-    if ttft_slo_s is not None and FLOOR_SLACK * floor_s.ttft_s > ttft_slo_s:
-        waited = fmt_ms(floor_s.ttft_s)
-        said = (
-            f"one request alone waits {waited} for its first token"
-            if floor_s.alike
-            else f"its requests, each served alone, wait {waited} for their first token at {pct}"
-        )
-        return f"{said} (against {pct} TTFT ≤ {fmt_ms_entered(ttft_slo_s)})"
+    checks = (  # (objective, its limit, its floor, one request's words, the requests' words); TPOT first
+        ("TPOT", tpot_slo_s, floor_s.tpot_s, "takes {} per output token", "take {} per output token"),
+        ("TTFT", ttft_slo_s, floor_s.ttft_s, "waits {} for its first token", "wait {} for their first token"),
+    )
+    for kind, slo_s, kind_floor_s, one, each in checks:
+        if slo_s is not None and FLOOR_SLACK * kind_floor_s > slo_s:
+            took = fmt_ms(kind_floor_s)
+            said = (
+                f"one request alone {one.format(took)}"
+                if floor_s.alike
+                else f"its requests, each served alone, {each.format(took)} at {pct}"
+            )
+            return f"{said} (against {pct} {kind} ≤ {fmt_ms_entered(slo_s)})"
     return None
