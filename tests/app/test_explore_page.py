@@ -66,6 +66,9 @@ def test_an_objective_nothing_meets_is_a_warning_not_an_error():
     _run(at)
     assert not at.exception
     assert at.warning and at.warning[0].value.startswith("No configuration meets every objective")
+    # every configuration lies beyond the objective's reach: the page says why, with the nearest one's floor
+    assert "; no fleet of any meets them, the nearest being " in at.warning[0].value
+    assert "one request alone takes " in at.warning[0].value
 
 
 def test_exports_are_offered_csv_and_report_formats():

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import planner.decisions.search.evaluate as evaluate
-from planner.decisions.fleet import Traffic, quoted_workload
+from planner.decisions.fleet import ReplicaSearch, Traffic, quoted_workload
 from planner.decisions.fleet_quotes import fleet_quote
 from planner.decisions.search import NO_OBJECTIVES, Objectives, SearchSpace, SearchWorkload, pareto, search
 from planner.decisions.search.frontier import Dominance, cheapest, frontier_points
-from planner.decisions.search.traffic_sizing import CAPACITY_OVER_CLOSED_LOOP, size_point, traffic_of
+from planner.decisions.search.traffic_sizing import CAPACITY_OVER_CLOSED_LOOP, beyond_reach, size_point, traffic_of
 from planner.errors import InputError, PlannerError
 from planner.facts import clear_caches
 from planner.input_types import INPUT_BOUNDS
@@ -384,7 +384,7 @@ def test_a_drawn_workloads_floor_is_its_percentile_not_its_shortest_prompt():
     """ShareGPT-like prompts run from a few tokens to 1,024: a p99 TTFT below what its long prompts take alone is out
     of reach though its shortest prompt would meet it, and the search sizes nothing to say so."""
     workload = SearchWorkload(requests_per_s=5.0, dataset="sharegpt")
-    space = SearchSpace.build(**{**SMALL, "nodes": ("1x-h100-sxm-80gb",), "methods": ("none",)})
+    space = SearchSpace.build(**{**SMALL, "nodes": ("1x-h100-sxm-80gb",)})
     found = search(space, workload, Objectives(ttft_slo_s=0.008))
     ev = found.evaluator
     point = next(p for p in found.points if p.fits and p.starts)
@@ -395,6 +395,10 @@ def test_a_drawn_workloads_floor_is_its_percentile_not_its_shortest_prompt():
     assert found.sizing is not None and found.sizing.sized == 0 and found.recommended_fleet is None
     assert "its requests, each served alone, wait " in found.headline
     assert found.headline.endswith("for their first token at p99 (against p99 TTFT ≤ 8 ms)")
+    # one floor for the search and the quote: each configuration's reason is the one its quote gives
+    for p in [p for p in found.points if p.fits and p.starts]:
+        quoted = ReplicaSearch.for_option(ev.deployment(p), traffic_of(ev, p), p.k, dataset="sharegpt")
+        assert beyond_reach(ev, p)[1] == quoted.out_of_reach(), p.label
 
 
 def test_an_objective_below_every_configurations_floor_sizes_nothing():
