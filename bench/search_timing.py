@@ -80,11 +80,14 @@ def default_search(extra: str = "") -> None:
 
 #: Searches whose objectives lie below every configuration's latency floor (``planner.speed.latency_floor``): the
 #: default space on 8x H100 at p99 TPOT 0.01 ms, and Llama-3.1-8B on one H100 at p99 TTFT 8 ms on ShareGPT-like
-#: lengths (which its shortest prompts alone would meet, its requests' p99 alone does not).
+#: lengths (which its shortest prompts alone would meet, its requests' p99 alone does not), and Llama-3.1-70B at p99
+#: TTFT 300 ms on 32,000-token prompts (which their first chunk alone would meet, the whole prompt alone does not).
 OUT_OF_REACH = (
     "search --target Llama-3.1-70B --nodes 8x-h100-sxm-80gb --requests-per-s 20 --tpot-slo-ms 0.01",
     "search --target Llama-3.1-8B --nodes 1x-h100-sxm-80gb --requests-per-s 5 --dataset sharegpt --slo-preset none "
     "--ttft-slo-ms 8",
+    "search --target Llama-3.1-70B --nodes 8x-h100-sxm-80gb --requests-per-s 1 --prompt-tokens 32000 "
+    "--output-tokens 256 --slo-preset none --ttft-slo-ms 300",
 )
 
 

@@ -2,7 +2,8 @@
 for a configuration before any fleet of it is sized.
 
 A request's first token comes at the end of the step that prefills its prompt's last chunk, so its TTFT is at least
-one step holding its first chunk alone (``min(prompt, token budget)`` tokens). Each of its later tokens comes from a
+its prompt prefilled alone: in whole-budget chunks where the engine chunks prefills (each step at least the time of
+its chunk alone), else in one step. Each of its later tokens comes from a
 decode step that holds at least itself with its prompt cached, and such a step advances it by the tokens a step
 accepts on average (1 without speculation; the serving simulator advances every request so). Both are priced by
 :meth:`planner.speed.engine_step.EngineStep.step_totals`, as the simulator prices every step it runs
@@ -49,6 +50,8 @@ from planner.units import fmt_ms, fmt_ms_entered
 #: step priced from measured kernel tables can dip slightly between measured shapes as the context grows (by 0.15%
 #: at most over the search test's configurations), never by 5%.
 FLOOR_SLACK = 0.95
+#: Chunks of a long prompt priced one by one for its TTFT floor; later ones are counted at the last one priced.
+PRICED_CHUNKS = 16
 
 
 @dataclass(frozen=True)
@@ -74,11 +77,24 @@ def alone_latency_s(
     engine: EngineStep, shape: DraftShape | None, alpha: float | None, prompt_tokens: int, token_budget: int | None
 ) -> tuple[float, float]:
     """(TTFT s, TPOT s) no request of ``prompt_tokens`` or more can beat on ``engine``'s replica, drafting as
-    ``shape`` (None: without speculation) at acceptance ``alpha``, under a step budget of ``token_budget`` tokens."""
+    ``shape`` (None: without speculation) at acceptance ``alpha``, under a step budget of ``token_budget`` tokens.
+
+    TTFT: the prompt prefilled alone, in chunks of the whole budget where the engine chunks prefills, else in one
+    step. A step that holds more work takes longer, and a step's cost grows more slowly than its chunk (its weights
+    are read once), so a prompt split into smaller chunks, as the budget shared with other requests splits it, takes
+    longer; the positions its chunks attend to sum to the same whatever the split. Chunks after the first
+    ``PRICED_CHUNKS`` are counted at the last one priced (their context is longer, so they take at least as long)."""
     advance = 1.0 if shape is None else shape.tokens_per_step(alpha or 0.0)
-    chunk = Chunks()
-    chunk.add(min(prompt_tokens, token_budget) if token_budget else prompt_tokens, 0)
-    ttft_s = engine.step_totals(shape, 0, 0.0, chunk)[0]
+    step = token_budget if token_budget and engine.profile.chunked_prefill else prompt_tokens
+    ttft_s, cached, priced_s = 0.0, 0, 0.0
+    for index in range(-(-prompt_tokens // step)):
+        take = min(step, prompt_tokens - cached)
+        if index < PRICED_CHUNKS or take < step:  # the last, partial chunk is priced too: it is smaller
+            chunk = Chunks()
+            chunk.add(take, cached)
+            priced_s = engine.step_totals(shape, 0, 0.0, chunk)[0]
+        ttft_s += priced_s
+        cached += take
     tpot_s = engine.step_totals(shape, 1, float(prompt_tokens))[0] / advance
     return ttft_s, tpot_s
 
