@@ -3,9 +3,9 @@ for a configuration before any fleet of it is sized.
 
 A request's first token comes at the end of the step that prefills its prompt's last chunk, so its TTFT is at least
 its prompt prefilled alone: in whole-budget chunks where the engine chunks prefills (each step at least the time of
-its chunk alone), else in one step. Each of its later tokens comes from a
-decode step that holds at least itself with its prompt cached, and such a step advances it by the tokens a step
-accepts on average (1 without speculation; the serving simulator advances every request so). Both are priced by
+its chunk alone), else in one step. Each of its later tokens comes from a decode step that holds at least itself
+with its prompt cached, and such a step advances it by the tokens a step accepts on average (1 without speculation;
+the serving simulator advances every request so). Both are priced by
 :meth:`planner.speed.engine_step.EngineStep.step_totals`, as the simulator prices every step it runs
 (:func:`alone_latency_s`).
 
@@ -15,8 +15,9 @@ percentiles, interpolated or not). A run's requests keep their lengths whatever 
 same requests at every fleet size), so :func:`latency_floor_s` is a floor of every run the sizing would try: the
 percentile the objectives hold at, over the prompts of the requests the run counts (for TPOT, those with more than
 one output token). Drawn lengths make it far tighter than the shortest prompt's: ShareGPT-like prompts run from 4 to
-1,024 tokens. ``tests/core/decisions/test_search.py`` checks every request of plain and speculative replicas, and
-the runs' percentiles, against it.
+1,024 tokens. ``tests/core/decisions/test_search.py`` and ``tests/core/speed/test_latency_floor.py`` check runs of
+plain and speculative replicas against it at every percentile, on every engine's scheduler and with prompts of many
+chunks.
 
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
