@@ -187,15 +187,18 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  {q.node:<20} step times: {q.speed_source}")
         for o in (q.without_speculation, q.with_speculation):
             if o is not None:
-                cost = f"${o.usd_per_month:,.0f}/month" if o.usd_per_month else "no price"
-                if not o.meets_slo:
-                    cost = "misses: " + "; ".join(m.describe() for m in o.misses)
+                size = ", ".join(
+                    (fmt_counted(o.replicas, "replica"), fmt_counted(o.nodes, "node"), fmt_counted(o.gpus, "GPU"))
+                )
+                if o.meets_slo:
+                    sized = f"{size}, " + (f"${o.usd_per_month:,.0f}/month" if o.usd_per_month else "no price")
+                else:  # the fleet its sizing stopped at, not one it needs
+                    sized = f"misses at {size}: " + "; ".join(m.describe() for m in o.misses)
                 mark = " <- recommended" if plan.recommended is not None and o is plan.recommended.option else ""
                 lines.append(
-                    f"  {q.node:<20} {o.layout} {'spec ' if o.speculation else 'plain'}: "
-                    f"{fmt_counted(o.replicas, 'replica')}, {fmt_counted(o.nodes, 'node')}, "
-                    f"{fmt_counted(o.gpus, 'GPU')}, {cost}, p{traffic.percentile:g} TTFT "
-                    f"{o.ttft_s * 1e3:,.0f} ms, TPOT {o.tpot_s * 1e3:.1f} ms; binds: {o.limited_by}{mark}"
+                    f"  {q.node:<20} {o.layout} {'spec ' if o.speculation else 'plain'}: {sized}, "
+                    f"p{traffic.percentile:g} TTFT {o.ttft_s * 1e3:,.0f} ms, TPOT {o.tpot_s * 1e3:.1f} ms; "
+                    f"binds: {o.limited_by}{mark}"
                 )
     for quoted, check in checks:
         lines.append(f"  {quoted.label}: {check.describe()}")
