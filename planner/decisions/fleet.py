@@ -277,24 +277,31 @@ class ReplicaSearch:
             self.runs[n] = run
         return bool(self.objective_misses(self.runs[n]))
 
-    def objectives(self, run: ServingMetrics) -> list[ObjectiveMiss]:
-        """Each objective set, with ``run``'s percentile beside its limit (met or not)."""
+    def _checked(self, run: ServingMetrics) -> list[tuple[str, float, float]]:
+        """(TTFT or TPOT, ``run``'s percentile, its limit) of each objective set, met or not."""
         t, pct = self.traffic, self.traffic.percentile
         checked = []
         if t.ttft_slo_s is not None:
-            checked.append(ObjectiveMiss(objective=f"p{pct:g} TTFT", value_s=run.ttft_at(pct), limit_s=t.ttft_slo_s))
+            checked.append(("TTFT", run.ttft_at(pct), t.ttft_slo_s))
         if t.tpot_slo_s is not None:
-            checked.append(ObjectiveMiss(objective=f"p{pct:g} TPOT", value_s=run.tpot_at(pct), limit_s=t.tpot_slo_s))
+            checked.append(("TPOT", run.tpot_at(pct), t.tpot_slo_s))
         return checked
+
+    def objectives(self, run: ServingMetrics) -> list[ObjectiveMiss]:
+        """Each objective set, with ``run``'s percentile beside its limit (met or not)."""
+        pct = self.traffic.percentile
+        return [
+            ObjectiveMiss(objective=f"p{pct:g} {kind}", value_s=value_s, limit_s=limit_s)
+            for kind, value_s, limit_s in self._checked(run)
+        ]
 
     def objective_misses(self, run: ServingMetrics) -> list[ObjectiveMiss]:
         return [m for m in self.objectives(run) if m.value_s > m.limit_s]
 
     def misses(self, run: ServingMetrics) -> list[str]:
+        """Each objective ``run`` misses, in words (:func:`planner.units.fmt_objective_miss`)."""
         pct = self.traffic.percentile
-        return [
-            fmt_objective_miss(m.objective.split()[-1], m.value_s, m.limit_s, pct) for m in self.objective_misses(run)
-        ]
+        return [fmt_objective_miss(kind, v, limit, pct) for kind, v, limit in self._checked(run) if v > limit]
 
     def margin(self, n: int) -> float:
         """How far ``n`` replicas are from the objectives: ``log(value / limit)`` of the worst one (> 0: a miss)."""
