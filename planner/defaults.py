@@ -42,6 +42,24 @@ OBJECTIVE_PERCENTILE = 99.0
 SERVING_PROMPT_TOKENS = 1024
 SERVING_OUTPUT_TOKENS = 256
 
+
+def serving_lengths(
+    dataset: str, prompt_tokens: int | None, output_tokens: int | None
+) -> tuple[int | None, int | None]:
+    """The lengths a workload of ``dataset`` runs: those given, else a fleet's default request where every request
+    has the same lengths (``fixed``); a dataset draws its own.
+
+    >>> serving_lengths("fixed", None, 128), serving_lengths("sharegpt", None, None)
+    ((1024, 128), (None, None))
+    """
+    if dataset != "fixed":
+        return prompt_tokens, output_tokens
+    return (
+        SERVING_PROMPT_TOKENS if prompt_tokens is None else prompt_tokens,
+        SERVING_OUTPUT_TOKENS if output_tokens is None else output_tokens,
+    )
+
+
 #: The largest GPU cluster publicly reported: xAI's Colossus, 200,000 GPUs (https://x.ai/colossus, 2025). A quote
 #: that needs more GPUs than this is flagged as beyond any real purchase (most likely a mistyped request rate).
 LARGEST_REPORTED_CLUSTER_GPUS = 200_000

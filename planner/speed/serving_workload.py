@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from planner.defaults import SERVING_OUTPUT_TOKENS, SERVING_PROMPT_TOKENS
+from planner.defaults import serving_lengths
 from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.facts import data_cache, data_dir, read_data_file, register_cache
 from planner.input_types import Count, RequestCount, RequestRate, Seed
@@ -275,10 +275,9 @@ class ServingWorkload(BaseModel):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise InputError(name, value, "an integer >= 1")
-        if self.dataset == "fixed" and self.prompt_tokens is None:
-            object.__setattr__(self, "prompt_tokens", SERVING_PROMPT_TOKENS)
-        if self.dataset == "fixed" and self.output_tokens is None:
-            object.__setattr__(self, "output_tokens", SERVING_OUTPUT_TOKENS)
+        prompt_tokens, output_tokens = serving_lengths(self.dataset, self.prompt_tokens, self.output_tokens)
+        object.__setattr__(self, "prompt_tokens", prompt_tokens)  # a fleet's default request, as every view's
+        object.__setattr__(self, "output_tokens", output_tokens)
         return self
 
     @property

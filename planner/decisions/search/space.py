@@ -23,9 +23,8 @@ from planner.catalog.schemas import ModelSpec, NodeType
 from planner.defaults import (
     DEFAULT_SLO_PRESET,
     OBJECTIVE_PERCENTILE,
-    SERVING_OUTPUT_TOKENS,
-    SERVING_PROMPT_TOKENS,
     SLO_PRESETS,
+    serving_lengths,
 )
 from planner.deployment import ENGINES, Deployment
 from planner.errors import InputError, PlannerError, first_pydantic_error
@@ -65,10 +64,9 @@ class SearchWorkload(BaseModel):
     def _check(self) -> SearchWorkload:
         if (self.requests_per_s is None) == (self.concurrency is None):
             raise InputError("requests_per_s", self.requests_per_s, "exactly one of a request rate or a concurrency")
-        if self.dataset == "fixed" and self.prompt_tokens is None:  # a fleet's default request, as every view's
-            object.__setattr__(self, "prompt_tokens", SERVING_PROMPT_TOKENS)
-        if self.dataset == "fixed" and self.output_tokens is None:
-            object.__setattr__(self, "output_tokens", SERVING_OUTPUT_TOKENS)
+        prompt_tokens, output_tokens = serving_lengths(self.dataset, self.prompt_tokens, self.output_tokens)
+        object.__setattr__(self, "prompt_tokens", prompt_tokens)  # a fleet's default request, as every view's
+        object.__setattr__(self, "output_tokens", output_tokens)
         return self
 
     @property
