@@ -231,6 +231,14 @@ class ReplicaSearch:
     def capacity(self) -> ServingMetrics:
         return replica_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
 
+    def fewest(self) -> int:
+        """The fewest replicas that can carry the traffic: :func:`capacity_bound` at the replica's capacity."""
+        return capacity_bound(self.traffic.requests_per_s, self.capacity().steady_requests_per_s)
+
+    def most(self) -> int:
+        """The most replicas the sizing tries (``MAX_REPLICA_FACTOR`` times :meth:`fewest`): its lightest load."""
+        return self.fewest() * MAX_REPLICA_FACTOR
+
     @classmethod
     def for_option(cls, dep: Deployment, traffic: Traffic, k: int | None, dataset: str = "fixed") -> ReplicaSearch:
         """The search of an option as :func:`size_option` sizes it: without speculation when ``k`` is None, else at
@@ -411,6 +419,19 @@ def cannot_beat(dep: Deployment, traffic: Traffic, k: int | None, beat_nodes: in
     return misses_below(ReplicaSearch.for_option(dep, traffic, k, dataset), beat_nodes)
 
 
+def misses_at_every_count(dep: Deployment, traffic: Traffic, k: int | None, *, dataset: str = "fixed") -> bool:
+    """Whether the option :func:`size_option` would size (the same arguments) misses the objectives at the lightest
+    load its sizing tries (:meth:`ReplicaSearch.most` replicas), found from its capacity runs and one run stopped as
+    soon as the miss is certain. Then it misses at every count the sizing tries, as fewer replicas miss too (the
+    bisection's own assumption), and its sizing would end in a miss: what the design-space search checks before it
+    sizes a candidate while no candidate has met the objectives, where each miss sized in full costs a run per
+    doubling of the fleet."""
+    if traffic.ttft_slo_s is None and traffic.tpot_slo_s is None:
+        return False
+    search = ReplicaSearch.for_option(dep, traffic, k, dataset)
+    return search.out_of_reach() is not None or search.misses_at(search.most())
+
+
 def capacity_bound(requests_per_s: float, capacity_requests_per_s: float) -> int:
     """The fewest replicas of ``capacity_requests_per_s`` each that cover ``requests_per_s`` (at least one): the
     bound below which no count serves the traffic, whatever the latency percentiles say.
@@ -457,14 +478,14 @@ def size_option(
             raise CannotBeat
         known_hit = (beat_nodes - 1) * dep.replicas_per_node
     capacity = search.capacity()
-    low = capacity_bound(traffic.requests_per_s, capacity.steady_requests_per_s)
+    low = search.fewest()
 
     def check_bound(replicas_at_least: int) -> None:
         if beat_nodes is not None and ceil(replicas_at_least / dep.replicas_per_node) >= beat_nodes:
             raise CannotBeat
 
     check_bound(low)
-    high = low * MAX_REPLICA_FACTOR
+    high = search.most()
     n, meets, floor = low, True, False
     if out_of_reach is not None:  # figures at the lightest load the search would try
         n, meets = high, False

@@ -37,7 +37,7 @@ from math import log2
 
 import numpy as np
 
-from planner.decisions.fleet import FleetOption
+from planner.decisions.fleet import MAX_REPLICA_FACTOR, FleetOption
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import (
     Dominance,
@@ -132,13 +132,23 @@ class SearchResult:
         )
 
     def _why_none(self) -> str:
-        """Where no candidate could be sized for the traffic because every one lies beyond an objective's reach:
-        the nearest one's floor, in words."""
+        """Why no candidate sized for the traffic meets the objectives: where every one lies beyond an objective's
+        reach, the nearest one's floor; else what the first one sized reached at the largest fleet it tried, in
+        words."""
         sizing = self.sizing
-        if sizing is None or sizing.sized or sizing.nearest_out_of_reach is None:
+        if sizing is None:
             return ""
-        point, why = sizing.nearest_out_of_reach
-        return f"; no fleet of any meets them, the nearest being {point.label}: {why}"
+        if not sizing.sized and sizing.nearest_out_of_reach is not None:
+            point, why = sizing.nearest_out_of_reach
+            return f"; no fleet of any meets them, the nearest being {point.label}: {why}"
+        if sizing.first_miss is not None:
+            point, fleet = sizing.first_miss
+            rate, factor = self.workload.requests_per_s, MAX_REPLICA_FACTOR
+            return (
+                f"; sized for {rate:g} req/s, none meets them with up to {factor} times the replicas that carry the "
+                f"rate at capacity; the first sized, {point.label}, {fleet.limited_by}"
+            )
+        return ""
 
     def as_json(self, *, all_points: bool = True) -> dict:
         """The CLI's ``--json``: points, fitting points, seconds, the frontier, the recommended point."""

@@ -41,7 +41,15 @@ from dataclasses import dataclass
 from math import ceil
 
 from planner.catalog.lookup import default_usd_per_gpu_hour
-from planner.decisions.fleet import CannotBeat, FleetOption, Traffic, cannot_beat, quoted_workload, size_option
+from planner.decisions.fleet import (
+    CannotBeat,
+    FleetOption,
+    Traffic,
+    cannot_beat,
+    misses_at_every_count,
+    quoted_workload,
+    size_option,
+)
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import cheapest_key
 from planner.decisions.search.points import SearchPoint, fleet_figures
@@ -67,6 +75,9 @@ class TrafficSizing:
     #: nearest the objectives with why, in the floor's words (None when there is none).
     out_of_reach: int = 0
     nearest_out_of_reach: tuple[SearchPoint, str] | None = None
+    #: The first candidate sized in full that missed the objectives at every fleet size tried, and its fleet (None
+    #: when none did): while no candidate met them, the rest were ruled out from one run at their lightest load.
+    first_miss: tuple[SearchPoint, FleetOption] | None = None
 
 
 def traffic_of(ev: Evaluator, point: SearchPoint) -> Traffic:
@@ -101,6 +112,12 @@ def cannot_beat_point(ev: Evaluator, point: SearchPoint, beat_nodes: int) -> boo
     """Whether sizing ``point`` against ``beat_nodes`` would raise ``CannotBeat`` at once (its largest fleet below
     them misses the objectives): :func:`planner.decisions.fleet.cannot_beat` of what :func:`size_point` sizes."""
     return cannot_beat(ev.deployment(point), traffic_of(ev, point), point.k, beat_nodes, dataset=ev.workload.dataset)
+
+
+def misses_everywhere(ev: Evaluator, point: SearchPoint) -> bool:
+    """Whether :func:`size_point` would find ``point`` missing the objectives at every fleet size it tries
+    (:func:`planner.decisions.fleet.misses_at_every_count`: its capacity runs and one run at the lightest load)."""
+    return misses_at_every_count(ev.deployment(point), traffic_of(ev, point), point.k, dataset=ev.workload.dataset)
 
 
 def size_point(ev: Evaluator, point: SearchPoint, beat_nodes: int | None = None) -> FleetOption:
@@ -197,6 +214,7 @@ def sized_recommendation(
     pending = heap_of(list(enumerate(ranked)))
     best: tuple[SearchPoint, FleetOption] | None = None
     sized = 0
+    first_miss: tuple[SearchPoint, FleetOption] | None = None  # missed the objectives at every fleet size tried
     beyond: list[tuple[float, int, SearchPoint, str]] = []  # (floor / objective, rank, point, why)
     while pending:
         bound, rank, point = heapq.heappop(pending)
@@ -219,11 +237,15 @@ def sized_recommendation(
             continue
         sized += 1
         try:
+            if best is None and first_miss is not None and misses_everywhere(ev, point):
+                continue  # no fleet of it meets the objectives: one run says so where its sizing takes one a doubling
             fleet = size_point(ev, point, _beat_nodes(point, best[1]) if best is not None else None)
         except CannotBeat:
             continue
         except PlannerError:
             continue  # the replica cannot be simulated at this load: it is no candidate
+        if not fleet.meets_slo and first_miss is None:
+            first_miss = (point, fleet)
         shown = 1.1 * fleet.capacity_requests_per_s / point.replica_requests_per_s  # what it showed, widened
         if shown > over:  # every bound is lower now: order the rest again
             over = shown
@@ -231,7 +253,11 @@ def sized_recommendation(
         if fleet.meets_slo and (best is None or _cost(fleet) < _cost(best[1])):
             best = (point, fleet)
     nearest = min(beyond, key=lambda item: item[:2], default=None)
-    reach = {"out_of_reach": len(beyond), "nearest_out_of_reach": None if nearest is None else nearest[2:]}
+    reach = {
+        "out_of_reach": len(beyond),
+        "nearest_out_of_reach": None if nearest is None else nearest[2:],
+        "first_miss": first_miss,
+    }
     if best is not None:
         return TrafficSizing(best[0], best[1], sized, **reach)
     return TrafficSizing(None, None, sized, **reach)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import planner.decisions.search.evaluate as evaluate
+import planner.decisions.search.traffic_sizing as traffic_sizing
 from planner.decisions.fleet import ReplicaSearch, Traffic, quoted_workload
 from planner.decisions.fleet_quotes import fleet_quote
 from planner.decisions.search import NO_OBJECTIVES, Objectives, SearchSpace, SearchWorkload, pareto, search
@@ -413,6 +414,50 @@ def test_an_objective_below_every_configurations_floor_sizes_nothing():
     point, why = found.sizing.nearest_out_of_reach
     assert why.startswith("one request alone takes") and why.endswith("(against p99 TPOT ≤ 0.01 ms)")
     assert found.headline.endswith(f"{point.label}: {why}")
+
+
+@pytest.mark.parametrize(("rate", "ttft_s"), [(20.0, 0.04), (4.0, 0.04)])
+def test_a_candidate_that_misses_at_its_lightest_load_is_ruled_out_as_its_sizing_would_rule_it_out(
+    rate, ttft_s, monkeypatch
+):
+    """A p99 TTFT objective between the configurations' floors and what they reach at a light load: half of them miss
+    it at every fleet size. Once one candidate has missed, the search rules the next out from one run at its lightest
+    load (its capacity runs and a run stopped at a certain miss) instead of doubling its fleet run by run. For every
+    configuration that check says what sizing it in full says, and the recommendation is the cheapest of sizing
+    every point."""
+    checked = []
+    lightest = traffic_sizing.misses_everywhere
+    monkeypatch.setattr(
+        traffic_sizing, "misses_everywhere", lambda ev, p: checked.append(lightest(ev, p)) or checked[-1]
+    )
+    workload = SearchWorkload(requests_per_s=rate, prompt_tokens=512, output_tokens=128)
+    found = search(SearchSpace.build(**SMALL), workload, Objectives(ttft_slo_s=ttft_s, tpot_slo_s=None))
+    assert any(checked)  # the check ruled candidates out
+    ev = found.evaluator
+    fleets = []
+    for p in found.points:
+        if p.fits and p.starts and beyond_reach(ev, p) is None:
+            if p.stage != "simulated":
+                ev.simulate(p)
+            fleet = size_point(ev, p)
+            assert lightest(ev, p) == (not fleet.meets_slo), p.label
+            fleets.append(fleet)
+    assert sum(not f.meets_slo for f in fleets) >= len(fleets) / 4
+    least = min(f.usd_per_hour for f in fleets if f.meets_slo)
+    assert found.recommended_fleet.usd_per_hour == pytest.approx(least)
+
+
+def test_where_no_fleet_tried_meets_the_objectives_the_search_says_what_the_first_one_sized_reached():
+    workload = SearchWorkload(requests_per_s=20.0, prompt_tokens=512, output_tokens=128)
+    space = SearchSpace.build(**{**SMALL, "nodes": ("1x-a100-sxm-80gb",), "methods": ("none",)})
+    found = search(space, workload, Objectives(ttft_slo_s=0.04, tpot_slo_s=None))
+    assert found.recommended is None and found.sizing.first_miss is not None
+    point, fleet = found.sizing.first_miss
+    assert not fleet.meets_slo and fleet.limited_by.startswith("cannot meet p99 TTFT ≤ 40 ms")
+    assert found.headline == (
+        "No configuration meets every objective (p99 TTFT ≤ 40 ms); sized for 20 req/s, none meets them with up to "
+        f"64 times the replicas that carry the rate at capacity; the first sized, {point.label}, {fleet.limited_by}"
+    )
 
 
 def test_sizing_for_the_traffic_can_change_the_answer_and_says_so():
