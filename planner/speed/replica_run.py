@@ -20,7 +20,10 @@ Each engine step (vLLM V1 scheduler; SGLang and TensorRT-LLM differ only in the 
 
 Between events (an arrival that can be admitted, a completion, the cache filling) the batch does not
 change, so runs of identical decode steps are advanced together, their time taken at the middle
-context (step time is linear in context within a regime). The GPU work is summed per step, so delivered
+context (step time is linear in context within a regime). A run up to an arrival takes as many steps as that
+middle-context time fits in the gap, so it ends within a step of the arrival however long the gap (counted at the
+first step's time, the run would end later by the steps' growth over the whole gap: 0.2 s late after 10 s of a long
+answer). The GPU work is summed per step, so delivered
 FLOP/s and bytes/s never exceed the peak. :func:`planner.speed.simulate.simulate_one` builds a run and
 checks its inputs first.
 """
@@ -312,9 +315,16 @@ class ReplicaRun:
                     can_admit = not waiting and running < max_seqs
                     if upcoming and can_admit:  # and until the next arrival
                         at_start = step_totals(shape, dec, context, chunks)
-                        until = math.ceil((arrival[upcoming[0]] - t) / at_start[0])
-                        m = until if until < m else m
-                        m = m if m > 1 else 1
+                        gap = arrival[upcoming[0]] - t
+                        until = math.ceil(gap / at_start[0])
+                        if until < m:
+                            m = until if until > 1 else 1
+                            if m > 1:  # the steps are priced below at their mean context, dearer than the first as
+                                # the context grows: as many as that price fits, so the run ends within a step of
+                                # the arrival (over a long gap the difference adds up to many steps)
+                                mean_s = step_totals(shape, dec, context + n_dec * prog * (m - 1) / 2, chunks)[0]
+                                until = math.ceil(gap / mean_s)
+                                m = until if until > 1 else 1
             frozen = multi_step and dec and chunks.tokens == 0
             if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
                 m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)

@@ -416,21 +416,27 @@ def test_an_objective_below_every_configurations_floor_sizes_nothing():
     assert found.headline.endswith(f"{point.label}: {why}")
 
 
-@pytest.mark.parametrize(("rate", "ttft_s"), [(20.0, 0.04), (4.0, 0.04)])
+@pytest.mark.parametrize(
+    ("workload", "ttft_s"),
+    [
+        (SearchWorkload(requests_per_s=20.0, prompt_tokens=512, output_tokens=128), 0.04),
+        (SearchWorkload(requests_per_s=4.0, prompt_tokens=512, output_tokens=128), 0.04),
+        (SearchWorkload(requests_per_s=4.0, dataset="sharegpt"), 0.07),
+    ],
+)
 def test_a_candidate_that_misses_at_its_lightest_load_is_ruled_out_as_its_sizing_would_rule_it_out(
-    rate, ttft_s, monkeypatch
+    workload, ttft_s, monkeypatch
 ):
-    """A p99 TTFT objective between the configurations' floors and what they reach at a light load: half of them miss
+    """A p99 TTFT objective between the configurations' floors and what they reach at a light load: some of them miss
     it at every fleet size. Once one candidate has missed, the search rules the next out from one run at its lightest
     load (its capacity runs and a run stopped at a certain miss) instead of doubling its fleet run by run. For every
-    configuration that check says what sizing it in full says, and the recommendation is the cheapest of sizing
-    every point."""
+    configuration that check says what sizing it in full says (so TTFT eases as replicas are added, on drawn lengths
+    too), and the recommendation is the cheapest of sizing every point."""
     checked = []
     lightest = traffic_sizing.misses_everywhere
     monkeypatch.setattr(
         traffic_sizing, "misses_everywhere", lambda ev, p: checked.append(lightest(ev, p)) or checked[-1]
     )
-    workload = SearchWorkload(requests_per_s=rate, prompt_tokens=512, output_tokens=128)
     found = search(SearchSpace.build(**SMALL), workload, Objectives(ttft_slo_s=ttft_s, tpot_slo_s=None))
     assert any(checked)  # the check ruled candidates out
     ev = found.evaluator
@@ -442,7 +448,7 @@ def test_a_candidate_that_misses_at_its_lightest_load_is_ruled_out_as_its_sizing
             fleet = size_point(ev, p)
             assert lightest(ev, p) == (not fleet.meets_slo), p.label
             fleets.append(fleet)
-    assert sum(not f.meets_slo for f in fleets) >= len(fleets) / 4
+    assert sum(not f.meets_slo for f in fleets) >= len(fleets) / 5
     least = min(f.usd_per_hour for f in fleets if f.meets_slo)
     assert found.recommended_fleet.usd_per_hour == pytest.approx(least)
 

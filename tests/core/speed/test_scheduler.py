@@ -175,6 +175,23 @@ def test_an_engine_without_chunked_prefill_runs_each_prompt_whole_in_one_step():
     assert split[1] < split[2] and split[2] == split[4]  # the third prompt was split across the first two steps
 
 
+@pytest.mark.parametrize("gap_s", [1.0, 10.0, 30.0])
+def test_a_request_that_arrives_while_another_decodes_alone_waits_at_most_a_step(gap_s, monkeypatch):
+    """The simulator runs identical decode steps in one go up to the next arrival. Those steps are priced at their
+    mean context, dearer than the first as a long answer's context grows, so the run must end within a step of the
+    arrival however long the gap: a short request arriving ``gap_s`` into a 4,000-token answer is first served in
+    about the time it takes alone, never a share of the gap later."""
+    dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-a100-sxm-80gb"), max_model_len=8192)
+    monkeypatch.setattr(ServingWorkload, "lengths", lambda self: ([64, 64], [4000, 2]))
+    monkeypatch.setattr(ServingWorkload, "arrivals", lambda self: [0.0, gap_s])
+    run = simulate_one(dep, ServingWorkload.build(request_rate=1.0, num_prompts=2))
+    alone, joined = run.ttft_values_s
+    assert run.duration_s > gap_s  # the answer was still decoding when the short request arrived
+    engine = EngineStep(dep)
+    step_s = engine.step_totals(None, 1, 4064)[0]  # the dearest decode step of the answer, alone
+    assert joined <= alone + 2 * step_s
+
+
 @pytest.mark.parametrize(
     "arrivals",
     [{"request_rate": 6.0}, {"request_rate": 40.0}, {"offline": True}, {"concurrency": 24}],
