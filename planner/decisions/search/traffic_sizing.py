@@ -21,7 +21,11 @@ stops when no candidate's bound is below the best fleet found, and a candidate i
 proves it cannot be cheaper (``CannotBeat``): the answer is the one sizing every point that fits gives (a test
 checks it on a small space); ties go to the candidate met first (at equal bounds, the cheaper at full load). A
 candidate whose latency floor an objective lies below (:func:`beyond_reach`: the objectives' percentile of the
-requests its sizing draws, each served alone) is not sized at all, as no fleet of it can meet that objective.
+requests its sizing draws, each served alone) is not sized at all, as no fleet of it can meet that objective. Once a
+candidate sized in full has missed the objectives and none has met them, the next is sized only if it meets them at
+the lightest load its sizing would try (:func:`misses_everywhere`: its capacity runs and one run stopped at a certain
+miss), where a miss sized in full costs a run per doubling of its fleet; the answer then names what the first one
+reached.
 
 >>> from planner.decisions.search.space import Objectives, SearchSpace, SearchWorkload
 >>> from planner.decisions.search.run import search
