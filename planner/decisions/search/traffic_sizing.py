@@ -232,6 +232,8 @@ def sized_recommendation(
             try:
                 if best is not None and cannot_beat_point(ev, point, _beat_nodes(point, best[1])):
                     continue  # its sizing would stop at once: no closed loop to simulate for a bound
+                if best is None and first_miss is not None and misses_everywhere(ev, point):
+                    continue  # no fleet of it meets the objectives: no closed loop either
             except PlannerError:
                 continue  # the replica cannot be simulated at this load: it is no candidate
             ev.simulate(point)  # its closed loop, for a bound of its own
