@@ -47,6 +47,7 @@ from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, draft_shape
 from planner.speed.step_cache import (
     PARTS,
+    offline_capacity_cached,
     replica_capacity_cached,
     simulate_one_cached,
     simulate_one_unless_missed,
@@ -239,6 +240,15 @@ class ReplicaSearch:
         """The most replicas the sizing tries (``MAX_REPLICA_FACTOR`` times :meth:`fewest`): its lightest load."""
         return self.fewest() * MAX_REPLICA_FACTOR
 
+    def at_least_most(self) -> int:
+        """A count at least :meth:`most`, from the capacity's first run alone (every request at once,
+        :func:`planner.speed.replica_capacity.offline_capacity`): its rate is at most the capacity, the highest of it
+        and two more runs."""
+        rate = offline_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
+        if not rate.steady_requests_per_s > 0:
+            return self.most()
+        return capacity_bound(self.traffic.requests_per_s, rate.steady_requests_per_s) * MAX_REPLICA_FACTOR
+
     @classmethod
     def for_option(cls, dep: Deployment, traffic: Traffic, k: int | None, dataset: str = "fixed") -> ReplicaSearch:
         """The search of an option as :func:`size_option` sizes it: without speculation when ``k`` is None, else at
@@ -425,11 +435,14 @@ def misses_at_every_count(dep: Deployment, traffic: Traffic, k: int | None, *, d
     soon as the miss is certain. Then it misses at every count the sizing tries, as fewer replicas miss too (the
     bisection's own assumption), and its sizing would end in a miss: what the design-space search checks before it
     sizes a candidate while no candidate has met the objectives, where each miss sized in full costs a run per
-    doubling of the fleet."""
+    doubling of the fleet. A miss at :meth:`ReplicaSearch.at_least_most` replicas, a load no heavier, says so without
+    the capacity's other two runs."""
     if traffic.ttft_slo_s is None and traffic.tpot_slo_s is None:
         return False
     search = ReplicaSearch.for_option(dep, traffic, k, dataset)
-    return search.out_of_reach() is not None or search.misses_at(search.most())
+    if search.out_of_reach() is not None or search.misses_at(search.at_least_most()):
+        return True
+    return search.misses_at(search.most())
 
 
 def capacity_bound(requests_per_s: float, capacity_requests_per_s: float) -> int:

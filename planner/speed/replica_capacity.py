@@ -39,7 +39,7 @@ CAPACITY_OVERLOADS = (1.25, 1.05)
 CAPACITY_OVER_CLOSED_LOOP = 1.25
 
 
-def replica_capacity(
+def offline_capacity(
     dep: Deployment,
     workload: ServingWorkload,
     *,
@@ -50,31 +50,59 @@ def replica_capacity(
     engine: EngineStep | None = None,
     plan: MemoryPlan | None = None,
 ) -> ServingMetrics:
-    """The most ``workload``'s requests one replica sustains: its steady state while requests queue faster than it
-    serves them (``steady_requests_per_s``; warm-up and drain left out, so the run length does not move it).
+    """The first of :func:`replica_capacity`'s runs: ``workload``'s requests all at once, at least
+    ``CAPACITY_ROUNDS`` times the requests the replica holds at once. Its steady rate is at most the capacity, which
+    is the highest of it and two more runs. The arguments are :func:`replica_capacity`'s.
 
-    Runs of at least ``CAPACITY_ROUNDS`` times the requests the replica holds at once: every request queued at once
-    (offline), then Poisson arrivals at ``CAPACITY_OVERLOADS`` times the best steady rate so far; the run with the
-    highest steady rate is returned. Offered more, a replica serves no more than a few percent above it
-    (``tests/core/speed/test_scheduler.py``). ``simulate`` runs each simulation (the memoised callers count
-    them); ``engine`` and ``plan``, the replica's own when the caller holds them, go to each run as
-    :func:`simulate_one` takes them.
+    >>> from planner.catalog.lookup import get_model, get_node
+    >>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), max_model_len=1024)
+    >>> wl = ServingWorkload.build(offline=True, prompt_tokens=512, output_tokens=256)
+    >>> offline_capacity(dep, wl).steady_requests_per_s <= replica_capacity(dep, wl).steady_requests_per_s
+    True
     """
     prompts, outputs = workload.lengths()
     per_request = max(1, round(sum(prompts) / len(prompts) + sum(outputs) / len(outputs)))
     speculative = alpha is not None and dep.is_speculative
     plan = plan or plan_memory(dep if speculative else dep.without_draft(), with_suggestions=False)
     slots = min(plan.limits.max_num_seqs, max(1, plan.kv_cache_tokens // per_request)) if plan.fits else 1
-    fields = {"request_rate": None, "concurrency": None, "offline": False}
     count = max(workload.num_prompts, CAPACITY_ROUNDS * slots)
+    offline = workload.model_copy(update=_ARRIVALS | {"offline": True, "num_prompts": count})
     shared = {"engine": engine, "plan": plan} if engine is not None else {}
-    offline = simulate(
-        dep, workload.model_copy(update=fields | {"offline": True, "num_prompts": count}), alpha=alpha, k=k,
-        profile=profile, **shared,
-    )  # fmt: skip
-    runs = [offline]
+    return simulate(dep, offline, alpha=alpha, k=k, profile=profile, **shared)
+
+
+#: A capacity run's arrival fields, cleared before each run sets its own.
+_ARRIVALS = {"request_rate": None, "concurrency": None, "offline": False}
+
+
+def replica_capacity(
+    dep: Deployment,
+    workload: ServingWorkload,
+    *,
+    alpha: float | None = None,
+    k: int | None = None,
+    profile: SpeedProfile | None = None,
+    simulate: Callable[..., ServingMetrics] = simulate_one,
+    engine: EngineStep | None = None,
+    plan: MemoryPlan | None = None,
+    offline: ServingMetrics | None = None,
+) -> ServingMetrics:
+    """The most ``workload``'s requests one replica sustains: its steady state while requests queue faster than it
+    serves them (``steady_requests_per_s``; warm-up and drain left out, so the run length does not move it).
+
+    Runs of at least ``CAPACITY_ROUNDS`` times the requests the replica holds at once: every request queued at once
+    (offline, :func:`offline_capacity`; ``offline`` where the caller holds that run already), then Poisson arrivals
+    at ``CAPACITY_OVERLOADS`` times the best steady rate so far; the run with the highest steady rate is returned.
+    Offered more, a replica serves no more than a few percent above it (``tests/core/speed/test_scheduler.py``).
+    ``simulate`` runs each simulation (the memoised callers count them); ``engine`` and ``plan``, the replica's own
+    when the caller holds them, go to each run as :func:`simulate_one` takes them.
+    """
+    options = {"alpha": alpha, "k": k, "profile": profile, "engine": engine, "plan": plan}
+    first = offline or offline_capacity(dep, workload, simulate=simulate, **options)
+    shared = {"engine": engine, "plan": plan} if engine is not None else {}
+    runs = [first]
     for overload in CAPACITY_OVERLOADS:
         rate = overload * max(run.steady_requests_per_s for run in runs)
-        arrivals = workload.model_copy(update=fields | {"request_rate": rate, "num_prompts": count})
+        arrivals = workload.model_copy(update=_ARRIVALS | {"request_rate": rate, "num_prompts": first.requests})
         runs.append(simulate(dep, arrivals, alpha=alpha, k=k, profile=profile, **shared))
     return max(runs, key=lambda run: run.steady_requests_per_s)

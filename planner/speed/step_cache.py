@@ -54,7 +54,7 @@ from planner.speed.engine_step import EngineStep
 from planner.speed.estimate import SpeedEstimate, batch_steps, estimate_speed, speedup_by_k
 from planner.speed.objective_watch import CertainMiss, ObjectiveWatch
 from planner.speed.profiles import SpeedProfile
-from planner.speed.replica_capacity import replica_capacity
+from planner.speed.replica_capacity import offline_capacity, replica_capacity
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate_one
 from planner.speed.workload import SpeedWorkload
@@ -198,6 +198,7 @@ def pause_before_each_simulation(pause: Callable[[], None]) -> AbstractContextMa
 
 RUNS = ResultCache()
 CAPACITIES = ResultCache()
+OFFLINE_CAPACITIES = ResultCache()
 ESTIMATES = ResultCache()
 SPEEDUPS = ResultCache()
 PLANS = ResultCache()
@@ -284,7 +285,13 @@ def _with_parts(run: Callable[..., ServingMetrics]) -> Callable[..., ServingMetr
 
 
 def _capacity(dep: Deployment, workload: ServingWorkload, **options: Any) -> ServingMetrics:
-    return replica_capacity(dep, workload, simulate=SIMULATIONS, **options)
+    asked = {name: options.get(name) for name in ("alpha", "k", "profile")}
+    offline = offline_capacity_cached(dep, workload, **asked)  # its first run, kept on its own
+    return replica_capacity(dep, workload, simulate=SIMULATIONS, offline=offline, **options)
+
+
+def _offline_capacity(dep: Deployment, workload: ServingWorkload, **options: Any) -> ServingMetrics:
+    return offline_capacity(dep, workload, simulate=SIMULATIONS, **options)
 
 
 def _run_cache(cache: ResultCache, run: Callable[..., ServingMetrics], what: str):
@@ -311,6 +318,11 @@ def _run_cache(cache: ResultCache, run: Callable[..., ServingMetrics], what: str
 
 #: One replica's simulated run (:func:`planner.speed.simulate.simulate_one`), memoised.
 simulate_one_cached = _run_cache(RUNS, _with_parts(SIMULATIONS), "planner.speed.simulate.simulate_one")
+#: The first of a replica's capacity runs (:func:`planner.speed.replica_capacity.offline_capacity`), memoised: a
+#: lower bound of its capacity without the other two.
+offline_capacity_cached = _run_cache(
+    OFFLINE_CAPACITIES, _with_parts(_offline_capacity), "planner.speed.replica_capacity.offline_capacity"
+)
 #: A replica's saturated steady state (:func:`planner.speed.replica_capacity.replica_capacity`), memoised.
 replica_capacity_cached = _run_cache(
     CAPACITIES, _with_parts(_capacity), "planner.speed.replica_capacity.replica_capacity"

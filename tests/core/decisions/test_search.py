@@ -25,6 +25,7 @@ from planner.scenario import Scenario
 from planner.speed import simulate
 from planner.speed.latency_floor import FLOOR_SLACK, latency_floor_s
 from planner.speed.simulate import simulate_one
+from planner.speed.step_cache import offline_capacity_cached
 
 SMALL = {
     "target": "Llama-3.1-8B",
@@ -451,6 +452,20 @@ def test_a_candidate_that_misses_at_its_lightest_load_is_ruled_out_as_its_sizing
     assert sum(not f.meets_slo for f in fleets) >= len(fleets) / 5
     least = min(f.usd_per_hour for f in fleets if f.meets_slo)
     assert found.recommended_fleet.usd_per_hour == pytest.approx(least)
+
+
+def test_the_capacitys_first_run_alone_gives_a_load_no_heavier_than_the_lightest_the_sizing_tries(result):
+    """A miss at ``at_least_most`` replicas rules an option out without the capacity's other two runs: its count is
+    never below the sizing's own lightest load, as the first run's rate is never above the capacity."""
+    ev = result.evaluator
+    checked = 0
+    for p in [p for p in result.points if p.fits and p.starts][:12]:
+        search = ReplicaSearch.for_option(ev.deployment(p), traffic_of(ev, p), p.k)
+        first = offline_capacity_cached(search.dep, search.workload(offline=True), alpha=search.alpha, k=search.k)
+        assert first.steady_requests_per_s <= search.capacity().steady_requests_per_s
+        assert search.at_least_most() >= search.most()
+        checked += 1
+    assert checked == 12
 
 
 def test_where_no_fleet_tried_meets_the_objectives_the_search_says_what_the_first_one_sized_reached():
