@@ -244,10 +244,10 @@ class ReplicaSearch:
         """A count at least :meth:`most`, from the capacity's first run alone (every request at once,
         :func:`planner.speed.replica_capacity.offline_capacity`): its rate is at most the capacity, the highest of it
         and two more runs."""
-        rate = offline_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
-        if not rate.steady_requests_per_s > 0:
+        first = offline_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
+        if not first.steady_requests_per_s > 0:
             return self.most()
-        return capacity_bound(self.traffic.requests_per_s, rate.steady_requests_per_s) * MAX_REPLICA_FACTOR
+        return capacity_bound(self.traffic.requests_per_s, first.steady_requests_per_s) * MAX_REPLICA_FACTOR
 
     @classmethod
     def for_option(cls, dep: Deployment, traffic: Traffic, k: int | None, dataset: str = "fixed") -> ReplicaSearch:

@@ -39,6 +39,10 @@ CAPACITY_OVERLOADS = (1.25, 1.05)
 CAPACITY_OVER_CLOSED_LOOP = 1.25
 
 
+#: A capacity run's arrival fields, cleared before each run sets its own.
+_ARRIVALS = {"request_rate": None, "concurrency": None, "offline": False}
+
+
 def offline_capacity(
     dep: Deployment,
     workload: ServingWorkload,
@@ -69,10 +73,6 @@ def offline_capacity(
     offline = workload.model_copy(update=_ARRIVALS | {"offline": True, "num_prompts": count})
     shared = {"engine": engine, "plan": plan} if engine is not None else {}
     return simulate(dep, offline, alpha=alpha, k=k, profile=profile, **shared)
-
-
-#: A capacity run's arrival fields, cleared before each run sets its own.
-_ARRIVALS = {"request_rate": None, "concurrency": None, "offline": False}
 
 
 def replica_capacity(
