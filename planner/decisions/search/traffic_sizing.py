@@ -220,6 +220,12 @@ def sized_recommendation(
     sized = 0
     first_miss: tuple[SearchPoint, FleetOption] | None = None  # missed the objectives at every fleet size tried
     beyond: list[tuple[float, int, SearchPoint, str]] = []  # (floor / objective, rank, point, why)
+
+    def hopeless(p: SearchPoint) -> bool:
+        """While one candidate has missed the objectives and none has met them: ``p`` misses them at the lightest
+        load its sizing would try, so no fleet of it meets them (one run, where its sizing takes one a doubling)."""
+        return best is None and first_miss is not None and misses_everywhere(ev, p)
+
     while pending:
         bound, rank, point = heapq.heappop(pending)
         if best is not None and bound >= _cost(best[1]):
@@ -232,8 +238,8 @@ def sized_recommendation(
             try:
                 if best is not None and cannot_beat_point(ev, point, _beat_nodes(point, best[1])):
                     continue  # its sizing would stop at once: no closed loop to simulate for a bound
-                if best is None and first_miss is not None and misses_everywhere(ev, point):
-                    continue  # no fleet of it meets the objectives: no closed loop either
+                if hopeless(point):
+                    continue  # no closed loop to simulate either
             except PlannerError:
                 continue  # the replica cannot be simulated at this load: it is no candidate
             ev.simulate(point)  # its closed loop, for a bound of its own
@@ -243,8 +249,8 @@ def sized_recommendation(
             continue
         sized += 1
         try:
-            if best is None and first_miss is not None and misses_everywhere(ev, point):
-                continue  # no fleet of it meets the objectives: one run says so where its sizing takes one a doubling
+            if hopeless(point):
+                continue
             fleet = size_point(ev, point, _beat_nodes(point, best[1]) if best is not None else None)
         except CannotBeat:
             continue
