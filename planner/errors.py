@@ -75,6 +75,7 @@ _FIELD_WORDS = {
     "tp": "tensor parallelism",
     "pp": "pipeline parallelism",
     "k": "draft length K",
+    "topk": "tree top-k (candidates per level)",
     "fleet_tpot_slo_ms": "TPOT objective",
     "fleet_ttft_slo_ms": "TTFT objective",
     "tpot_slo_s": "TPOT objective",

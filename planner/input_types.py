@@ -136,6 +136,17 @@ _EXPECTED = {
 _ADAPTERS: dict[int, TypeAdapter] = {}
 
 
+def _bound(value: float | None) -> str:
+    """A bound as the message states it: an integer exactly, with thousands separators; else compactly.
+
+    >>> _bound(2_147_483_647), _bound(0.05), _bound(1e6), _bound(None)
+    ('2,147,483,647', '0.05', '1e+06', 'any')
+    """
+    if value is None:
+        return "any"
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
 def parse_input(kind: Any, text: str | int | float, field: str, *, low: float | None = None, high: float | None = None):
     """``text`` as a value of ``kind`` (one of the types above), optionally within [low, high] (then a text that is
     not a value at all names those bounds too).
@@ -146,7 +157,7 @@ def parse_input(kind: Any, text: str | int | float, field: str, *, low: float | 
     planner.errors.InputError: draws = 'three' is not allowed: expected a value from 1 to 10
     """
     adapter = _ADAPTERS.setdefault(id(kind), TypeAdapter(kind))
-    bounded = f"a value from {low:g} to {high:g}" if low is not None and high is not None else None
+    bounded = f"a value from {_bound(low)} to {_bound(high)}" if low is not None and high is not None else None
     expected = bounded or _EXPECTED.get(id(kind), "a valid value")
     raw = text.strip() if isinstance(text, str) else text
     if (
@@ -159,7 +170,7 @@ def parse_input(kind: Any, text: str | int | float, field: str, *, low: float | 
     except (ValidationError, ValueError, OverflowError):
         raise InputError(field, text if not isinstance(text, str) else text[:40], expected) from None
     if (low is not None and value < low) or (high is not None and value > high):
-        raise InputError(field, value, bounded or f"a value from {low:g} to {high:g}")
+        raise InputError(field, value, bounded or f"a value from {_bound(low)} to {_bound(high)}")
     return value
 
 

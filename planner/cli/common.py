@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
@@ -131,9 +132,12 @@ def _printable(text: str) -> str:
 
 
 def percentile(text: str) -> float:
-    """A percentile in (0, 100]."""
-    value = positive_float(text)
-    if value > 100:
+    """A percentile in (0, 100] (a text that is not one at all is refused with the same bounds)."""
+    try:
+        value = positive_float(text)
+    except argparse.ArgumentTypeError:
+        value = math.nan
+    if not 0 < value <= 100:
         raise argparse.ArgumentTypeError(
             f"{quoted(_printable(text))} is not allowed: expected a percentile in (0, 100]"
         )

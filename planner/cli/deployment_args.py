@@ -99,9 +99,13 @@ def add_verification_args(parser: argparse.ArgumentParser) -> None:
         default="chain",
         help="verify a chain of K tokens (vLLM) or a draft tree of depth K (SGLang's EAGLE worker; heads and MTP)",
     )
-    parser.add_argument("--tree-topk", type=positive_int, help="tree branching per level (default: SGLang's 4)")
     parser.add_argument(
-        "--tree-verify-tokens", type=positive_int, help="tokens the tree verifies, root included (default: SGLang's 8)"
+        "--tree-topk", type=positive_int, help="with --verification tree: branching per level (default: SGLang's 4)"
+    )
+    parser.add_argument(
+        "--tree-verify-tokens",
+        type=positive_int,
+        help="with --verification tree: tokens it verifies, root included (default: SGLang's 8)",
     )
 
 

@@ -102,6 +102,8 @@ class ObjectiveMiss(BaseModel):
     >>> miss = ObjectiveMiss(objective="p99 TPOT", value_s=0.052, limit_s=0.040)
     >>> round(miss.shortfall_frac, 2), miss.describe()
     (0.3, 'p99 TPOT 52.0 ms against an objective of 40 ms (30% over)')
+    >>> ObjectiveMiss(objective="p99 TTFT", value_s=0.0285, limit_s=1e-6).describe()
+    'p99 TTFT 28.5 ms against an objective of 0.001 ms (28,500 times the objective)'
     """
 
     objective: str
@@ -117,8 +119,13 @@ class ObjectiveMiss(BaseModel):
     def describe(self) -> str:
         return (
             f"{self.objective} {self.value_s * 1e3:,.1f} ms against an objective of {fmt_ms_entered(self.limit_s)} "
-            f"({self.shortfall_frac:.0%} over)"
+            f"({self._how_far()})"
         )
+
+    def _how_far(self) -> str:
+        """30% over; from ten times the objective on, as a multiple (a percentage of six digits reads as noise)."""
+        ratio = self.value_s / self.limit_s
+        return f"{ratio:,.0f} times the objective" if ratio >= 10 else f"{self.shortfall_frac:.0%} over"
 
 
 class FleetOption(BaseModel):

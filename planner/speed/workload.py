@@ -78,6 +78,14 @@ class SpeedWorkload(BaseModel):
                 raise InputError(name, value, "an integer >= 1")
         if self.k is not None:
             spec.check_k(self.k)
+        if self.verification == "chain":  # a chain verifies one candidate per level: tree settings would be ignored
+            for name in ("tree_topk", "tree_verify_tokens"):
+                if getattr(self, name) is not None:
+                    raise InputError(
+                        name,
+                        getattr(self, name),
+                        "a tree's setting, with verification tree (a chain verifies one candidate per level)",
+                    )
         given = [n for n in ("alpha", "mean_accepted_len", "draft_acceptance_rate") if getattr(self, n) is not None]
         if len(given) != 1:
             raise InputError(

@@ -3,12 +3,14 @@ ordinary files (0666 less the umask, as ``open()`` makes them)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import stat
 
 import pytest
 
 from planner.cli import main
+from planner.cli.common import percentile
 from planner.errors import MAX_QUOTED_CHARS
 
 LONG = "x" * 5000
@@ -64,3 +66,11 @@ def test_an_export_has_the_mode_a_plain_open_would_give(tmp_path, capsys, umask)
     finally:
         os.umask(old)
     assert stat.S_IMODE(out.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode) == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "abc", "nan", "inf", "100.1", "1e9"])
+def test_a_percentile_out_of_range_is_refused_with_its_own_bounds(text):
+    """Whatever is wrong with it (not a number, not positive, over 100), the message names (0, 100]."""
+    with pytest.raises(argparse.ArgumentTypeError, match=r"expected a percentile in \(0, 100\]"):
+        percentile(text)
+    assert percentile("99.9") == 99.9 and percentile("100") == 100

@@ -31,6 +31,22 @@ def test_tree_needs_a_head():
     assert err.value.field == "verification"
 
 
+@pytest.mark.parametrize("name", ["tree_topk", "tree_verify_tokens"])
+def test_a_tree_setting_on_a_chain_is_refused_naming_it(name):
+    """A tree's branching or budget given for a chain would be silently ignored: refused instead, naming the field."""
+    with pytest.raises(PlannerError) as err:
+        SpeedWorkload.build(alpha=0.7, k=3, verification="chain", **{name: 4})
+    assert err.value.field == name and "verification tree" in str(err.value)
+    tree = SpeedWorkload.build(alpha=0.7, k=3, verification="tree", **{name: 4})
+    assert tree.draft_shape("eagle3", 3).verify_tokens >= 4
+
+
+def test_a_tree_top_k_out_of_range_is_named_in_words():
+    with pytest.raises(PlannerError) as err:
+        SpeedWorkload.build(alpha=0.7, k=3, verification="tree", tree_topk=100).draft_shape("eagle3", 3)
+    assert "Tree top-k" in str(err.value) and "64" in str(err.value)
+
+
 def _dep(**fields):
     return Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"), tp=8, **fields)
 
