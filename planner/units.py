@@ -154,8 +154,13 @@ def fmt_ms_entered(seconds: float) -> str:
 
     >>> fmt_ms_entered(0.2), fmt_ms_entered(0.0043), fmt_ms_entered(1e-5), fmt_ms_entered(2.5)
     ('200 ms', '4.3 ms', '0.01 ms', '2,500 ms')
+    >>> fmt_ms_entered(1e-7)  # under a microsecond: its own digits, never "0 ms"
+    '0.0001 ms'
     """
-    text = f"{seconds * 1e3:,.3f}".rstrip("0").rstrip(".")
+    ms = seconds * 1e3
+    if 0 < abs(ms) < 0.0005:
+        return f"{ms:.3g} ms"
+    text = f"{ms:,.3f}".rstrip("0").rstrip(".")
     return f"{text} ms"
 
 
