@@ -11,7 +11,7 @@ real start-up logs (``calibration`` in ``data/engines.json``; error printed by `
   rejection-sampler warm-up ``(s + rows · act_bytes) · seqs · vocab``. The forward pass frees its
   intermediates before logits are computed, so the phases peak apart (V0 as V1);
 * non-torch increase: a constant per parallel layout (NCCL and custom all-reduce buffers at TP > 1);
-* CUDA graphs: ``first + c · layers · (capture_sizes − 1)`` (vLLM's estimate; subtracted from v0.21 on).
+* CUDA graphs: ``first + c · layers · (capture_sizes − 1)`` (vLLM's estimate; subtracted from 0.20 on).
 
 >>> from planner.engines.profiles import engine_profile
 >>> round(non_torch_bytes(engine_profile("vllm"), tp=2, pp=1) / 2**30, 2)

@@ -32,7 +32,11 @@ from planner.facts import data_cache, read_data_file, register_cache
 from planner.units import GIB
 
 BudgetRule = Literal[
-    "fraction_of_total", "fraction_of_free_after_weights", "static_fraction_after_weights", "whole_device"
+    "fraction_of_total",
+    "measured_after_warmup",
+    "fraction_of_free_after_weights",
+    "static_fraction_after_weights",
+    "whole_device",
 ]
 DraftKv = Literal[
     "shared_pool", "even_block_split", "separate_pool_with_headroom", "static_region_by_layers", "separate_cache"
@@ -75,14 +79,19 @@ class Batch(_Strict):
 
 
 class VllmLimits(_Strict):
-    """vLLM V1: larger defaults on GPUs with at least ``large_gpu_min_total_gib`` (A100s excepted)."""
+    """vLLM V1: larger defaults on GPUs with at least ``large_gpu_min_total_gib`` (A100s excepted), and from 0.28
+    the largest on GPUs with at least ``largest_gpu_min_total_gib`` (B200, MI300X and up)."""
 
     large_gpu_min_total_gib: float
     large_gpu_excluded_names: tuple[str, ...]
     large: Batch
     small: Batch
+    largest_gpu_min_total_gib: float | None = None
+    largest: Batch | None = None
 
     def batch(self, dep: Deployment, total_bytes: int) -> tuple[int, int]:
+        if self.largest is not None and total_bytes >= (self.largest_gpu_min_total_gib or 0) * GIB:
+            return self.largest.max_num_batched_tokens, self.largest.max_num_seqs
         large = total_bytes >= self.large_gpu_min_total_gib * GIB and not any(
             name in dep.gpu.name.lower() for name in self.large_gpu_excluded_names
         )
@@ -256,6 +265,36 @@ class RejectionSamplerWarmup(_Strict):
     source: str
 
 
+class MeasuredKvSizing(_Strict):
+    """How vLLM from 0.34 sizes its extensible KV cache from the memory measured after warm-up and CUDA-graph
+    capture (budget rule ``measured_after_warmup``): what it keeps free beside what it measures.
+
+    The cache gets ``min(fraction · total − resident, free at start − resident − margin) − peak``, where
+    ``resident`` is what stays allocated after warm-up (weights, non-torch memory, CUDA graphs), ``peak`` the
+    transient activation peak and ``margin = max(margin floor, margin_fraction_of_peak · peak)``.
+    """
+
+    #: Device memory already in use when the worker starts (the CUDA context): ``total − free at start``.
+    in_use_at_start_gib: float = Field(ge=0)
+    in_use_at_start_source: str
+    #: The margin's floor per GPU vendor, and its share of the transient peak.
+    margin_floor_gib: dict[Literal["nvidia", "amd", "other"], float]
+    margin_fraction_of_peak: float = Field(ge=0, le=1)
+    source: str
+
+    def kept_free_bytes(self, vendor: str, peak_bytes: int) -> int:
+        """What the sizing keeps free on a GPU of ``vendor`` beside the transient peak: the memory in use at start
+        and the margin.
+
+        >>> sizing = engine_profile("vllm", "0.34.0").measured_kv_sizing
+        >>> round(sizing.kept_free_bytes("nvidia", 2 * GIB) / GIB, 2)  # 0.51 at start + max(1, 0.75 x 2) GiB
+        2.01
+        """
+        floor = self.margin_floor_gib.get(vendor, self.margin_floor_gib["nvidia"])
+        margin = max(round(floor * GIB), round(self.margin_fraction_of_peak * peak_bytes))
+        return round(self.in_use_at_start_gib * GIB) + margin
+
+
 # ----- profiles ----------------------------------------------------------------------------------
 
 
@@ -276,7 +315,7 @@ class EngineProfile(_Strict):
     draft_weights_budgeted: bool = True
     lookahead_slots_per_seq: Literal["k"]
     sliding_window_savings: bool
-    #: The KV budget subtracts the CUDA-graph estimate (vLLM from v0.21).
+    #: The KV budget subtracts the CUDA-graph estimate (vLLM from 0.20).
     cudagraph_subtracted: bool
     #: The model is compiled (torch.compile) inside the memory profile, so on a first start the compiler's
     #: temporary memory counts as activation peak (vLLM V1; vLLM issues #54122 and #54383).
@@ -322,6 +361,8 @@ class EngineProfile(_Strict):
     mtp_keeps_own_lm_head: bool = False
     #: How the largest CUDA-graph batch follows max_num_seqs and speculation (None: ``min(2 · seqs, 512)``).
     cudagraph_capture: CudagraphCapture | None = None
+    #: What the extensible KV cache keeps free (budget rule ``measured_after_warmup`` only).
+    measured_kv_sizing: MeasuredKvSizing | None = None
     source: str
 
     def profile_run_seqs(self, limits: Limits, max_model_len: int) -> int:
@@ -349,6 +390,12 @@ class EngineProfile(_Strict):
 class VllmProfile(EngineProfile):
     engine: Literal["vllm"]
     default_limits: VllmLimits
+
+    @model_validator(mode="after")
+    def _measured_rule_has_its_sizing(self) -> VllmProfile:
+        if (self.budget_rule == "measured_after_warmup") != (self.measured_kv_sizing is not None):
+            raise ValueError("measured_kv_sizing is given exactly when the budget rule is measured_after_warmup")
+        return self
 
 
 class VllmV0Profile(EngineProfile):

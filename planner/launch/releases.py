@@ -13,7 +13,7 @@ command back as the engine its plain launch starts: vLLM from 0.8 starts V1 (``v
 >>> release_for("vllm", "0.8.3")[1].knows("--speculative-model")  # removed in 0.8.3
 False
 >>> release_for("vllm", None)[1].release  # the newest recorded V1 release
-'0.21.0'
+'0.34.0'
 >>> [r.release for r in recorded_releases("vllm-v0")]  # releases whose plain launch starts the V0 engine
 ['0.6.6.post1', '0.7.3']
 """

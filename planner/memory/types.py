@@ -32,7 +32,7 @@ class GpuMemory(BaseModel):
     TensorRT-LLM takes its KV fraction of the free memory left after weights and runtime, which is
     ``kv_fraction_base_bytes``. What no component uses is split into ``unused_budget_bytes`` (inside the
     limit) and ``outside_budget_bytes`` (the rest of the device, less what the engine puts there without
-    counting it, such as vLLM 0.10-0.20's CUDA graphs). No field is negative: what the plan lacks is stated
+    counting it, such as vLLM 0.10-0.19's CUDA graphs). No field is negative: what the plan lacks is stated
     apart, ``kv_shortfall_bytes`` (the budget is short of any KV cache by this much) and ``over_commit_bytes``
     (the components need this much more than the device or the budget holds), so the parts add up to
     ``total_bytes + kv_shortfall_bytes + over_commit_bytes``.

@@ -297,7 +297,7 @@ class ReplicaRun:
             context = acc + n_dec * g
             # how many identical decode steps can run before something changes
             m = 1
-            at_start = None  # the step at this context, where it was priced to bound m
+            bounded = None  # (m, the run's totals) where it was priced to bound m by the next arrival
             if dec and chunks.tokens == 0 and not finishing_prefill:
                 while heap and alive[heap[0][2]] != heap[0][1]:
                     heapq.heappop(heap)
@@ -313,25 +313,28 @@ class ReplicaRun:
                     m = 1
                 if m > 1 and (upcoming or (closed_loop and pending)):
                     can_admit = not waiting and running < max_seqs
-                    if upcoming and can_admit:  # and until the next arrival
-                        at_start = step_totals(shape, dec, context, chunks)
+                    if upcoming and can_admit:  # and until the next arrival: as many steps as their price at the
+                        # run's mean context fits in the gap (dearer than the first step's as the context grows: the
+                        # run ends within a step of the arrival, where over a long gap the difference adds up)
                         gap = arrival[upcoming[0]] - t
-                        until = math.ceil(gap / at_start[0])
+                        most = m
+                        bounded = (m, step_totals(shape, dec, context + n_dec * prog * (m - 1) / 2, chunks))
+                        until = math.ceil(gap / bounded[1][0])
                         if until < m:
                             m = until if until > 1 else 1
-                            if m > 1:  # the steps are priced below at their mean context, dearer than the first as
-                                # the context grows: as many as that price fits, so the run ends within a step of
-                                # the arrival (over a long gap the difference adds up to many steps)
-                                mean_s = step_totals(shape, dec, context + n_dec * prog * (m - 1) / 2, chunks)[0]
-                                until = math.ceil(gap / mean_s)
-                                m = until if until > 1 else 1
+                            if m > 1:  # a shorter run is cheaper per step: priced again at its own mean context
+                                bounded = (m, step_totals(shape, dec, context + n_dec * prog * (m - 1) / 2, chunks))
+                                until = math.ceil(gap / bounded[1][0])
+                                m = until if until < most else most
             frozen = multi_step and dec and chunks.tokens == 0
             if frozen:  # multi-step scheduling: the whole frozen chunk, whatever arrives or finishes in it
                 m = self.multi_step.chunk_steps(capacity - kv_used(), n_dec * prog)
-            if m > 1:
+            if bounded is not None and bounded[0] == m:
+                step_s, step_flops, step_bytes = bounded[1]
+            elif m > 1:
                 step_s, step_flops, step_bytes = step_totals(shape, dec, context + n_dec * prog * (m - 1) / 2, chunks)
             else:
-                step_s, step_flops, step_bytes = at_start or step_totals(shape, dec, context, chunks)
+                step_s, step_flops, step_bytes = step_totals(shape, dec, context, chunks)
             dt = step_s * m
             pad, _ = graph_runs.get((dec, per_dec, chunks.tokens)) or graph_run(dec, per_dec, chunks.tokens)
             if pad:

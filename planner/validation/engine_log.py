@@ -75,9 +75,12 @@ class EngineLogFacts(BaseModel):
     speculative_method: str | None = None
     draft_model: str | None = None
     num_speculative_tokens: int | None = None
-    #: True when the log says vLLM subtracts its CUDA-graph estimate from the KV budget (v0.21+), False when
+    #: True when the log says vLLM subtracts its CUDA-graph estimate from the KV budget (0.20 on), False when
     #: it estimates graphs without subtracting them (it then hints at raising gpu_memory_utilization).
     cudagraph_profiling_enabled: bool | None = None
+    #: True when vLLM sized its KV cache from the memory measured after warm-up (0.34's extensible KV cache:
+    #: its "Memory after warmup" line).
+    kv_sized_after_warmup: bool | None = None
     #: field -> the log line it was read from.
     evidence: dict[str, str] = {}
     notes: list[str] = []
@@ -157,6 +160,9 @@ RULES: tuple[Rule, ...] = (
     ("cudagraph_bytes", _G + r" for CUDAGraph memory", _b()),
     ("cudagraph_bytes", r"CUDA graph pool memory: " + _G + r" \(actual\)", _b()),
     ("cudagraph_bytes", r"Graph capturing finished in [0-9.]{1,24} secs?, took " + _G, _b()),
+    # vLLM 0.34's extensible KV cache, sized after warm-up: its line states the final size (the "Available KV
+    # cache memory" it also prints is the estimate at the requested memory, before warm-up)
+    ("kv_cache_bytes", r"[0-9]{1,18} KV cache blocks \(" + _G + r"\) fit within the requested", _b()),
     ("kv_cache_bytes", r"the rest of the memory reserved for KV Cache is " + _G, _b()),
     ("kv_cache_bytes", r"kv_cache_size=" + _G, _b()),
     ("kv_cache_bytes", r"Available KV cache memory: " + _G, _b()),
@@ -174,6 +180,7 @@ RULES: tuple[Rule, ...] = (
     ("kv_cache_tokens", r"max tokens in paged KV cache \(([0-9]{1,18})\)", _i()),
     ("kv_cache_tokens", r"maximum number of tokens that can be stored in KV cache \(([0-9]{1,18})\)", _i()),
     ("kv_cache_tokens", r"max_total_num_tokens=([0-9]{1,18})", _i()),
+    ("num_gpu_blocks", r"([0-9]{1,18}) KV cache blocks \([0-9.]{1,24} GiB\) fit within the requested", _i()),
     ("num_gpu_blocks", r"# (?:GPU|cuda) blocks: ([0-9]{1,18})", _i()),
     ("num_gpu_blocks", r"num_gpu_blocks(?: is)?" + _ARG + r"([0-9]{1,18})", _i()),
     ("num_gpu_blocks", r"Number of blocks in KV cache primary pool: ([0-9]{1,18})", _i()),
@@ -437,6 +444,8 @@ def _derive(facts: EngineLogFacts, text: str, lowered: str) -> None:
             facts.notes.append(f"TP {facts.tensor_parallel_size} from the rank names in the log")
     if facts.kv_cache_bytes is not None and facts.kv_cache_bytes < 0:
         facts.notes.append("the log reports a negative KV budget: the engine could not start with these settings")
+    if "memory after warmup:" in lowered and "kv cache blocks" in lowered:
+        facts.kv_sized_after_warmup = True
     if "cuda graph memory profiling is enabled" in lowered:
         facts.cudagraph_profiling_enabled = True
     elif "estimated cuda graph memory" in lowered or "vllm_memory_profiler_estimate_cudagraphs" in lowered:

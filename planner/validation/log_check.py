@@ -127,11 +127,23 @@ def _engine_version(facts: EngineLogFacts, engine: str, notes: list[str]) -> str
             notes.append(f"release {facts.engine_version} is outside the profiled ones: newest profile used")
             return None
     profiles = engine_profiles(engine)
-    if facts.cudagraph_profiling_enabled is not None and len({p.cudagraph_subtracted for p in profiles}) > 1:
-        # the newest profile that behaves as the log does (a log that states the flag is a recent release)
-        profile = next(p for p in reversed(profiles) if p.cudagraph_subtracted == facts.cudagraph_profiling_enabled)
+    measured = [p for p in profiles if p.budget_rule == "measured_after_warmup"]
+    if facts.kv_sized_after_warmup and measured:
+        notes.append(f"no release in the log; it sizes the KV cache after warm-up: profile {measured[-1].id}")
+        return measured[-1].min_version
+    estimated = [p for p in profiles if p.budget_rule != "measured_after_warmup"]
+    if facts.cudagraph_profiling_enabled is not None and len({p.cudagraph_subtracted for p in estimated}) > 1:
+        # the newest profile that behaves as the log does (a log that states the flag is a recent release; one
+        # that sized its cache from an estimate is older than the extensible KV cache)
+        profile = next(p for p in reversed(estimated) if p.cudagraph_subtracted == facts.cudagraph_profiling_enabled)
         state = "subtracts" if facts.cudagraph_profiling_enabled else "estimates but does not subtract"
         notes.append(f"no release in the log; it {state} CUDA-graph memory: profile {profile.id}")
+        return profile.min_version
+    if measured and estimated:  # a log of a KV cache sized after warm-up says so; this one sized it from its estimate
+        profile = estimated[-1]
+        notes.append(
+            f"no release in the log, which sizes the KV cache from its profiling estimate: profile {profile.id}"
+        )
         return profile.min_version
     return None
 

@@ -30,7 +30,8 @@ def test_70b_on_one_h100_does_not_fit_and_suggests():
     assert "Does not fit" in at.error[0].value
     suggestions = at.dataframe[0].value
     assert len(suggestions) and (suggestions["GPUs per replica"] >= 1).all()
-    assert suggestions["Change"].str.contains("TP 4").any()
+    # more H100s at a higher TP: vLLM 0.34 (the newest profiled release) holds it on two, earlier releases on four
+    assert suggestions["Change"].str.contains(r"GPUs on 8x-h100-sxm-80gb at TP [248]\b").any()
     # the shortfall, not a negative KV cache drawn as a bar
     charts = at.get("plotly_chart")
     assert any("Short by" in c.proto.spec and "GiB per GPU" in c.proto.spec for c in charts)

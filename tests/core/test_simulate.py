@@ -12,6 +12,7 @@ from planner.catalog.lookup import get_gpu, get_model, get_node
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.pairs.acceptance import acceptance_prior
+from planner.speed.replica_capacity import replica_capacity
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import simulate, simulate_one
 
@@ -46,8 +47,9 @@ def test_speedup_falls_with_request_rate_and_drops_below_one_where_measured():
 
 
 def test_ttft_rises_steeply_near_saturation_while_throughput_flattens():
+    """Around the replica's capacity (its saturated steady rate, which an offline run's whole-run rate sits below)."""
     plain = SPEC.without_draft()
-    capacity = simulate_one(plain, ServingWorkload.build(offline=True, num_prompts=1500)).requests_per_s
+    capacity = replica_capacity(plain, ServingWorkload.build(offline=True, num_prompts=1500)).steady_requests_per_s
     runs = [
         simulate_one(plain, ServingWorkload.build(request_rate=f * capacity, num_prompts=1500))
         for f in (0.3, 0.6, 0.9, 1.2, 1.5)

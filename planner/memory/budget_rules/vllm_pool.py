@@ -1,5 +1,5 @@
 """``fraction_of_total`` (vLLM): ``KV = gpu_memory_utilization · total − weights(target + draft) − torch peak
-increase − non-torch increase (− CUDA-graph estimate from v0.21)``; the draft's layers share the block pool,
+increase − non-torch increase (− CUDA-graph estimate from 0.20)``; the draft's layers share the block pool,
 so a token costs target + draft bytes and ``blocks = KV // (block_size · bytes_per_token)``. vLLM V0 sized the
 pool without the draft's weights (vLLM issue #9995), then split it so both models get the same number of
 blocks: ``blocks · kv_t / (kv_t + kv_d)``. Models mixing attention kinds get vLLM V1's grouped layout
@@ -15,8 +15,13 @@ POOLED = True
 
 
 def apply(s: StageInputs) -> StageBudget:
+    return pooled(s, round(s.limits.memory_fraction * s.total_bytes))
+
+
+def pooled(s: StageInputs, limit: int) -> StageBudget:
+    """The block pool under an engine memory limit of ``limit`` bytes: what the limit leaves after the weights,
+    the activation peak, non-torch memory and (where subtracted) the CUDA graphs."""
     p, block = s.profile, s.limits.block_size
-    limit = round(s.limits.memory_fraction * s.total_bytes)
     unbudgeted_draft = 0 if p.draft_weights_budgeted else s.draft_weights_bytes
     uncounted_graphs = 0 if p.cudagraph_subtracted else s.cudagraph_bytes
     counted = s.weights_bytes - unbudgeted_draft + s.torch_peak_increase_bytes + s.non_torch_increase_bytes

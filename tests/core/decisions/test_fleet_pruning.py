@@ -26,11 +26,13 @@ from planner.scenario import Scenario
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.step_cache import RUNS, SIMULATIONS, simulate_one_cached
 
-#: The default scenario's plan needs 89 simulations (capacity runs included) where trying every layout and every K
-#: in full needs 530 (each node type's cheapest layout without speculation and its cheapest with it, at the K that
+#: The default scenario's plan needs 106 simulations (capacity runs included) where trying every layout and every K
+#: in full needs 603 (each node type's cheapest layout without speculation and its cheapest with it, at the K that
 #: needs the fewest nodes, are both found); the bound leaves room for a change of the step model that moves a search
-#: by a few probes. (Sizing the layouts and draft lengths in the search's order took 118.)
-DEFAULT_PLAN_MAX_SIMULATIONS = 100
+#: by a few probes. (It needed 89 before vLLM 0.34, whose KV cache sized after warm-up gives Llama-3.1-70B at TP 1
+#: on an MI300X the most room at one node: that layout is sized in full before TP 2, which needs fewer nodes; sizing
+#: the layouts and draft lengths in the search's order took 118 then.)
+DEFAULT_PLAN_MAX_SIMULATIONS = 120
 
 LOOSE = SLO_PRESETS["server"]
 TIGHT = SLO_PRESETS["interactive"]
@@ -189,10 +191,10 @@ def test_cannot_beat_says_what_sizing_against_that_bound_would_say_at_once(beat_
 
 
 def test_a_layout_sized_first_for_its_promise_keeps_the_tie_of_an_earlier_one_in_the_search_order():
-    """Llama-3.1-70B on 8x MI300X at 3 req/s: TP 2 is sized first (its replica has the most room at one node), TP 1
+    """Llama-3.1-70B on 8x B200 at 3 req/s: TP 2 is sized first (its replica has the most room at one node), TP 1
     after it; both need one node, and the quote keeps TP 1, first in the search's order, as sizing in that order
     (and trying every layout in full) does."""
-    target, node, draft = get_model("Llama-3.1-70B"), get_node("8x-mi300x-192gb"), get_model("meta-llama/Llama-3.2-1B")
+    target, node, draft = get_model("Llama-3.1-70B"), get_node("8x-b200-180gb"), get_model("meta-llama/Llama-3.2-1B")
     traffic = _traffic(3, (2.0, 0.2))
     evaluator = quote_space(target, node, traffic, draft=draft, engine="vllm")
     views = _layouts(evaluator, draft, None)

@@ -93,3 +93,34 @@ def test_unknown_model_name_raises_a_catalog_error():
 def test_text_that_is_not_a_log():
     check = check_log("just some text")
     assert not check.applicable and "no serving-engine" in check.reason
+
+
+#: Lines a vLLM 0.34 start-up prints about memory, written from the format strings of its source
+#: (v1/worker/gpu_worker.py determine_available_memory, v1/worker/extensible_kv_cache.py measure_kv_cache_blocks);
+#: no release line, so the planner must place it by what it says.
+VLLM_034_LINES = """\
+INFO [gpu_model_runner.py:3120] Model loading took 14.99 GiB memory and 6.2 seconds
+INFO [gpu_worker.py:790] Available KV cache memory: 61.40 GiB
+INFO [gpu_worker.py:808] CUDA graph memory profiling is enabled (default since v0.21.0). The current \
+--gpu-memory-utilization=1.0000 is equivalent to --gpu-memory-utilization=0.9893 without CUDA graph memory profiling.
+INFO [extensible_kv_cache.py:703] Memory after warmup: 61.30 GiB free, 0.02 GiB committed to the KV cache, 1.91 GiB \
+kept for transient activations (1.91 GiB allocated at peak, 0.00 GiB of torch reservation growth); 3788 KV cache \
+blocks (59.19 GiB) fit within the requested 79.19 GiB. Torch may reserve up to 17.50 GiB.
+INFO [kv_cache_utils.py:1301] GPU KV cache size: 242,432 tokens
+"""
+
+
+def test_a_log_sized_after_warm_up_is_read_at_its_final_size_and_placed_at_0_34():
+    check = check_log(VLLM_034_LINES, model="meta-llama/Llama-3.1-8B", gpu="h100-sxm-80gb")
+    facts = check.facts
+    assert facts.kv_sized_after_warmup and facts.num_gpu_blocks == 3788
+    assert facts.kv_cache_bytes == round(59.19 * 2**30)  # the final size, not the estimate before warm-up
+    assert check.deployment.engine_profile == "vllm-v1-0.34"
+    assert any("sizes the KV cache after warm-up" in note for note in check.notes)
+
+
+def test_a_log_sized_from_the_graph_subtracting_estimate_is_placed_before_0_34():
+    estimate_only = "\n".join(line for line in VLLM_034_LINES.splitlines() if "Memory after warmup" not in line)
+    check = check_log(estimate_only, model="meta-llama/Llama-3.1-8B", gpu="h100-sxm-80gb")
+    assert not check.facts.kv_sized_after_warmup
+    assert check.deployment.engine_profile == "vllm-v1-0.28"
