@@ -47,6 +47,7 @@ from planner.model.kv_bytes import (
     layer_kv_bytes_per_token,
 )
 from planner.model.weight_bytes import pp_stage_layers, stage_weight_bytes, weight_bytes_per_gpu
+from planner.units import fmt_gib
 
 
 def _draft_on_stage(dep: Deployment, stage: int) -> bool:
@@ -393,6 +394,17 @@ def _assumptions(
             "sized for a first start: the engine compiles the model inside its memory profile and counts the "
             "compiler's temporary memory as activation peak; a restart that finds its compile cache has logged "
             "0.5 to 1.2 GiB more KV cache per GPU (vLLM issues #54122, #54383)"
+        )
+    sizing = profile.measured_kv_sizing
+    if sizing is not None and stage is not None:
+        kept = sizing.kept_free_bytes(dep.gpu.vendor, stage.torch_peak_increase_bytes)
+        floor = sizing.margin_floor_gib.get(dep.gpu.vendor, sizing.margin_floor_gib["nvidia"])
+        notes.append(
+            f"KV cache sized from the memory measured after warm-up (vLLM's extensible KV cache): {fmt_gib(kept, 2)} "
+            f"per GPU kept free, {sizing.in_use_at_start_gib:.2f} GiB in use when the engine starts (the CUDA "
+            f"context, as an H100 start-up log states it; taken for every GPU) and a margin of the larger of "
+            f"{floor:g} GiB and {sizing.margin_fraction_of_peak:g} x the activation peak; a "
+            f"{profile.memory_knob or 'memory fraction'} below 1 caps it"
         )
     if budget_rule(profile).POOLED:
         notes.append(

@@ -71,6 +71,8 @@ def test_the_extensible_cache_keeps_the_start_and_its_margin_free_and_takes_the_
     assert gpu.kv_cache_bytes == gpu.memory_limit_bytes - resident - peak
     before = plan_memory(_dep("Llama-3.1-8B", "h100-sxm-80gb", "0.33.0")).per_gpu
     assert 3.5 * GIB < gpu.kv_cache_bytes - before.kv_cache_bytes < 5.5 * GIB
+    said = next(a for a in plan.assumptions if "measured after warm-up" in a)  # the user is told what is kept free
+    assert f"{(gpu.total_bytes - gpu.memory_limit_bytes) / GIB:.2f} GiB per GPU kept free" in said
 
 
 def test_an_explicit_fraction_caps_the_extensible_cache_as_it_capped_the_estimate():
