@@ -22,6 +22,7 @@ from planner.errors import PlannerError
 from planner.facts import REPO_ROOT
 from planner.model.dtypes import precision_id
 from planner.units import GIB
+from planner.validation.log_check import unversioned_release
 
 CASE_FILES = ("vllm-kv-cases.csv", "vllm_v0190_llmd_logs.csv")
 
@@ -66,12 +67,18 @@ def _flag(text: str, name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _release_by_format(row: dict) -> str | None:
-    """The release a log that prints none is planned at, from its format
-    (data/calibration/log_release_by_format.json)."""
+def _release_by_format(row: dict, engine: str | None) -> str | None:
+    """The release a log that prints none is planned at, from its format (data/calibration/log_release_by_format.json),
+    else from how it says it sized its KV cache, as ``check-log`` places it
+    (:func:`planner.validation.log_check.unversioned_release`)."""
     path = REPO_ROOT / "data" / "calibration" / "log_release_by_format.json"
     entries = {e["case_id"]: e["release"] for e in json.loads(path.read_text(encoding="utf-8"))["logs"]}
-    return entries.get(row.get("case_id", ""))
+    found = entries.get(row.get("case_id", ""))
+    if found is not None or engine is None:
+        return found
+    said = " ".join(str(value) for value in row.values()).lower()
+    profiling = True if "cuda graph memory profiling is enabled" in said else None
+    return unversioned_release(engine, "memory after warmup:" in said, profiling)[0]
 
 
 def _engine(row: dict) -> tuple[str | None, str | None]:
@@ -220,7 +227,7 @@ def case_from_row(row: dict, source_file: str) -> Case:
         dtype=_weight_format(row, match.weight_format),
         kv_dtype=kv_dtype,
         engine=engine,
-        engine_version=version if version and re.match(r"\d", version) else _release_by_format(row),
+        engine_version=version if version and re.match(r"\d", version) else _release_by_format(row, engine),
         memory_fraction=_first_float(row.get("gpu_memory_utilization")),
         max_model_len=_first_int(row.get("max_model_len")),
         max_num_batched_tokens=_first_int(row.get("max_num_batched_tokens"))

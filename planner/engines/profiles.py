@@ -317,6 +317,9 @@ class EngineProfile(_Strict):
     sliding_window_savings: bool
     #: The KV budget subtracts the CUDA-graph estimate (vLLM from 0.20).
     cudagraph_subtracted: bool
+    #: GPU vendors on which the engine skips that estimate, so the graphs stay beside the budget (vLLM 0.20 to 0.25
+    #: on ROCm).
+    cudagraph_unestimated_vendors: tuple[Literal["nvidia", "amd", "other"], ...] = ()
     #: The model is compiled (torch.compile) inside the memory profile, so on a first start the compiler's
     #: temporary memory counts as activation peak (vLLM V1; vLLM issues #54122 and #54383).
     compiles_in_profile: bool = False
@@ -364,6 +367,14 @@ class EngineProfile(_Strict):
     #: What the extensible KV cache keeps free (budget rule ``measured_after_warmup`` only).
     measured_kv_sizing: MeasuredKvSizing | None = None
     source: str
+
+    def subtracts_graphs(self, vendor: str) -> bool:
+        """Whether the KV budget on a GPU of ``vendor`` subtracts the CUDA-graph estimate.
+
+        >>> [engine_profile("vllm", release).subtracts_graphs("amd") for release in ("0.25.0", "0.26.0")]
+        [False, True]
+        """
+        return self.cudagraph_subtracted and vendor not in self.cudagraph_unestimated_vendors
 
     def profile_run_seqs(self, limits: Limits, max_model_len: int) -> int:
         """Sequences the profile run samples (see ``profile_run_sequences``).

@@ -118,7 +118,7 @@ def _weight_format(facts: EngineLogFacts, from_name: str | None) -> str | None:
 
 
 def _engine_version(facts: EngineLogFacts, engine: str, notes: list[str]) -> str | None:
-    """The log's release when the planner profiles it; else the profile matching the log's CUDA-graph behaviour."""
+    """The log's release when the planner profiles it; else where :func:`unversioned_release` places the log."""
     if facts.engine_version:
         try:
             engine_profile(engine, facts.engine_version)
@@ -126,26 +126,41 @@ def _engine_version(facts: EngineLogFacts, engine: str, notes: list[str]) -> str
         except PlannerError:
             notes.append(f"release {facts.engine_version} is outside the profiled ones: newest profile used")
             return None
+    release, why = unversioned_release(engine, facts.kv_sized_after_warmup, facts.cudagraph_profiling_enabled)
+    if why:
+        notes.append(why)
+    return release
+
+
+def unversioned_release(
+    engine: str, sized_after_warmup: bool | None, cudagraph_profiling: bool | None
+) -> tuple[str | None, str | None]:
+    """The release a start-up log that prints none is planned at, and why (None, None: the newest profile).
+
+    A log says how it sized the KV cache: after warm-up (vLLM 0.34's extensible cache, its "Memory after warmup"
+    line), or from its profiling estimate, subtracting the CUDA-graph estimate or not (``cudagraph_profiling``:
+    the line it prints either way, None where it prints none). It is placed at the newest profile that sizes it so.
+
+    >>> unversioned_release("vllm", None, True)
+    ('0.28.0', 'no release in the log; it subtracts CUDA-graph memory: profile vllm-v1-0.28')
+    """
     profiles = engine_profiles(engine)
     measured = [p for p in profiles if p.budget_rule == "measured_after_warmup"]
-    if facts.kv_sized_after_warmup and measured:
-        notes.append(f"no release in the log; it sizes the KV cache after warm-up: profile {measured[-1].id}")
-        return measured[-1].min_version
+    if sized_after_warmup and measured:
+        newest = measured[-1]
+        return newest.min_version, f"no release in the log; it sizes the KV cache after warm-up: profile {newest.id}"
     estimated = [p for p in profiles if p.budget_rule != "measured_after_warmup"]
-    if facts.cudagraph_profiling_enabled is not None and len({p.cudagraph_subtracted for p in estimated}) > 1:
+    if cudagraph_profiling is not None and len({p.cudagraph_subtracted for p in estimated}) > 1:
         # the newest profile that behaves as the log does (a log that states the flag is a recent release; one
         # that sized its cache from an estimate is older than the extensible KV cache)
-        profile = next(p for p in reversed(estimated) if p.cudagraph_subtracted == facts.cudagraph_profiling_enabled)
-        state = "subtracts" if facts.cudagraph_profiling_enabled else "estimates but does not subtract"
-        notes.append(f"no release in the log; it {state} CUDA-graph memory: profile {profile.id}")
-        return profile.min_version
+        profile = next(p for p in reversed(estimated) if p.cudagraph_subtracted == cudagraph_profiling)
+        state = "subtracts" if cudagraph_profiling else "estimates but does not subtract"
+        return profile.min_version, f"no release in the log; it {state} CUDA-graph memory: profile {profile.id}"
     if measured and estimated:  # a log of a KV cache sized after warm-up says so; this one sized it from its estimate
         profile = estimated[-1]
-        notes.append(
-            f"no release in the log, which sizes the KV cache from its profiling estimate: profile {profile.id}"
-        )
-        return profile.min_version
-    return None
+        why = f"no release in the log, which sizes the KV cache from its profiling estimate: profile {profile.id}"
+        return profile.min_version, why
+    return None, None
 
 
 def check_log(

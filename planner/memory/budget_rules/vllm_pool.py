@@ -23,7 +23,7 @@ def pooled(s: StageInputs, limit: int) -> StageBudget:
     the activation peak, non-torch memory and (where subtracted) the CUDA graphs."""
     p, block = s.profile, s.limits.block_size
     unbudgeted_draft = 0 if p.draft_weights_budgeted else s.draft_weights_bytes
-    uncounted_graphs = 0 if p.cudagraph_subtracted else s.cudagraph_bytes
+    uncounted_graphs = 0 if p.subtracts_graphs(s.dep.gpu.vendor) else s.cudagraph_bytes
     counted = s.weights_bytes - unbudgeted_draft + s.torch_peak_increase_bytes + s.non_torch_increase_bytes
     kv = limit - counted - (s.cudagraph_bytes - uncounted_graphs)
     per_token = s.target_kv_per_token + s.draft_kv_per_token

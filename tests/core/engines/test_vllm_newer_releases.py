@@ -17,8 +17,8 @@ from planner.units import GIB
 
 @pytest.mark.parametrize(
     ("release", "profile"),
-    [("0.19.1", "vllm-v1-0.10"), ("0.20.0", "vllm-v1-0.20"), ("0.27.1", "vllm-v1-0.20"), ("0.28.0", "vllm-v1-0.28"),
-     ("0.33.0", "vllm-v1-0.28"), ("0.34.0", "vllm-v1-0.34"), (None, "vllm-v1-0.34")],
+    [("0.19.1", "vllm-v1-0.10"), ("0.20.0", "vllm-v1-0.20"), ("0.25.0", "vllm-v1-0.20"), ("0.27.1", "vllm-v1-0.26"),
+     ("0.28.0", "vllm-v1-0.28"), ("0.33.0", "vllm-v1-0.28"), ("0.34.0", "vllm-v1-0.34"), (None, "vllm-v1-0.34")],
 )  # fmt: skip
 def test_each_release_gets_the_budget_its_source_defines(release, profile):
     assert engine_profile("vllm", release).id == profile
@@ -116,3 +116,13 @@ def test_the_launch_of_the_newest_release_states_its_default_fraction_and_its_fl
     config = launch_config(dep)
     assert config.release == "0.34.0" and config.release_source.endswith("/v0.34.0/vllm/engine/arg_utils.py")
     assert "--gpu-memory-utilization 1.0" in config.command
+
+
+def test_before_0_26_rocm_skips_the_graph_estimate_so_its_graphs_stay_beside_the_budget():
+    """vLLM 0.20-0.25 estimate CUDA-graph memory on CUDA only: on an MI300X the graphs sit outside the budget (the
+    KV cache keeps their share); from 0.26 ROCm is estimated and subtracted like CUDA, and an H100 never differs."""
+    rocm = {r: plan_memory(_dep("Llama-3.1-8B", "mi300x-192gb", r)).per_gpu for r in ("0.25.0", "0.26.0")}
+    assert rocm["0.25.0"].cudagraph_bytes == rocm["0.26.0"].cudagraph_bytes > 0
+    assert rocm["0.25.0"].kv_cache_bytes - rocm["0.26.0"].kv_cache_bytes == rocm["0.26.0"].cudagraph_bytes
+    cuda = {r: plan_memory(_dep("Llama-3.1-8B", "h100-sxm-80gb", r)).per_gpu for r in ("0.25.0", "0.26.0")}
+    assert cuda["0.25.0"].kv_cache_bytes == cuda["0.26.0"].kv_cache_bytes
