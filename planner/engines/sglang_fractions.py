@@ -3,7 +3,7 @@
 
 Each rule is the release's ``ServerArgs.__post_init__`` (``python/sglang/srt/server_args.py`` at its tag); GPU memory
 is nvidia-smi's total in MiB (``get_device_memory_capacity``). From 0.5.3 the reserved-memory rule of
-:class:`planner.engines.profiles.ReservedMemoryRule` applies.
+:class:`planner.engines.default_limits.ReservedMemoryRule` applies.
 
 >>> table = FractionByTp(steps=(TpFraction(min_tp=1, fraction=0.88), TpFraction(min_tp=8, fraction=0.81)),
 ...                      source="")
