@@ -135,6 +135,10 @@ class MeasuredKvSizing(_Strict):
     margin_fraction_of_peak: float = Field(ge=0, le=1)
     source: str
 
+    def margin_floor(self, vendor: str) -> float:
+        """The margin's floor in GiB on a GPU of ``vendor`` (NVIDIA's where the vendor has none of its own)."""
+        return self.margin_floor_gib.get(vendor, self.margin_floor_gib["nvidia"])
+
     def kept_free_bytes(self, vendor: str, peak_bytes: int) -> int:
         """What the sizing keeps free on a GPU of ``vendor`` beside the transient peak: the memory in use at start
         and the margin.
@@ -143,8 +147,7 @@ class MeasuredKvSizing(_Strict):
         >>> round(sizing.kept_free_bytes("nvidia", 2 * GIB) / GIB, 2)  # 0.51 at start + max(1, 0.75 x 2) GiB
         2.01
         """
-        floor = self.margin_floor_gib.get(vendor, self.margin_floor_gib["nvidia"])
-        margin = max(round(floor * GIB), round(self.margin_fraction_of_peak * peak_bytes))
+        margin = max(round(self.margin_floor(vendor) * GIB), round(self.margin_fraction_of_peak * peak_bytes))
         return round(self.in_use_at_start_gib * GIB) + margin
 
 

@@ -398,13 +398,12 @@ def _assumptions(
     sizing = profile.measured_kv_sizing
     if sizing is not None and stage is not None:
         kept = sizing.kept_free_bytes(dep.gpu.vendor, stage.torch_peak_increase_bytes)
-        floor = sizing.margin_floor_gib.get(dep.gpu.vendor, sizing.margin_floor_gib["nvidia"])
         notes.append(
             f"KV cache sized from the memory measured after warm-up (vLLM's extensible KV cache): {fmt_gib(kept, 2)} "
             f"per GPU kept free, {sizing.in_use_at_start_gib:.2f} GiB in use when the engine starts (the CUDA "
             f"context, as an H100 start-up log states it; taken for every GPU) and a margin of the larger of "
-            f"{floor:g} GiB and {sizing.margin_fraction_of_peak:g} x the activation peak; a "
-            f"{profile.memory_knob or 'memory fraction'} below 1 caps it"
+            f"{sizing.margin_floor(dep.gpu.vendor):g} GiB and {sizing.margin_fraction_of_peak:g} x the activation "
+            f"peak; a {profile.memory_knob or 'memory fraction'} below 1 caps it"
         )
     if budget_rule(profile).POOLED:
         notes.append(
