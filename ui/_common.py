@@ -29,6 +29,7 @@ from planner.reports import (
     plain_text,
     screen_table,
 )
+from planner.scenario import Scenario
 from ui._background import browser_session
 from ui._rerun import keep_shown
 from ui._timing import timed
@@ -168,10 +169,15 @@ def scenario_link(query: dict[str, str]) -> str:
     return reports.scenario_link(query, browser)
 
 
-def fleet_engine(engine: str) -> str:
-    """The engine a fleet is quoted with: the sidebar's, with vLLM standing in for plain transformers (which no one
-    serves a fleet with). One place for the Fleet page and its background warm-up."""
-    return engine if engine != "hf" else "vllm"
+def fleet_engine(scenario: Scenario) -> dict[str, str]:
+    """The engine a fleet is quoted with, and its release where the sidebar names one: the sidebar's, with vLLM at
+    its newest profiled release standing in for plain transformers (which no one serves a fleet with). One place
+    for the Fleet page and its background warm-up (the release left out when none is named, so both ask alike)."""
+    if scenario.engine == "hf":
+        return {"engine": "vllm"}
+    return {"engine": scenario.engine} | (
+        {"engine_version": scenario.engine_version} if scenario.engine_version else {}
+    )
 
 
 def export_buttons(build: Callable[[], Report], stem: str, key: str) -> None:

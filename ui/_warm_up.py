@@ -44,7 +44,7 @@ def _plan_default_fleet(jobs: Jobs, activity: Activity) -> None:
             before_all=quiet,
             draft=draft,
             method=method,
-            engine=fleet_engine(scenario.engine),
+            **fleet_engine(scenario),
             kv_dtype=scenario.kv_dtype,
         )
 

@@ -20,6 +20,7 @@ from planner.decisions.search import (
     search,
 )
 from planner.defaults import TRAFFIC_DRAWS
+from planner.engines.profiles import engine_release
 from planner.errors import first_pydantic_error
 from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
 from ui._background import result_or_progress, server_jobs
@@ -120,6 +121,7 @@ def _inputs():
         target=scenario.target, engines=(scenario.engine,), nodes=tuple(nodes), methods=tuple(methods),
         ks=tuple(ks), dtypes=tuple(dtypes), batch_caps=tuple(caps),
         imported=tuple(imported_models().values()),  # an imported target, and imported drafts to try
+        engine_version=scenario.engine_version,  # the sidebar's release, as on the Sizing page
     )  # fmt: skip
     if not rate or not prompt or not output:
         raise PlannerError("requests per second, prompt and output tokens must be above 0", field="workload")
@@ -152,7 +154,7 @@ def _scenario_of(point, workload: SearchWorkload) -> Scenario:
             "draft_dtype": None,
             "kv_dtype": point.kv_dtype,
             "engine": point.engine,
-            "engine_version": None,
+            "engine_version": base.engine_version if point.engine == base.engine else None,  # the release searched
             "memory_fraction": None,
             "max_model_len": workload.max_model_len,
             "k": point.k or base.k,
@@ -242,7 +244,9 @@ if explored is not None:
         margin_checked = _margin_check(result, repr(inputs))
     st.caption(
         f"{len(result.points):,} configurations, {result.fitting_points:,} fit and start, {result.simulated:,} "
-        f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}."
+        f"simulated ({result.seconds:.1f} s). Objectives: {objectives.describe()}. Engine: "
+        + "; ".join(engine_release(engine, space.release()) for engine in space.engines)
+        + "."
     )
     st.radio("Colour by", list(COLOUR_BY), horizontal=True, key="explore_colour", persist_state="page")
     left, right = st.columns(2)

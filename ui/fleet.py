@@ -32,10 +32,10 @@ st.caption(
     "Prices are dated on-demand medians from the price catalog; override them below."
 )
 st.caption(
-    "From the sidebar this page uses the **target**, the **draft**, the **serving engine** and the **KV-cache "
-    "dtype**. Tensor parallelism is chosen per option (every degree the model admits on each node type is tried), "
-    "K likewise (the draft length that needs the fewest nodes), and the max model length is prompt + output "
-    "tokens: the sidebar's node type, TP/PP, weights, K and max model length are not used here."
+    "From the sidebar this page uses the **target**, the **draft**, the **serving engine** and its **release**, "
+    "and the **KV-cache dtype**. Tensor parallelism is chosen per option (every degree the model admits on each "
+    "node type is tried), K likewise (the draft length that needs the fewest nodes), and the max model length is "
+    "prompt + output tokens: the sidebar's node type, TP/PP, weights, K and max model length are not used here."
 )
 
 scenario = current_scenario()
@@ -102,7 +102,7 @@ key = (
         (draft_id, method),
         traffic,
         tuple(chosen),
-        fleet_engine(scenario.engine),
+        tuple(fleet_engine(scenario).items()),
         scenario.kv_dtype,
     )
     if scenario and traffic and chosen
@@ -116,7 +116,7 @@ def _planned(key):
     target_id, (draft_id, method), traffic, node_list, engine, kv_dtype = key
     target, draft = lookup_model(target_id), lookup_model(draft_id) if draft_id else None
     nodes = [get_node(n) for n in node_list]
-    fields = {"draft": draft, "method": method, "engine": engine, "kv_dtype": kv_dtype}
+    fields = {"draft": draft, "method": method, **dict(engine), "kv_dtype": kv_dtype}
 
     def work(job):
         sized = []
@@ -157,7 +157,7 @@ def _sized_so_far(partial) -> None:
 
 def _deployment_of(quoted):
     """The deployment of one quoted option, as the quote sized it."""
-    fields = {"method": method, "engine": key[4], "kv_dtype": key[5]}
+    fields = {"method": method, **dict(key[4]), "kv_dtype": key[5]}
     draft = lookup_model(draft_id) if draft_id else None
     return quoted_deployment(lookup_model(scenario.target), quoted, traffic, draft=draft, **fields)
 

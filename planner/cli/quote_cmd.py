@@ -43,6 +43,7 @@ def _save(args: argparse.Namespace, report, target: str, draft: str | None, node
         method=args.method,
         node=nodes[0],
         engine=args.engine,
+        engine_version=args.engine_version,
         kv_dtype=args.kv_dtype,
         fleet_nodes=tuple(nodes),
         fleet_requests_per_s=traffic.requests_per_s,
@@ -110,6 +111,9 @@ def register(subparsers) -> None:
         "step may take with the quoted replicas still meeting them (beside the planner's measured error)",
     )
     parser.add_argument("--engine", default="vllm", choices=["vllm", "vllm-v0", "sglang", "trtllm"])
+    parser.add_argument(
+        "--engine-version", type=catalog_name, help="engine release, e.g. 0.19.0 (default: the newest profiled)"
+    )
     parser.add_argument("--kv-dtype", default="auto", type=catalog_name)
     parser.add_argument(
         "--export", metavar="FILE", type=export_path, help="also write a report: .json, .html, .md, .xlsx or .pdf"
@@ -144,10 +148,11 @@ def run(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         usd_per_gpu_hour=args.price_usd_per_gpu_hour,
     )
-    quotes, unusable = compare_nodes(target, nodes, traffic, **speculation, engine=args.engine, kv_dtype=args.kv_dtype)
+    engine = {"engine": args.engine, "engine_version": args.engine_version, "kv_dtype": args.kv_dtype}
+    quotes, unusable = compare_nodes(target, nodes, traffic, **speculation, **engine)
     plan = recommend_fleet(traffic, quotes, unusable)
     speculator = draft.id if draft else {"ngram": "n-gram lookup", "mtp": "MTP module"}.get(args.method or "")
-    fields = {"method": args.method, "engine": args.engine, "kv_dtype": args.kv_dtype}
+    fields = {"method": args.method, **engine}
     launched = None
     if args.export and plan.recommended is not None:  # the appendix: the recommended option's launch
         launched = quoted_deployment(target, plan.recommended, traffic, draft=draft, **fields)
@@ -173,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         _save(args, report, target.id, draft.id if draft else None, [n.id for n in nodes], traffic)
     lines = [f"Serving {traffic.requests_per_s:g} req/s of {target.id}" + (f" (+ {speculator})" if speculator else "")]
     lines.append(f"  objectives: {traffic.objectives()}")
+    if quotes:
+        lines.append(f"  engine: {quotes[0].engine_release}")
     if speculator and plan.alpha_basis:
         lines.append(f"  acceptance: {plan.alpha_basis}")
     lines.append(f"  {plan.headline}")

@@ -30,6 +30,7 @@ from planner.cli.common import (
 )
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
 from planner.defaults import MAX_SEARCH_PROCESSES, SERVING_OUTPUT_TOKENS, SERVING_PROMPT_TOKENS
+from planner.engines.profiles import engine_release
 from planner.errors import InputError, first_pydantic_error
 from planner.speed import DATASETS_HELP, DRAWN_DATASETS
 from planner.units import fmt_counted
@@ -82,6 +83,11 @@ def register(subparsers) -> None:
     target.add_argument("--target-config", metavar="PATH", type=path_arg, help="an imported target: its config.json")
     parser.add_argument("--nodes", type=_list, help="node types, comma-separated, or all (default: H100, H200, B200)")
     parser.add_argument("--engines", type=_list, default=("vllm",), help="engines, comma-separated (default vllm)")
+    parser.add_argument(
+        "--engine-version",
+        type=catalog_name,
+        help="the release of the one engine searched, e.g. 0.19.0 (default: the newest profiled)",
+    )
     parser.add_argument("--methods", type=_list, help="none,draft_model,eagle,eagle3,mtp,ngram or all (default all)")
     parser.add_argument("--k", type=_int_range, help="draft lengths, e.g. 1-8 (default) or 2,4")
     parser.add_argument("--tp", type=_int_range, help="TP degrees to try (default: every one the model admits)")
@@ -157,6 +163,8 @@ def _space_fields(args: argparse.Namespace) -> dict:
         fields["drafts"] = args.drafts
     if args.alpha is not None:
         fields["alpha"] = args.alpha
+    if args.engine_version is not None:
+        fields["engine_version"] = args.engine_version
     if args.nodes is not None:
         fields["nodes"] = tuple(n.id for n in list_nodes()) if args.nodes == ("all",) else args.nodes
     if args.methods is not None:
@@ -194,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
         + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in result.stage_seconds.items())
         + ")",
         f"objectives: {objectives.describe()}",
+        *(f"engine: {engine_release(engine, result.space.release())}" for engine in result.space.engines),
         result.headline,
         "frontier (output tok/s per GPU vs per user; cost per million tokens vs TPOT):",
     ]

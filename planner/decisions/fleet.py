@@ -189,6 +189,8 @@ class FleetQuote(BaseModel):
     notes: list[str]
     #: Where the replica's step times come from (measured kernel tables or the roofline), in words.
     speed_source: str = ""
+    #: The engine release whose memory rules and defaults size the replicas, in words (:func:`engine_release`).
+    engine_release: str = ""
     #: The α the speculative option assumes and where it comes from ("no speculation" without a speculator).
     alpha_basis: str = "no speculation"
 

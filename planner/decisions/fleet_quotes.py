@@ -49,6 +49,7 @@ from planner.decisions.search.points import SearchPoint, fleet_figures
 from planner.decisions.search.space import DEFAULT_KS, Objectives, SearchSpace, SearchWorkload
 from planner.decisions.search.speculators import Speculator, why_not_tried
 from planner.deployment import Deployment, default_weight_format
+from planner.engines.profiles import engine_profile, engine_release
 from planner.errors import InputError, PlannerError
 from planner.speed.estimate import SpeedWorkload
 from planner.speed.replica_capacity import CAPACITY_OVER_CLOSED_LOOP
@@ -276,16 +277,20 @@ def quote_space(
     """The design-space search restricted to what a quote of ``node`` compares: every layout the search tries (each
     TP the model admits, PP 2 where no TP layout holds the weights; ``tps`` to restrict them), the quote's precision
     and the engine's own batch cap, without speculation and with the quote's speculator (``draft``, or the
-    draft-free ``method`` of ``fields``) at every draft length of the search's K axis. ``fields``: the ``engine``,
-    ``dtype`` and ``kv_dtype`` (their defaults where absent). ``base``: a deployment whose other settings (engine
-    release, memory fraction, token budget, batch cap) every point keeps (``SearchSpace.base``)."""
+    draft-free ``method`` of ``fields``) at every draft length of the search's K axis. ``fields``: the ``engine``, its
+    release (``engine_version``), ``dtype`` and ``kv_dtype`` (their defaults where absent). ``base``: a deployment
+    whose other settings (engine release, memory fraction, token budget, batch cap) every point keeps
+    (``SearchSpace.base``)."""
     engine = fields.pop("engine", None) or "vllm"
+    release = fields.pop("engine_version", None)
     dtype = fields.pop("dtype", None) or default_weight_format(target)
     kv = fields.pop("kv_dtype", None) or "auto"
     kind = _speculator_kind(draft, fields.pop("method", None))
     if fields:
         name = next(iter(fields))
-        raise InputError(name, fields[name], "a quote takes the draft, method, engine, dtype and kv_dtype")
+        raise InputError(
+            name, fields[name], "a quote takes the draft, method, engine, engine_version, dtype and kv_dtype"
+        )
     space = SearchSpace.build(
         target=target.id,
         nodes=(node.id,),
@@ -299,6 +304,7 @@ def quote_space(
         alpha=traffic.alpha,
         imported=tuple(m for m in (target, draft) if m is not None and _not_in_catalog(m)),
         base=base,
+        engine_version=release,
     )
     workload = SearchWorkload(
         requests_per_s=traffic.requests_per_s, prompt_tokens=traffic.prompt_tokens, output_tokens=traffic.output_tokens
@@ -390,6 +396,8 @@ def _quote(plain: _Layout, spec: _Layout) -> FleetQuote:
     dep = spec.spec_dep if spec.spec_dep is not None else plain.dep
     step_source = speed_source(dep)
     notes.append(f"{dep.node_id or dep.gpu.id} step times: {step_source}")
+    release = engine_release(dep.engine, dep.engine_version)
+    notes.append(f"memory rules and engine defaults: {release}")
     return FleetQuote(
         node=dep.node_id or f"{dep.gpu_count}x {dep.gpu.id}",
         tp=with_spec.tp if chosen and with_spec is not None else without.tp,
@@ -407,6 +415,7 @@ def _quote(plain: _Layout, spec: _Layout) -> FleetQuote:
         savings_frac=savings,
         notes=notes,
         speed_source=step_source,
+        engine_release=release,
         alpha_basis=spec.alpha_note,
     )
 
@@ -531,6 +540,8 @@ def compare_nodes(target, nodes, traffic: Traffic, *, draft=None, **fields) -> t
     """The best quote on each node type, cheapest first, and the node types that cannot serve the model
     (``fields`` as :func:`best_quote_on_node` takes them, ``exhaustive`` included)."""
     check_context(target, traffic)
+    if fields.get("engine_version") is not None:  # a release the engine never had is the request's fault, not a node's
+        engine_profile(fields.get("engine") or "vllm", fields["engine_version"])
     quotes, unusable = [], []
     for node in nodes:
         try:

@@ -154,6 +154,10 @@ class MeasuredKvSizing(_Strict):
 # ----- profiles ----------------------------------------------------------------------------------
 
 
+#: The ``max_version`` of a profile in data/engines.json that covers every later release.
+OPEN_ENDED_VERSION = "99.0.0"
+
+
 class EngineProfile(_Strict):
     """One engine release range: its budget rule, how its components are estimated, and its defaults."""
 
@@ -223,6 +227,19 @@ class EngineProfile(_Strict):
     #: What the extensible KV cache keeps free (budget rule ``measured_after_warmup`` only).
     measured_kv_sizing: MeasuredKvSizing | None = None
     source: str
+
+    def releases(self) -> str:
+        """The releases the profile covers, in words.
+
+        >>> engine_profile("vllm", "0.21.0").releases(), engine_profile("vllm").releases()
+        ('vLLM (V1 engine) from 0.20.0, before 0.26.0', 'vLLM (V1 engine) from 0.34.0 on')
+        >>> engine_profile("trtllm").releases()
+        'TensorRT-LLM, every release'
+        """
+        first = "" if parse_version(self.min_version) == parse_version("0") else f" from {self.min_version}"
+        if parse_version(self.max_version) >= parse_version(OPEN_ENDED_VERSION):
+            return f"{self.engine_name}{first} on" if first else f"{self.engine_name}, every release"
+        return f"{self.engine_name}{first}, before {self.max_version}"
 
     def subtracts_graphs(self, vendor: str) -> bool:
         """Whether the KV budget on a GPU of ``vendor`` subtracts the CUDA-graph estimate.
@@ -433,11 +450,29 @@ def engine_profile(engine: str, version: str | None = None) -> EngineProfile:
     for profile in candidates:
         if parse_version(profile.min_version) <= wanted < parse_version(profile.max_version):
             return profile
-    ranges = ", ".join(f"[{p.min_version}, {p.max_version})" for p in candidates)
+    ranges = ", ".join(
+        f"{p.min_version} or later"
+        if parse_version(p.max_version) >= parse_version(OPEN_ENDED_VERSION)
+        else f"[{p.min_version}, {p.max_version})"
+        for p in candidates
+    )
     raise InputError("engine_version", version, f"a {engine} release in {ranges}")
 
 
 register_cache(engine_profile)
+
+
+def engine_release(engine: str, version: str | None) -> str:
+    """The release of ``engine`` asked for (None: the newest profiled) and the profile that sizes it, in words.
+
+    >>> engine_release("vllm", None)
+    'the newest profiled release: vLLM (V1 engine) from 0.34.0 on (profile vllm-v1-0.34)'
+    >>> engine_release("vllm", "0.19.1")
+    'release 0.19.1: vLLM (V1 engine) from 0.10.0, before 0.20.0 (profile vllm-v1-0.10)'
+    """
+    profile = engine_profile(engine, version)
+    which = f"release {version}" if version else "the newest profiled release"
+    return f"{which}: {profile.releases()} (profile {profile.id})"
 
 
 def resolve_limits(dep: Deployment, profile: EngineProfile) -> Limits:

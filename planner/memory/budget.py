@@ -384,7 +384,7 @@ def _assumptions(
     dep: Deployment, profile: EngineProfile, limits: Limits, device, stage: StageInputs | None = None
 ) -> list[str]:
     notes = [
-        f"engine profile {profile.id} (releases {profile.min_version} to <{profile.max_version}): {profile.source}",
+        f"engine profile {profile.id} ({profile.releases()}): {profile.source}",
         f"{profile.memory_knob or 'memory'} = {limits.memory_fraction:.3f}; max_num_batched_tokens = "
         f"{limits.max_num_batched_tokens:,}; max_num_seqs = {limits.max_num_seqs:,}; block size {limits.block_size}",
         _calibration_note(),

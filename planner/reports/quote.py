@@ -408,6 +408,8 @@ def quote_report(
         inputs={
             "Target": target,
             "Draft": draft or "none",
+            "Serving engine": "; ".join(dict.fromkeys(q.engine_release for q in quotes if q.engine_release))
+            or "not recorded",
             "Requests per second": f"{t.requests_per_s:,.4g}",
             "Prompt tokens": f"{t.prompt_tokens:,}",
             "Output tokens": f"{t.output_tokens:,}",

@@ -115,3 +115,16 @@ def test_an_imported_target_is_searched_like_the_catalogs(tmp_path):
     headline = (at.success or at.warning)[0].value
     assert headline.startswith(("Cheapest configuration that meets every objective", "No configuration"))
     assert at.selectbox(key="explore_pick").options
+
+
+def test_the_sidebars_engine_release_is_searched_stated_and_kept_by_a_point_made_the_scenario():
+    at = page("explore.py")
+    at.run(timeout=TIMEOUT_S)
+    at.sidebar.text_input(key="scenario_engine_version").set_value("0.19.0")
+    _run(at)
+    assert not at.exception
+    assert any("Engine: release 0.19.0: vLLM (V1 engine) from 0.10.0, before 0.20.0" in c.value for c in at.caption)
+    at.button(key="explore_apply").click()
+    _run(at)
+    assert at.success[0].value.startswith("The scenario is now ")
+    assert at.session_state["scenario_engine_version"] == "0.19.0"

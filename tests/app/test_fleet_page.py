@@ -96,3 +96,15 @@ def test_each_options_speed_margin_is_found_when_asked():
     assert margins["Against the planner's error"].str.contains("median error").all()
     at.run()  # a later run keeps the check (the button's click is remembered for these inputs)
     assert any("Speed margin" in d.value.columns for d in at.dataframe)
+
+
+def test_the_sidebars_engine_release_sizes_the_quote_and_is_stated():
+    at = page("fleet.py").run()
+    at.multiselect(key="fleet_nodes").set_value(["8x-h100-sxm-80gb"]).run()
+    newest = " ".join(m.value for m in at.markdown)
+    assert "the newest profiled release: vLLM (V1 engine) from 0.34.0 on" in newest
+    at.sidebar.text_input(key="scenario_engine_version").set_value("0.19.0").run()
+    assert not at.exception
+    older = " ".join(m.value for m in at.markdown)
+    assert "release 0.19.0: vLLM (V1 engine) from 0.10.0, before 0.20.0 (profile vllm-v1-0.10)" in older
+    assert "newest profiled release" not in older

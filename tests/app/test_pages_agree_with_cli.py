@@ -1,4 +1,4 @@
-"""One answer per question: 21 scenarios through the pages (AppTest) and the command line (``--json``) give the
+"""One answer per question: 22 scenarios through the pages (AppTest) and the command line (``--json``) give the
 same headline figures, for every speculator kind (draft model, EAGLE and EAGLE-3 heads, MTP, n-gram) and every page
 with figures (Sizing, Performance, Draft Selection, Fleet & Quote).
 
@@ -106,6 +106,10 @@ CASES = {
     "fleet-8b-eagle3": Case(
         "fleet", {"target": LLAMA8, "draft": EAGLE3, "fleet_requests_per_s": 5.0, "fleet_nodes": (H100,)}
     ),
+    "fleet-8b-1b-vllm-0.19": Case(
+        "fleet",
+        {"target": LLAMA8, "engine_version": "0.19.0", "fleet_requests_per_s": 30.0, "fleet_nodes": (H100, L40S)},
+    ),
 }
 
 
@@ -186,6 +190,7 @@ def _draft_selection(case: Case, s: Scenario, at: AppTest) -> None:
 def _fleet(case: Case, s: Scenario, at: AppTest) -> None:
     # the Fleet page uses the scenario's target, speculator, engine and KV dtype; it sizes its own layouts
     flags = ["--target", s.target, "--engine", s.engine, "--kv-dtype", s.kv_dtype]
+    flags += ["--engine-version", s.engine_version] if s.engine_version else []
     flags += ["--method", s.method] if s.method else ["--draft", s.draft] if s.draft else []
     for node in s.fleet_nodes:
         flags += ["--node", node]
@@ -194,6 +199,8 @@ def _fleet(case: Case, s: Scenario, at: AppTest) -> None:
     flags += ["--ttft-slo-ms", str(s.fleet_ttft_slo_ms), "--percentile", str(s.fleet_percentile)]
     cli = _cli(["quote", *flags])
     assert cli["verdict"] in _texts(at)
+    assumptions = " ".join(m.value for m in at.markdown)
+    assert all(q["engine_release"] in assumptions for q in cli["quotes"])  # the release each quote ran
     if cli["alpha"] is not None:
         assert any(f"α = {cli['alpha']:.2f}" in c.value for c in at.caption)
     if cli["saving"]:
@@ -211,7 +218,7 @@ def test_the_page_and_the_command_line_give_the_same_headline(name):
 
 
 def test_the_cases_cover_every_speculator_kind_and_every_page_with_figures():
-    assert len(CASES) == 21
+    assert len(CASES) == 22
     kinds = {
         "ngram" if c.scenario.get("method") == "ngram" else "mtp" if c.scenario.get("method") == "mtp"
         else "eagle3" if c.scenario.get("draft") == EAGLE3 else "eagle" if c.scenario.get("draft") == EAGLE

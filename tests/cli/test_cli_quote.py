@@ -108,3 +108,17 @@ def test_quote_finds_each_options_speed_margin_when_asked(tmp_path):
     assert "speed margin: the quoted" in text and "longer" in text
     plain = json.loads(run_cli(*args.split()[:-1], "--json", check=True).stdout)
     assert plain["speed_margins"] == []  # not asked: nothing more is simulated
+
+
+def test_the_quote_runs_the_engine_release_asked_for_and_says_so():
+    quote = ("quote", "--target", "Llama-3.1-8B", "--node", "1x-h100-sxm-80gb", "--requests-per-s", "2")
+    older = json.loads(run_cli(*quote, "--engine-version", "0.19.0", "--json", check=True).stdout)
+    newest = json.loads(run_cli(*quote, "--json", check=True).stdout)
+    assert "release 0.19.0" in older["quotes"][0]["engine_release"]
+    assert "newest profiled release" in newest["quotes"][0]["engine_release"]
+    assert older["quotes"][0]["kv_concurrency_limit"] < newest["quotes"][0]["kv_concurrency_limit"]
+    text = run_cli(*quote, "--engine-version", "0.19.0", check=True).stdout
+    assert "engine: release 0.19.0: vLLM (V1 engine) from 0.10.0, before 0.20.0" in text
+    refused = run_cli(*quote, "--engine-version", "0.5.0")
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "engine_version" in refused.stderr and "0.34.0 or later" in refused.stderr

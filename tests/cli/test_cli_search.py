@@ -76,6 +76,8 @@ def test_a_concurrency_and_a_dataset_are_accepted():
         ("--requests-per-s", "1", "--processes", "9"),
         ("--requests-per-s", "1", "--processes", "0"),
         ("--requests-per-s", "1", "--processes", "two"),
+        ("--requests-per-s", "1", "--engine-version", "0.5.0"),
+        ("--requests-per-s", "1", "--engines", "vllm,sglang", "--engine-version", "0.19.0"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args):
@@ -189,3 +191,11 @@ def test_drafts_are_named_as_anywhere_else_and_an_unknown_one_is_refused():
     assert {p["draft"] for p in json.loads(proc.stdout)["points"]} == {None, "meta-llama/Llama-3.2-1B"}
     proc = run_cli(*SMALL, "--drafts", "no-such-draft", "--requests-per-s", "4")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "no-such-draft" in proc.stderr
+
+
+def test_a_search_runs_the_release_asked_for_and_says_so():
+    small = [*SMALL[:5], "--methods", "none", *SMALL[7:], "--requests-per-s", "2"]
+    older = run_cli(*small, "--engine-version", "0.19.0", check=True).stdout
+    assert "engine: release 0.19.0: vLLM (V1 engine) from 0.10.0, before 0.20.0 (profile vllm-v1-0.10)" in older
+    newest = run_cli(*small, check=True).stdout
+    assert "engine: the newest profiled release: vLLM (V1 engine)" in newest

@@ -254,7 +254,7 @@ class Evaluator:
                 drafts=space.drafts,
                 extra=extra,
                 alpha=AlphaGiven(space.alpha, space.entered_alpha, tuple(sorted(space.measured_alphas.items()))),
-                engine_version=space.base.engine_version if space.base is not None else None,
+                engine_version=space.release(),
                 target_tp=space.tps[0] if space.tps is not None and len(space.tps) == 1 else 1,
             )
         return found
@@ -315,7 +315,8 @@ class Evaluator:
         if base is not None:  # the scenario's other settings kept; its draft, method and their knobs set by the point
             changes = {
                 "tp": tp, "pp": pp, "dtype": dtype, "kv_dtype": kv, "engine": engine, "max_num_seqs": cap,
-                "draft": None, "method": None, "draft_tp": None, "draft_dtype": None,
+                "engine_version": self.space.release(), "draft": None, "method": None, "draft_tp": None,
+                "draft_dtype": None,
             }  # fmt: skip
             if base.node_id is not None:  # a deployment given by its GPUs alone keeps them
                 changes |= {"gpu": get_gpu(node.gpu), "gpu_count": node.gpu_count, "node_id": node.id}
@@ -330,6 +331,7 @@ class Evaluator:
             engine=engine,
             max_num_seqs=cap,
             max_model_len=self.workload.max_model_len,
+            engine_version=self.space.engine_version,
             **extra,
             **fields,
         )

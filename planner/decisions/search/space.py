@@ -27,6 +27,7 @@ from planner.defaults import (
     serving_lengths,
 )
 from planner.deployment import ENGINES, Deployment
+from planner.engines.profiles import engine_profile
 from planner.errors import InputError, PlannerError, first_pydantic_error
 from planner.input_types import bounds_of
 from planner.speed.serving_workload import Dataset, ServingWorkload, datasets
@@ -178,6 +179,9 @@ class SearchSpace(BaseModel):
     #: memory fraction, token budget, GPU memory): a search around a scenario, as the decision matrix asks. None:
     #: every such knob at its default, sized for the workload's longest request, PP 2 only where no TP layout fits.
     base: Deployment | None = None
+    #: The release of the engine searched that every point runs (None: ``base``'s, else the newest profiled): its
+    #: memory rules, defaults and the methods it runs follow it, as on the Sizing page.
+    engine_version: str | None = Field(default=None, min_length=1, max_length=40)
 
     @classmethod
     def build(cls, **fields) -> SearchSpace:
@@ -254,6 +258,24 @@ class SearchSpace(BaseModel):
             ids = tuple(dict.fromkeys(self.model(d, "drafts").id for d in self.drafts))
             object.__setattr__(self, "drafts", ids)
         return self
+
+    @model_validator(mode="after")
+    def _known_release(self) -> SearchSpace:
+        """A release is of the one engine searched, in one of its profiled ranges (the ranges named otherwise)."""
+        if self.engine_version is not None:
+            if len(self.engines) != 1:
+                tried = f"{len(self.engines)}: {', '.join(self.engines)}"
+                raise InputError(
+                    "engine_version", self.engine_version, f"a release of one engine (the search tries {tried})"
+                )
+            engine_profile(self.engines[0], self.engine_version)
+        return self
+
+    def release(self) -> str | None:
+        """The engine release every point runs: :attr:`engine_version`, else ``base``'s (None: the newest profiled)."""
+        if self.engine_version is not None:
+            return self.engine_version
+        return self.base.engine_version if self.base is not None else None
 
     def precisions(self) -> list[tuple[str, str]]:
         """(weight format, KV dtype) pairs."""
