@@ -5,7 +5,8 @@ step model pads a batch to (:mod:`planner.speed.cuda_graphs`), from one place.
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.engines.profiles import engine_profile
 >>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), engine="vllm-v0")
->>> len(captured_sizes(dep, engine_profile("vllm-v0"), 256)), captured_sizes(dep, engine_profile("vllm-v0"), 256)[-1]
+>>> sizes = captured_sizes(dep, engine_profile("vllm-v0"), 256, 8192)
+>>> len(sizes), sizes[-1]
 (35, 256)
 """
 
@@ -35,9 +36,9 @@ class EngineGraphs(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     engine: str
-    ladder: Literal["vllm", "vllm_v0", "sglang", "trtllm", "none"]
+    ladder: Literal["vllm_v1", "vllm_v0", "sglang", "trtllm", "none"]
     largest: Literal[
-        "engine_profile_rule", "vllm_v0_max_num_seqs", "sglang_cuda_graph_max_bs",
+        "vllm_v1_release_rule", "vllm_v0_max_num_seqs", "sglang_cuda_graph_max_bs",
         "trtllm_default_128", "none",
     ]  # fmt: skip
     unit: Literal["tokens", "seqs"]
@@ -46,11 +47,39 @@ class EngineGraphs(BaseModel):
     source: str = Field(min_length=1)
 
 
+class VllmV1Release(BaseModel):
+    """How vLLM V1 chooses its captured sizes from one release on (``vllm_v1_releases`` in ``data/cuda_graphs.json``,
+    each transcribing ``VllmConfig._set_cudagraph_sizes`` of that release)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    from_version: str
+    #: The platform's largest size (``default_max_graph_size``), by GPU where it differs, and by model class where the
+    #: model's config hook sets the largest size outright (then no decode sizes are appended).
+    ceiling: int = Field(ge=1)
+    ceiling_by_gpu: dict[str, int]
+    ceiling_by_architecture: dict[str, int]
+    #: Above 256 tokens the grid steps by 8 (up to 0.11.0) or 16.
+    stride_above_256: Literal[8, 16]
+    #: The largest size is ``max_num_seqs · 2 · (1 + K)`` with speculation (else ``max_num_seqs · 2``).
+    query_len_in_ceiling: bool
+    #: ``max_num_batched_tokens`` is captured too where it lies within the largest size.
+    captures_max_num_batched_tokens: bool
+    #: With speculation, the uniform decode sizes ``n · (1 + K)`` of a request-count grid are captured too.
+    uniform_decode_sizes: bool
+    #: Without speculation, ``max_num_seqs`` is captured too where it lies within the largest size.
+    captures_max_num_seqs: bool
+    #: With speculation, every size is rounded up to a multiple of ``1 + K`` (full decode graphs).
+    rounds_to_query_len: bool
+    source: str = Field(min_length=1)
+
+
 class GraphsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     description: str
     engines: list[EngineGraphs]
+    vllm_v1_releases: list[VllmV1Release] = Field(min_length=1)
 
 
 @data_cache
@@ -60,15 +89,94 @@ def engine_graphs() -> dict[str, EngineGraphs]:
     return {entry.engine: entry for entry in parsed.engines}
 
 
-def vllm_capture_sizes(largest: int) -> tuple[int, ...]:
-    """vLLM V1's default capture sizes (tokens) up to ``largest``.
+@data_cache
+def vllm_v1_releases() -> tuple[VllmV1Release, ...]:
+    """vLLM V1's capture rules, oldest release first."""
+    parsed = load_model(GRAPHS_FILE, GraphsFile)
+    return tuple(sorted(parsed.vllm_v1_releases, key=lambda r: parse_version(r.from_version)))
 
-    >>> len(vllm_capture_sizes(512)), vllm_capture_sizes(16)
-    (51, (1, 2, 4, 8, 16))
+
+def vllm_v1_release(version: str | None) -> VllmV1Release:
+    """The capture rule of vLLM ``version`` (None: the newest; a release before the first rule read: the first).
+
+    >>> [vllm_v1_release(v).from_version for v in ("0.19.0", None, "0.8.5")]
+    ['0.13.0', '0.34.0', '0.10.0']
+    """
+    rules = vllm_v1_releases()
+    if version is None:
+        return rules[-1]
+    wanted = parse_version(version)
+    return next((r for r in reversed(rules) if parse_version(r.from_version) <= wanted), rules[0])
+
+
+def _request_counts(max_reqs: int) -> list[int]:
+    """vLLM's request-count grid for uniform decode sizes (``request_counts`` in ``_set_cudagraph_sizes``)."""
+    counts = {n for n in (1, 2, 4) if n <= max_reqs}
+    counts |= set(range(8, min(max_reqs + 1, 256), 8)) | set(range(256, max_reqs + 1, 16)) | {max_reqs}
+    return sorted(counts)
+
+
+def vllm_v1_capture_sizes(
+    rule: VllmV1Release,
+    *,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    query_len: int = 1,
+    gpu: str = "",
+    architectures: tuple[str, ...] = (),
+) -> tuple[int, ...]:
+    """vLLM V1's captured sizes (tokens) under ``rule``: the grid up to the largest size, what the release adds to
+    it, and, with speculation (``query_len`` = 1 + K tokens per sequence), its rounding.
+
+    Llama on an H100 at vLLM's server defaults (1,024 sequences, 8,192 tokens): 51 sizes up to 512 without a draft;
+    with a draft at K = 5, 0.19 rounds them to 48 multiples of 6 (up to 498) and 0.34 adds 6 and 12 to the 51:
+
+    >>> new, old = vllm_v1_release(None), vllm_v1_release("0.19.0")
+    >>> len(vllm_v1_capture_sizes(new, max_num_seqs=1024, max_num_batched_tokens=8192))
+    51
+    >>> sizes = vllm_v1_capture_sizes(old, max_num_seqs=1024, max_num_batched_tokens=8192, query_len=6)
+    >>> len(sizes), sizes[:4], sizes[-1]
+    (48, (6, 12, 18, 24), 498)
+    >>> sizes = vllm_v1_capture_sizes(new, max_num_seqs=1024, max_num_batched_tokens=8192, query_len=6)
+    >>> len(sizes), sizes[:6], sizes[-1]
+    (53, (1, 2, 4, 6, 8, 12), 512)
+    """
+    base = rule.ceiling_by_gpu.get(gpu, rule.ceiling)
+    by_model = rule.ceiling_by_architecture
+    set_by_model = next((by_model[a] for a in architectures if a in by_model), None)
+    speculative = query_len > 1
+    extra: list[int] = []
+    if set_by_model is not None:
+        largest = set_by_model
+    else:
+        largest = min(max_num_seqs * 2 * (query_len if rule.query_len_in_ceiling else 1), base)
+        if rule.uniform_decode_sizes and speculative:
+            extra = [n * query_len for n in _request_counts(min(max_num_seqs, base)) if n * query_len <= largest]
+        elif rule.captures_max_num_seqs and not speculative and max_num_seqs <= largest:
+            extra = [max_num_seqs]
+    largest = min(largest, max_num_batched_tokens)
+    sizes = list(vllm_capture_sizes(largest, rule.stride_above_256))
+    if rule.captures_max_num_batched_tokens and max_num_batched_tokens <= largest:
+        sizes.append(max_num_batched_tokens)
+    sizes += [n for n in extra if n <= max_num_batched_tokens]
+    ordered = sorted(set(sizes))
+    if rule.rounds_to_query_len and speculative and ordered:
+        top = ordered[-1]
+        rounded = {up for n in ordered if (up := -(-n // query_len) * query_len) <= top}
+        ordered = sorted(rounded) or ([query_len] if query_len <= top else [])
+    return tuple(ordered)
+
+
+def vllm_capture_sizes(largest: int, stride_above_256: int = 16) -> tuple[int, ...]:
+    """vLLM V1's grid of capture sizes (tokens) up to ``largest``: 1, 2, 4, every 8 below 256, then every
+    ``stride_above_256`` (16; 8 up to 0.11.0).
+
+    >>> len(vllm_capture_sizes(512)), vllm_capture_sizes(16), len(vllm_capture_sizes(512, 8))
+    (51, (1, 2, 4, 8, 16), 67)
     """
     sizes = [s for s in (1, 2, 4) if s <= largest]
     sizes += range(8, min(256, largest + 1), 8)
-    sizes += range(256, largest + 1, 16)
+    sizes += range(256, largest + 1, stride_above_256)
     return tuple(sizes)
 
 
@@ -132,11 +240,6 @@ def trtllm_capture_sizes(max_batch: int = TRTLLM_GRAPH_MAX_BATCH) -> tuple[int, 
     return tuple(sizes)
 
 
-def _largest_by_profile(dep: Deployment, profile, max_num_seqs: int) -> int:
-    rule = profile.cudagraph_capture
-    return rule.largest(dep, max_num_seqs) if rule is not None else min(2 * max_num_seqs, 512)
-
-
 def _largest_sglang(dep: Deployment, profile, max_num_seqs: int) -> int:
     total = dep.gpu_memory_bytes or device_total_bytes(dep.gpu).bytes
     return profile.default_limits.cuda_graph_max_bs(sglang_gpu_mib(dep, total), dep.tp)
@@ -145,7 +248,6 @@ def _largest_sglang(dep: Deployment, profile, max_num_seqs: int) -> int:
 #: How each ``largest`` rule sets the largest captured size from the deployment, its engine profile and its
 #: request cap.
 LARGEST_RULES = {
-    "engine_profile_rule": _largest_by_profile,
     "vllm_v0_max_num_seqs": lambda dep, profile, max_num_seqs: vllm_v0_largest(max_num_seqs, dep.engine_version),
     "sglang_cuda_graph_max_bs": _largest_sglang,
     "trtllm_default_128": lambda dep, profile, max_num_seqs: TRTLLM_GRAPH_MAX_BATCH,
@@ -154,7 +256,6 @@ LARGEST_RULES = {
 #: The capture-size ladder of each ``ladder`` rule, up to the largest size (with a draft or without, the request cap
 #: given).
 LADDERS = {
-    "vllm": lambda largest, speculative, max_num_seqs: vllm_capture_sizes(largest),
     "vllm_v0": lambda largest, speculative, max_num_seqs: vllm_v0_capture_sizes(largest),
     "sglang": lambda largest, speculative, max_num_seqs: sglang_capture_sizes(
         largest, speculative=speculative, max_running=max_num_seqs
@@ -163,11 +264,22 @@ LADDERS = {
 }
 
 
-def captured_sizes(dep: Deployment, profile, max_num_seqs: int) -> tuple[int, ...]:
+def captured_sizes(dep: Deployment, profile, max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, ...]:
     """The batch sizes ``dep``'s engine captures graphs at (ascending, in its rule's unit), its engine profile
-    ``profile`` and request cap ``max_num_seqs`` given: none with ``enforce_eager`` or a rule of ``none``."""
+    ``profile``, request cap ``max_num_seqs`` and token budget ``max_num_batched_tokens`` given: none with
+    ``enforce_eager`` or a rule of ``none``."""
     rule = engine_graphs().get(dep.engine)
     if dep.enforce_eager or rule is None or rule.ladder == "none" or rule.largest == "none":
         return ()
+    if rule.ladder == "vllm_v1":
+        architectures = dep.target.config.get("architectures") or []
+        return vllm_v1_capture_sizes(
+            vllm_v1_release(dep.engine_version),
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens,
+            query_len=1 + dep.num_speculative_tokens if dep.is_speculative else 1,
+            gpu=dep.gpu.id,
+            architectures=tuple(architectures) if isinstance(architectures, list) else (),
+        )
     largest = LARGEST_RULES[rule.largest](dep, profile, max_num_seqs)
     return LADDERS[rule.ladder](largest, dep.is_speculative, max_num_seqs)

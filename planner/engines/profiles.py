@@ -87,27 +87,6 @@ class HybridKvGroups(_Strict):
     source: str
 
 
-class CudagraphCapture(_Strict):
-    """vLLM V1's largest CUDA-graph batch: ``max_num_seqs · 2``, or ``max_num_seqs · (1 + K)`` with speculation
-    (each sequence verifies K draft tokens plus one), capped at ``max_size`` (``max_size_by_gpu`` on the GPUs
-    it lists, data-centre Blackwell)."""
-
-    per_seq_without_speculation: int = Field(ge=1)
-    max_size: int = Field(ge=1)
-    max_size_by_gpu: dict[str, int] = {}
-    #: Model classes whose vLLM config hook sets the largest size outright (gpt-oss: 1,024).
-    size_by_architecture: dict[str, int] = {}
-    source: str
-
-    def largest(self, dep: Deployment, seqs: int) -> int:
-        architectures = dep.target.config.get("architectures") or []
-        for name in architectures if isinstance(architectures, list) else []:
-            if name in self.size_by_architecture:
-                return self.size_by_architecture[name]
-        per_seq = 1 + dep.num_speculative_tokens if dep.is_speculative else self.per_seq_without_speculation
-        return min(seqs * per_seq, self.max_size_by_gpu.get(dep.gpu.id, self.max_size))
-
-
 class RejectionSamplerWarmup(_Strict):
     """vLLM V1's start-up sampler warm-up with a speculative config also runs the rejection sampler: one more
     sampler pass over ``max_num_seqs`` rows of the vocabulary while ``kept_logit_rows_per_seq`` rows per
@@ -222,8 +201,6 @@ class EngineProfile(_Strict):
     rope_cache_in_weights: bool = False
     #: An MTP module keeps its own LM head (``shared_head.head``) beside the target's (older vLLM releases).
     mtp_keeps_own_lm_head: bool = False
-    #: How the largest CUDA-graph batch follows max_num_seqs and speculation (None: ``min(2 · seqs, 512)``).
-    cudagraph_capture: CudagraphCapture | None = None
     #: What the extensible KV cache keeps free (budget rule ``measured_after_warmup`` only).
     measured_kv_sizing: MeasuredKvSizing | None = None
     source: str
@@ -485,7 +462,7 @@ def resolve_limits(dep: Deployment, profile: EngineProfile) -> Limits:
     tokens, seqs = profile.default_limits.batch(dep, total)  # type: ignore[attr-defined]
     tokens = dep.max_num_batched_tokens or tokens
     seqs = dep.max_num_seqs or seqs
-    captures = len(captured_sizes(dep, profile, seqs))
+    captures = len(captured_sizes(dep, profile, seqs, tokens))
     return Limits(
         memory_fraction=fraction,
         block_size=profile.block_size,

@@ -4,9 +4,11 @@ A captured graph replays a fixed shape, so an engine pads a batch up to the next
 sequences runs as 40 on vLLM) and runs a batch above the largest one, or one it did not capture, without graphs:
 
 * **vLLM V1** captures token counts ``[1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16)``, ``max`` from
-  ``max_num_seqs`` (× 2, or × (1 + K) with a draft; capped at 512) (``vllm/config/vllm.py``
-  ``VllmConfig._set_cudagraph_sizes``; the cap rule is ``cudagraph_capture`` in ``data/engines.json``). Uniform
-  decode steps replay full graphs and mixed prefill/decode steps piecewise ones, both padded in tokens
+  ``max_num_seqs`` (× 2, and × (1 + K) with a draft from 0.13; capped at 512, 1,024 on data-centre Blackwell from
+  0.28, and at ``max_num_batched_tokens``), with what each release adds (the token budget from 0.21, a draft's
+  uniform decode sizes from 0.29) and, from 0.11.1 to 0.33, a draft's sizes rounded up to multiples of 1 + K
+  (``vllm/config/vllm.py`` ``VllmConfig._set_cudagraph_sizes``; ``vllm_v1_releases`` in ``data/cuda_graphs.json``).
+  Uniform decode steps replay full graphs and mixed prefill/decode steps piecewise ones, both padded in tokens
   (``vllm/v1/worker/gpu_model_runner.py``, ``CUDAGraphMode.FULL_AND_PIECEWISE``, the default since v0.11);
 * **vLLM V0** captures decode batches ``[1, 2, 4]`` and multiples of 8 up to ``max_num_seqs`` rounded up to 8
   (``vllm/worker/model_runner.py`` ``_BATCH_SIZES_TO_CAPTURE``, ``_get_max_graph_batch_size``), decode only,
@@ -85,7 +87,8 @@ NO_GRAPHS = GraphPlan(sizes=(), unit="tokens", pads=False)
 def graph_plan(dep: Deployment) -> GraphPlan:
     """The capture sizes ``dep``'s engine uses by default (none with ``enforce_eager`` or a rule of ``none``)."""
     profile = engine_profile(dep.engine, dep.engine_version)
-    sizes = captured_sizes(dep, profile, resolve_limits(dep, profile).max_num_seqs)
+    limits = resolve_limits(dep, profile)
+    sizes = captured_sizes(dep, profile, limits.max_num_seqs, limits.max_num_batched_tokens)
     if not sizes:
         return NO_GRAPHS
     rule = engine_graphs()[dep.engine]
