@@ -20,7 +20,7 @@ from planner.decisions.search import (
     search,
 )
 from planner.defaults import TRAFFIC_DRAWS
-from planner.engines.profiles import engine_release
+from planner.engines import engine_release
 from planner.errors import first_pydantic_error
 from planner.reports import COLOUR_BY, frontier_charts, frontier_table, search_report
 from ui._background import result_or_progress, server_jobs

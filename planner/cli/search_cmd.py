@@ -30,7 +30,7 @@ from planner.cli.common import (
 )
 from planner.decisions.search import METHODS, Objectives, SearchSpace, SearchWorkload, search
 from planner.defaults import MAX_SEARCH_PROCESSES, SERVING_OUTPUT_TOKENS, SERVING_PROMPT_TOKENS
-from planner.engines.profiles import engine_release
+from planner.engines import engine_release
 from planner.errors import InputError, first_pydantic_error
 from planner.speed import DATASETS_HELP, DRAWN_DATASETS
 from planner.units import fmt_counted

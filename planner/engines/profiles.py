@@ -205,6 +205,11 @@ class EngineProfile(_Strict):
     measured_kv_sizing: MeasuredKvSizing | None = None
     source: str
 
+    @property
+    def open_ended(self) -> bool:
+        """Whether the profile covers every release from its first on (``OPEN_ENDED_VERSION``)."""
+        return parse_version(self.max_version) >= parse_version(OPEN_ENDED_VERSION)
+
     def releases(self) -> str:
         """The releases the profile covers, in words.
 
@@ -214,7 +219,7 @@ class EngineProfile(_Strict):
         'TensorRT-LLM, every release'
         """
         first = "" if parse_version(self.min_version) == parse_version("0") else f" from {self.min_version}"
-        if parse_version(self.max_version) >= parse_version(OPEN_ENDED_VERSION):
+        if self.open_ended:
             return f"{self.engine_name}{first} on" if first else f"{self.engine_name}, every release"
         return f"{self.engine_name}{first}, before {self.max_version}"
 
@@ -425,13 +430,12 @@ def engine_profile(engine: str, version: str | None = None) -> EngineProfile:
         return candidates[-1]
     wanted = parse_version(version)
     for profile in candidates:
-        if parse_version(profile.min_version) <= wanted < parse_version(profile.max_version):
+        if parse_version(profile.min_version) <= wanted and (
+            wanted < parse_version(profile.max_version) or profile.open_ended
+        ):
             return profile
     ranges = ", ".join(
-        f"{p.min_version} or later"
-        if parse_version(p.max_version) >= parse_version(OPEN_ENDED_VERSION)
-        else f"[{p.min_version}, {p.max_version})"
-        for p in candidates
+        f"{p.min_version} or later" if p.open_ended else f"[{p.min_version}, {p.max_version})" for p in candidates
     )
     raise InputError("engine_version", version, f"a {engine} release in {ranges}")
 

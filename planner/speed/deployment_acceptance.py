@@ -10,7 +10,7 @@ lineage/size prior (:func:`planner.pairs.acceptance_prior`); n-gram lookup and a
 >>> deployment_acceptance(base.with_draft(get_model("Llama-3.2-1B"))).source
 'prior'
 >>> deployment_acceptance(base.with_method("ngram"), task="grounded").alpha
-0.758
+0.754
 """
 
 from __future__ import annotations
