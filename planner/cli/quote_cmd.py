@@ -194,9 +194,10 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  {q.node:<20} step times: {q.speed_source}")
         for o in (q.without_speculation, q.with_speculation):
             if o is not None:
-                size = ", ".join(
-                    (fmt_counted(o.replicas, "replica"), fmt_counted(o.nodes, "node"), fmt_counted(o.gpus, "GPU"))
-                )
+                replicas = fmt_counted(o.replicas, "replica")
+                if o.replicas_nodes_hold > o.replicas:
+                    replicas += f" (the {fmt_counted(o.nodes, 'node')} hold {o.replicas_nodes_hold})"
+                size = ", ".join((replicas, fmt_counted(o.nodes, "node"), fmt_counted(o.gpus, "GPU")))
                 if o.meets_slo:
                     sized = f"{size}, " + (f"${o.usd_per_month:,.0f}/month" if o.usd_per_month else "no price")
                 else:  # the fleet its sizing stopped at, not one it needs

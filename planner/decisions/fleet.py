@@ -163,6 +163,14 @@ class FleetOption(BaseModel):
         """``TP 4``, or ``TP 4 PP 2`` for replicas in pipeline stages."""
         return f"TP {self.tp}" + (f" PP {self.pp}" if self.pp > 1 else "")
 
+    @computed_field
+    @property
+    def replicas_nodes_hold(self) -> int:
+        """The replicas its nodes hold: those beyond :attr:`replicas` are headroom at no extra cost (3 replicas of
+        TP 4 need two 8-GPU nodes, which hold 4)."""
+        per_node = (self.gpus // self.nodes) // (self.tp * self.pp) if self.nodes else 0
+        return self.nodes * per_node
+
 
 class FleetQuote(BaseModel):
     """A node type's cheapest option without speculation and its cheapest option with it, each at its own layout."""

@@ -31,6 +31,7 @@ OPTION_KINDS = {
     "GPUs": "int",
     "Nodes": "int",
     "Replicas": "int",
+    "Replicas the nodes hold": "int",
     "K": "int",
     "Cost / month": "usd_month",
     "Cost / 1M output tokens": "usd_cents",
@@ -48,6 +49,7 @@ KEY_COLUMNS = ["Option", "Nodes", "GPUs", "Cost / month", "Cost / 1M output toke
 OPTION_COLUMNS = [
     *KEY_COLUMNS,
     "Replicas",
+    "Replicas the nodes hold",
     "K",
     "$ / GPU-hour",
     "Mean running requests / replica",
@@ -82,6 +84,7 @@ def _option_row(q: QuotedOption) -> dict:
         "p99 TTFT": o.ttft_s,
         "p99 TPOT": o.tpot_s,
         "Replicas": o.replicas,
+        "Replicas the nodes hold": o.replicas_nodes_hold,
         "K": o.k,
         "$ / GPU-hour": q.usd_per_gpu_hour,
         "Mean running requests / replica": o.batch_size,

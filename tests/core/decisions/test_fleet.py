@@ -27,6 +27,19 @@ def test_quote_meets_its_objectives_at_the_percentile():
         assert o.requests_per_s_per_replica <= o.capacity_requests_per_s
         assert o.gpus == o.nodes * 8
         assert o.usd_per_hour == pytest.approx(o.gpus * q.usd_per_gpu_hour)
+        # the nodes paid for hold every replica a whole node of TP 8 fits: at least the ones needed
+        assert o.replicas <= o.replicas_nodes_hold == o.nodes * (8 // (o.tp * o.pp))
+
+
+def test_replicas_the_nodes_hold_beyond_those_needed_are_named_as_headroom():
+    # 20 req/s at interactive objectives on 8x H100: 3 replicas of TP 4 need 2 nodes, which hold 4
+    quote = best_quote_on_node(
+        get_model("Llama-3.1-70B"), get_node("8x-h100-sxm-80gb"),
+        Traffic(requests_per_s=20, prompt_tokens=1024, output_tokens=256, ttft_slo_s=0.45, tpot_slo_s=0.04),
+    )  # fmt: skip
+    option = quote.without_speculation
+    assert (option.tp, option.replicas, option.nodes, option.replicas_nodes_hold) == (4, 3, 2, 4)
+    assert option.model_dump()["replicas_nodes_hold"] == 4  # in the quote's JSON too
 
 
 def test_the_solution_architects_quote_pays_for_prefill():

@@ -79,6 +79,8 @@ def test_a_search_of_several_engines_takes_no_single_release():
 
 def test_a_release_past_every_profiled_range_takes_the_open_ended_newest():
     # the newest profile covers "0.34.0 on", so a later release is sized by it rather than refused as outside it
-    assert plan_fleet(TARGET, [NODE], TRAFFIC, engine_version="100.0.0").quotes[0].engine_release.endswith(
-        "vLLM (V1 engine) from 0.34.0 on (profile vllm-v1-0.34)"
+    assert (
+        plan_fleet(TARGET, [NODE], TRAFFIC, engine_version="100.0.0")
+        .quotes[0]
+        .engine_release.endswith("vLLM (V1 engine) from 0.34.0 on (profile vllm-v1-0.34)")
     )
