@@ -331,7 +331,7 @@ class Evaluator:
             engine=engine,
             max_num_seqs=cap,
             max_model_len=self.workload.max_model_len,
-            engine_version=self.space.engine_version,
+            engine_version=self.space.release(),
             **extra,
             **fields,
         )
