@@ -36,7 +36,8 @@ One rule per source (never per row):
   loop at each published concurrency with fixed lengths; TensorRT-LLM (NIM's FP8 profiles), FP8 KV cache as for the
   ``TRTPO-`` rows. The tables average the benchmark's measurement after its warm-up, so the steady-window figures are
   compared (the first round, every client at once, left out): TTFT, ITL as TPOT, output tokens per second.
-* ``SDB-`` SpecDecode-Bench: vLLM V1, Llama-3-70B TP4 + Llama-3.2-1B, K = 3, ShareGPT; α is the pair prior. The
+* ``SDB-`` SpecDecode-Bench: vLLM V1 at the release the row states (v0.10.1: its memory rules and CUDA-graph sizes),
+  Llama-3-70B TP4 + Llama-3.2-1B, K = 3, ShareGPT; α is the pair prior. The
   benchmark runs each sampled prompt as one offline batch of that many identical copies (``LLM.generate`` over the
   prompt repeated batch-size times, greedy, to the end of the answer) and plots the mean over its prompts of each
   batch's output tokens per second, with the draft over without it (scripts/bench_latency.py and
@@ -311,9 +312,11 @@ def _vllmsd(row: dict) -> list[ServingCase] | Unexpressible:
 def _sdb(row: dict) -> list[ServingCase]:
     case = row["case_id"]
     target, draft = get_model("Llama-3.1-70B"), get_model("Llama-3.2-1B")
+    release = re.match(r"v?(\d+\.\d+\.\d+)", row["engine_version"])
+    assert release, f"{case}: the vLLM release the row states"
     dep = Deployment.build(
         target=target, draft=draft, gpu=get_gpu("h100-sxm-80gb"), gpu_count=4, tp=4, engine="vllm",
-        num_speculative_tokens=3, **SDB_LAUNCH,
+        engine_version=release.group(1), num_speculative_tokens=3, **SDB_LAUNCH,
     )  # fmt: skip
     alpha = acceptance_prior(target, draft).alpha
     batch = int(row["load_value"].split("=")[1])
