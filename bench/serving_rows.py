@@ -24,8 +24,8 @@ One rule per source (never per row):
   preempts (recomputes) up to one request per request served in these all-at-once runs: it would move the 70B and
   405B rows down by 4-14% and leave the 8B rows further low (up to 17.5%).
 * ``VLLM060-`` vLLM v0.6.0 blog, ShareGPT (500 prompts): unlimited rate = offline (output tok/s = req/s x 179),
-  Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile with the ``--num-scheduler-steps`` the row
-  states (multi-step scheduling), SGLang v0.3.0 the ``sglang-0.3``
+  Poisson rates for TPOT; vLLM of that date is the ``vllm-v0`` profile at the release the row states (0.6.0) with the
+  ``--num-scheduler-steps`` it states (multi-step scheduling), SGLang v0.3.0 the ``sglang-0.3``
   speed profile (its scheduler ran between GPU steps: the overlap scheduler came with v0.4); bf16. Each engine is
   launched as the blog's benchmark suite launched it (``VLLM060_LAUNCH``), at Llama-3's 8,192-token context.
 * ``VLLMSD-`` vLLM spec-decode blog (V0 era, bf16 assumed): Llama-3-70B TP4 + a 0.5B draft (Qwama-0.5B, a
@@ -256,9 +256,11 @@ def _vllm060(row: dict) -> list[ServingCase] | Unexpressible:
     engine = {"vLLM": "vllm-v0", "SGLang": "sglang", "TensorRT-LLM": "trtllm"}[row["engine"]]
     big = "70B" in case
     tp = 4 if big else 1
+    stated = re.match(r"v(\d+\.\d+\.\d+)", row["engine_version"]) if engine == "vllm-v0" else None
     dep = _dep(
-        "Llama-3.1-70B" if big else "Meta-Llama-3-8B", "h100-sxm-80gb", tp, engine=engine, **VLLM060_LAUNCH[engine]
-    )
+        "Llama-3.1-70B" if big else "Meta-Llama-3-8B", "h100-sxm-80gb", tp, engine=engine,
+        engine_version=stated.group(1) if stated else None, **VLLM060_LAUNCH[engine],
+    )  # fmt: skip
     fitted = case in FIT_ROWS
     release = "sglang-0.3" if engine == "sglang" else engine  # SGLang v0.3.0: scheduler not yet overlapped
     profile = speed_profile(release, "nvidia")
