@@ -83,17 +83,20 @@ class GraphsFile(BaseModel):
 
 
 @data_cache
+def _graphs_file() -> GraphsFile:
+    return load_model(GRAPHS_FILE, GraphsFile)
+
+
+@data_cache
 def engine_graphs() -> dict[str, EngineGraphs]:
     """Every engine's capture rule, by engine id."""
-    parsed = load_model(GRAPHS_FILE, GraphsFile)
-    return {entry.engine: entry for entry in parsed.engines}
+    return {entry.engine: entry for entry in _graphs_file().engines}
 
 
 @data_cache
 def vllm_v1_releases() -> tuple[VllmV1Release, ...]:
     """vLLM V1's capture rules, oldest release first."""
-    parsed = load_model(GRAPHS_FILE, GraphsFile)
-    return tuple(sorted(parsed.vllm_v1_releases, key=lambda r: parse_version(r.from_version)))
+    return tuple(sorted(_graphs_file().vllm_v1_releases, key=lambda r: parse_version(r.from_version)))
 
 
 def vllm_v1_release(version: str | None) -> VllmV1Release:
@@ -110,10 +113,9 @@ def vllm_v1_release(version: str | None) -> VllmV1Release:
 
 
 def _request_counts(max_reqs: int) -> list[int]:
-    """vLLM's request-count grid for uniform decode sizes (``request_counts`` in ``_set_cudagraph_sizes``)."""
-    counts = {n for n in (1, 2, 4) if n <= max_reqs}
-    counts |= set(range(8, min(max_reqs + 1, 256), 8)) | set(range(256, max_reqs + 1, 16)) | {max_reqs}
-    return sorted(counts)
+    """vLLM's request-count grid for uniform decode sizes (``request_counts`` in ``_set_cudagraph_sizes``): the token
+    grid's steps, counted in requests, and ``max_reqs`` itself."""
+    return sorted({*vllm_capture_sizes(max_reqs), max_reqs})
 
 
 def vllm_v1_capture_sizes(
