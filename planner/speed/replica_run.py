@@ -48,6 +48,7 @@ from planner.speed.serving_metrics import (
     ServingMetrics,
     limited_by,
     steady_state,
+    warm_up_end,
 )
 from planner.speed.serving_workload import ServingWorkload
 
@@ -409,7 +410,9 @@ class ReplicaRun:
         duration = max(end - start, 1e-12)
         e2e = [done - arrived for done, arrived in zip(finish, arrival, strict=True)]
         lifetime = sum(e2e) / n
-        steady_tok_s, window, steady = steady_state(trace, min(finish), max(admitted), start, end, lifetime)
+        steady_tok_s, window, steady = steady_state(
+            trace, warm_up_end(admitted, first_token, finish), max(admitted), start, end, lifetime
+        )
         ttft = [first - arrived for first, arrived in zip(first_token, arrival, strict=True)]
         # time per output token after the first, per request (a one-token request has none)
         per_token = [

@@ -2,9 +2,10 @@
 
 Whole-run throughput is what a benchmark client prints (requests over the wall time from the first arrival to the
 last completion, warm-up and drain included: ``vllm bench serve``'s "Output token throughput"). The **steady state**
-leaves both out: it is the rate at which output tokens are emitted between the first completion (before it, every
-slot is still in its first prefill) and the last admission (after it, the batch only shrinks), so it does not move
-with the number of requests simulated. Speedups at a fixed concurrency or offline and a replica's capacity use it.
+leaves both out: it is the rate at which output tokens are emitted between the end of the warm-up (the first
+completion, and every request admitted by then prefilled) and the last admission (after it, the batch only shrinks),
+less the start of that window where its rate is still climbing (:func:`truncated_start`), so it does not move with
+the number of requests simulated. Speedups at a fixed concurrency or offline and a replica's capacity use it.
 
 >>> steady_rate([(1.0, 10.0), (2.0, 30.0), (3.0, 50.0)], 1.5, 2.5)
 20.0
@@ -25,6 +26,8 @@ OCCUPANCY_POINTS = 200
 #: requests move in lockstep waves: a shorter window catches one phase of a wave, all prefill or all decode);
 #: shorter, the run never left warm-up and drain and the whole-run rate stands in.
 MIN_STEADY_FRAC = 0.2
+#: Equal slices of the steady window whose rates the truncation rule compares (:func:`truncated_start`).
+STEADY_SLICES = 20
 
 
 class Percentiles(BaseModel):
@@ -100,7 +103,8 @@ class ServingMetrics(BaseModel):
     #: Output tokens per second and requests per second in the steady window (warm-up and drain left out).
     steady_output_tokens_per_s: float
     steady_requests_per_s: float
-    #: (start s, end s) of the steady window; ``steady`` false when the run never reached one (whole run used).
+    #: (start s, end s) of the steady window, whose arrivals give the steady latencies and whose settled part (its
+    #: transient cut off) the steady rate; ``steady`` false when the run never reached one (whole run used).
     steady_window_s: tuple[float, float]
     steady: bool
     ttft_s: Percentiles
@@ -160,6 +164,53 @@ def limited_by(mode: str, blocked: dict[str, float], duration: float, cap_reason
     return limited, fractions
 
 
+def warm_up_end(admitted: list[float], first_token: list[float], finish: list[float]) -> float:
+    """When a run's warm-up ends: its first completion, or later, once every request admitted by then has its first
+    token. A run that starts with a full batch prefills it all before it decodes at its steady pace, and a short
+    answer finishes inside that fill: a window opened at the first completion would count the fill's prefill-only
+    steps (Llama-3.1-70B at TP 4 on ShareGPT-like requests: 1,024 prompts' prefill, about 8 s of the first 15,
+    before their decodes run at the steady rate).
+
+    >>> warm_up_end([0.0, 0.0, 5.0], [1.0, 3.0, 6.0], [2.0, 9.0, 8.0])
+    3.0
+    >>> warm_up_end([0.0, 4.0], [1.0, 5.0], [2.0, 9.0])
+    2.0
+    """
+    first_done = min(finish)
+    filled = [first for joined, first in zip(admitted, first_token, strict=True) if 0.0 <= joined <= first_done]
+    return max([first_done, *filled])
+
+
+def truncated_start(trace: list[tuple[float, float]], start: float, end: float, shortest_s: float) -> float:
+    """Where the steady window begins once its warm-up transient is cut off: the marginal standard error rule
+    (MSER; White, "An effective truncation heuristic for bias reduction in simulation output", Simulation 69(6),
+    1997), over the rates of ``STEADY_SLICES`` equal slices of [``start``, ``end``]: the first ``d`` slices are
+    dropped for the ``d`` that minimises the variance of the remaining slices' rates over their count squared, ``d``
+    at most half the slices and leaving at least ``shortest_s``. A saturated replica of heavy-tailed requests
+    reaches its steady batch (long answers holding more of it than they do of the requests) only after its first
+    long answers finish: Llama-3.1-70B at TP 8 on ShareGPT-like requests emits 5% fewer tokens per second over the
+    whole window of 4,096 requests at once than of 16,384, and within 1% once truncated. A window without a
+    transient keeps its start.
+
+    >>> trace = [(float(t), 10.0 * t if t < 5 else 50.0 + 20.0 * (t - 5)) for t in range(21)]
+    >>> truncated_start(trace, 0.0, 20.0, 5.0)
+    5.0
+    >>> truncated_start([(float(t), 10.0 * t) for t in range(21)], 0.0, 20.0, 5.0)
+    0.0
+    """
+    width = (end - start) / STEADY_SLICES
+    rates = [steady_rate(trace, start + i * width, start + (i + 1) * width) for i in range(STEADY_SLICES)]
+    most = min(STEADY_SLICES // 2, int((end - start - shortest_s) / width + 1e-9))
+    best, best_d = math.inf, 0
+    for d in range(max(0, most) + 1):
+        kept = rates[d:]
+        mean = sum(kept) / len(kept)
+        score = sum((r - mean) ** 2 for r in kept) / len(kept) ** 2
+        if score < best * (1 - 1e-9):  # a later start only where it is clearly better
+            best, best_d = score, d
+    return start + best_d * width
+
+
 def steady_state(
     trace: list[tuple[float, float]],
     first_done: float,
@@ -169,9 +220,13 @@ def steady_state(
     lifetime_s: float = 0.0,
 ) -> tuple[float, tuple[float, float], bool]:
     """Output tokens per second in the steady window, the window, and whether the run reached one (a window of at
-    least ``MIN_STEADY_FRAC`` of the run and ``lifetime_s``, a request's mean time from arrival to completion)."""
+    least ``MIN_STEADY_FRAC`` of the run and ``lifetime_s``, a request's mean time from arrival to completion). The
+    rate is the window's once its transient is cut off (:func:`truncated_start`); the requests that arrive in the
+    whole window are the ones whose latencies count as steady."""
     duration = max(end - start, 1e-12)
-    if trace and last_admitted - first_done >= max(MIN_STEADY_FRAC * duration, lifetime_s):
-        return steady_rate(trace, first_done, last_admitted), (first_done, last_admitted), True
+    shortest = max(MIN_STEADY_FRAC * duration, lifetime_s)
+    if trace and last_admitted - first_done >= shortest:
+        begin = truncated_start(trace, first_done, last_admitted, shortest)
+        return steady_rate(trace, begin, last_admitted), (first_done, last_admitted), True
     total = trace[-1][1] if trace else 0.0
     return total / duration, (start, end), False
