@@ -213,20 +213,21 @@ def truncated_start(trace: list[tuple[float, float]], start: float, end: float, 
 
 def steady_state(
     trace: list[tuple[float, float]],
-    first_done: float,
+    warmed_s: float,
     last_admitted: float,
     start: float,
     end: float,
     lifetime_s: float = 0.0,
 ) -> tuple[float, tuple[float, float], bool]:
-    """Output tokens per second in the steady window, the window, and whether the run reached one (a window of at
-    least ``MIN_STEADY_FRAC`` of the run and ``lifetime_s``, a request's mean time from arrival to completion). The
+    """Output tokens per second in the steady window (from ``warmed_s``, the end of the warm-up,
+    :func:`warm_up_end`, to ``last_admitted``), the window, and whether the run reached one (a window of at least
+    ``MIN_STEADY_FRAC`` of the run and ``lifetime_s``, a request's mean time from arrival to completion). The
     rate is the window's once its transient is cut off (:func:`truncated_start`); the requests that arrive in the
     whole window are the ones whose latencies count as steady."""
     duration = max(end - start, 1e-12)
     shortest = max(MIN_STEADY_FRAC * duration, lifetime_s)
-    if trace and last_admitted - first_done >= shortest:
-        begin = truncated_start(trace, first_done, last_admitted, shortest)
-        return steady_rate(trace, begin, last_admitted), (first_done, last_admitted), True
+    if trace and last_admitted - warmed_s >= shortest:
+        begin = truncated_start(trace, warmed_s, last_admitted, shortest)
+        return steady_rate(trace, begin, last_admitted), (warmed_s, last_admitted), True
     total = trace[-1][1] if trace else 0.0
     return total / duration, (start, end), False
