@@ -33,9 +33,8 @@ CAPACITY_ROUNDS = 4
 #: highest steady rate is kept.
 CAPACITY_OVERLOADS = (1.25, 1.05)
 #: The most a replica's capacity has exceeded what the same replica serves with its batch cap of requests in flight
-#: (a closed loop), as a factor, with room to spare: 1.15 at most over the 266 candidates of ``make bench-search``'s
-#: medium space (which prints it), 1.14 over the default search's 355. The search's sizing widens it to what each
-#: candidate it sizes shows.
+#: (a closed loop), as a factor, with room to spare: 1.17 at most over the 354 candidates of ``make bench-search``'s
+#: medium space (which prints it). The search's sizing widens it to what each candidate it sizes shows.
 CAPACITY_OVER_CLOSED_LOOP = 1.25
 
 
