@@ -59,6 +59,8 @@ class VllmV1Release(BaseModel):
     ceiling: int = Field(ge=1)
     ceiling_by_gpu: dict[str, int]
     ceiling_by_architecture: dict[str, int]
+    #: The largest size follows ``max_num_seqs`` (from 0.10: ``max_num_seqs · 2``, below); before, it is the ceiling.
+    largest_from_max_num_seqs: bool
     #: Above 256 tokens the grid steps by 8 (up to 0.11.0) or 16.
     stride_above_256: Literal[8, 16]
     #: The largest size is ``max_num_seqs · 2 · (1 + K)`` with speculation (else ``max_num_seqs · 2``).
@@ -102,8 +104,8 @@ def vllm_v1_releases() -> tuple[VllmV1Release, ...]:
 def vllm_v1_release(version: str | None) -> VllmV1Release:
     """The capture rule of vLLM ``version`` (None: the newest; a release before the first rule read: the first).
 
-    >>> [vllm_v1_release(v).from_version for v in ("0.19.0", None, "0.8.5")]
-    ['0.13.0', '0.34.0', '0.10.0']
+    >>> [vllm_v1_release(v).from_version for v in ("0.19.0", None, "0.9.2")]
+    ['0.13.0', '0.34.0', '0.8.0']
     """
     rules = vllm_v1_releases()
     if version is None:
@@ -151,7 +153,8 @@ def vllm_v1_capture_sizes(
     if set_by_model is not None:
         largest = set_by_model
     else:
-        largest = min(max_num_seqs * 2 * (query_len if rule.query_len_in_ceiling else 1), base)
+        per_seqs = max_num_seqs * 2 * (query_len if rule.query_len_in_ceiling else 1)
+        largest = min(per_seqs, base) if rule.largest_from_max_num_seqs else base
         if rule.uniform_decode_sizes and speculative:
             extra = [n * query_len for n in _request_counts(min(max_num_seqs, base)) if n * query_len <= largest]
         elif rule.captures_max_num_seqs and not speculative and max_num_seqs <= largest:

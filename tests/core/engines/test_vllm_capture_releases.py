@@ -20,6 +20,16 @@ def _sizes(release: str, **fields) -> tuple[int, ...]:
     return vllm_v1_capture_sizes(vllm_v1_release(release), **(DEFAULTS | fields))
 
 
+def test_before_0_10_the_largest_size_is_512_whatever_max_num_seqs():
+    # 0.8 and 0.9 capture [1, 2, 4] + range(8, 513, 8) (0.9: cuda_graph_sizes' default [512]); 0.10 stops at
+    # min(max_num_seqs x 2, 512)
+    for release in ("0.8.0", "0.8.5", "0.9.2"):
+        assert _sizes(release, max_num_seqs=64)[-1] == 512 and len(_sizes(release, max_num_seqs=64)) == 3 + 512 // 8
+        assert _sizes(release, max_num_seqs=64, max_num_batched_tokens=256)[-1] == 256  # the budget still bounds it
+        assert _sizes(release, query_len=4) == _sizes(release)  # a draft changes nothing
+    assert _sizes("0.10.0", max_num_seqs=64)[-1] == 128
+
+
 def test_up_to_0_11_0_the_grid_steps_by_8_all_the_way():
     assert len(_sizes("0.11.0")) == 3 + 512 // 8  # [1, 2, 4] + range(8, 513, 8)
     assert len(_sizes("0.11.1")) == 51 and {264, 272} <= set(_sizes("0.11.0")) and 264 not in _sizes("0.11.1")
