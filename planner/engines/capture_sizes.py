@@ -55,7 +55,8 @@ class VllmV1Release(BaseModel):
 
     from_version: str
     #: The platform's largest size (``default_max_graph_size``), by GPU where it differs, and by model class where the
-    #: model's config hook sets the largest size outright (then no decode sizes are appended).
+    #: model's config hook sets the largest size outright (then no decode sizes are appended, and the grid steps by 16
+    #: above 256).
     ceiling: int = Field(ge=1)
     ceiling_by_gpu: dict[str, int]
     ceiling_by_architecture: dict[str, int]
@@ -160,7 +161,9 @@ def vllm_v1_capture_sizes(
         elif rule.captures_max_num_seqs and not speculative and max_num_seqs <= largest:
             extra = [max_num_seqs]
     largest = min(largest, max_num_batched_tokens)
-    sizes = list(vllm_capture_sizes(largest, rule.stride_above_256))
+    # a model's own list steps by 16 above 256 whatever the release's grid (gpt-oss's hook up to 0.11.0; the
+    # release's grid from 0.11.1)
+    sizes = list(vllm_capture_sizes(largest, 16 if set_by_model is not None else rule.stride_above_256))
     if rule.captures_max_num_batched_tokens and max_num_batched_tokens <= largest:
         sizes.append(max_num_batched_tokens)
     sizes += [n for n in extra if n <= max_num_batched_tokens]

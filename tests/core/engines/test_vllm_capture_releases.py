@@ -77,6 +77,16 @@ def test_a_model_that_sets_its_own_largest_size_gets_no_decode_sizes():
     assert sizes[-1] == 1024 and 6 not in sizes
 
 
+def test_gpt_oss_captures_its_own_list_up_to_0_11_0():
+    # its config hook's list: [1, 2, 4] + range(8, 256, 8) + range(256, 1025, 16) in 0.10.1 and 0.10.2 (83 sizes),
+    # up to 992 in 0.11.0 (81: "from 67 to 81" in its comment), by 16 above 256 though those releases' grid steps by 8
+    gpt_oss = {"architectures": ("GptOssForCausalLM",)}
+    assert len(_sizes("0.10.2", **gpt_oss)) == 83 and _sizes("0.10.2", **gpt_oss)[-1] == 1024
+    assert len(_sizes("0.11.0", **gpt_oss)) == 81 and _sizes("0.11.0", **gpt_oss)[-1] == 992
+    assert 264 not in _sizes("0.11.0", **gpt_oss) and 264 in _sizes("0.11.0")  # Llama keeps the release's grid
+    assert len(_sizes("0.11.0")) == 67  # the "67" its comment counts
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     release=st.sampled_from([r.from_version for r in vllm_v1_releases()] + ["0.8.5", "0.19.1", "0.99.0"]),
