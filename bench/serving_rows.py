@@ -3,17 +3,18 @@
 One rule per source (never per row):
 
 * ``ML41-`` MLPerf Inference v4.1, Llama-2-70B on NVIDIA's harness (TensorRT-LLM, FP8 weights and KV cache): the
-  benchmark's own request lengths (the ``mlperf-openorca`` dataset: the set's prompts, answers at its reference run's
-  mean), one instance per replica (the published TP, at the harness's ``gpu_batch_size`` for the scenario, as the
-  row states it, its engines' token budget and its scheduling policy, ``MLPERF_MAX_NUM_TOKENS``), the node's figure
-  over its instances. Offline: the steady output tokens per second of every
-  request at once (``MLPERF_ROUNDS`` batches of them; the benchmark runs ten minutes, its warm-up a negligible part).
-  Server: Poisson arrivals at the load LoadGen scheduled, ten minutes of them (the benchmark's shortest run), and
-  the mean TTFT and TPOT it logs; its throughput is that load, so not compared. MLPerf's Server result is the load
-  its submitter chose under p99 TTFT <= 2 s and p99 TPOT <= 200 ms (``MLPERF_SERVER_OBJECTIVES``): the bench also
-  prints the most load the planner finds meeting them (``at_objectives``), beside the chosen one. Not expressible:
-  the AMD rows (their harness's batch limits are not stated at the sources read), the B200 preview (its precision
-  is not stated) and Mixtral (the lengths of its set as v4.1 ran it are not in ``data/``).
+  benchmark's own request lengths (the ``mlperf-openorca`` dataset: the set's prompts, and answers spread as its
+  reference answers are, scaled to the tokens per sample the row's own log states: its output tokens per second over its
+  samples per second, 290.3 and 291.3 where the reference run's mean is 294.45), one instance per replica (the published
+  TP, at the harness's ``gpu_batch_size`` for the scenario, as the row states it, its engines' token budget and its
+  scheduling policy, ``MLPERF_MAX_NUM_TOKENS``), the node's figure over its instances. Offline: the steady output tokens
+  per second of every request at once (``MLPERF_ROUNDS`` batches of them; the benchmark runs ten minutes, its warm-up a
+  negligible part). Server: Poisson arrivals at the load LoadGen scheduled, ten minutes of them (the benchmark's
+  shortest run), and the mean TTFT and TPOT it logs; its throughput is that load, so not compared. MLPerf's Server
+  result is the load its submitter chose under p99 TTFT <= 2 s and p99 TPOT <= 200 ms (``MLPERF_SERVER_OBJECTIVES``):
+  the bench also prints the most load the planner finds meeting them (``at_objectives``), beside the chosen one. Not
+  expressible: the AMD rows (their harness's batch limits are not stated at the sources read), the B200 preview (its
+  precision is not stated) and Mixtral (the lengths of its set as v4.1 ran it are not in ``data/``).
 * ``TRTPO-`` TensorRT-LLM offline throughput at fixed lengths: the published request count at once (capped by the
   simulator's work budget), FP8 (or FP4) weights and FP8 KV cache (NVIDIA's quantized checkpoints quantize the KV
   cache too); Llama-3.3-70B has Llama-3.1-70B's geometry. The table was measured with ``trtllm-bench``, whose
@@ -204,12 +205,13 @@ def _mlperf(row: dict) -> list[ServingCase] | Unexpressible:
     )  # fmt: skip
     profile = speed_profile("trtllm", "nvidia").with_values(admission_reserves_output=False)  # MAX_UTILIZATION
     tokens_per_sample = float(row["output_tok_s"]) / float(row["req_s"])
-    notes = [f"{tokens_per_sample:.1f} tokens per sample published", "FP8 KV cache"]
+    notes = [f"answers at the {tokens_per_sample:.1f} tokens per sample its log states", "FP8 KV cache"]
     label = f"{case}: Llama-2-70B FP8 TP{tp} MLPerf {'Server' if server else 'Offline'} (trtllm, batch {batch})"
     if not server:
         workload = ServingWorkload.build(
-            dataset="mlperf-openorca", offline=True, num_prompts=MLPERF_ROUNDS * batch, seed=0
-        )
+            dataset="mlperf-openorca", output_mean_tokens=tokens_per_sample, offline=True,
+            num_prompts=MLPERF_ROUNDS * batch, seed=0,
+        )  # fmt: skip
         measured = float(row["per_replica_output_tok_s_derived"])
         return [
             ServingCase(
@@ -220,8 +222,9 @@ def _mlperf(row: dict) -> list[ServingCase] | Unexpressible:
     assert scheduled, f"{case}: the load LoadGen scheduled"
     rate = float(scheduled.group(1)) / instances
     workload = ServingWorkload.build(
-        dataset="mlperf-openorca", request_rate=rate, num_prompts=math.ceil(rate * MLPERF_MIN_DURATION_S), seed=0
-    )
+        dataset="mlperf-openorca", output_mean_tokens=tokens_per_sample, request_rate=rate,
+        num_prompts=math.ceil(rate * MLPERF_MIN_DURATION_S), seed=0,
+    )  # fmt: skip
     figures = (("ttft_s", "ttft_mean_ms"), ("tpot_s", "tpot_mean_ms"))
     return [
         ServingCase(

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from planner import InputError
 from planner.acceptance_math import alpha_from_draft_acceptance_rate, alpha_from_tau, check_alpha
-from planner.cli.common import add_json_flag, emit, of_kind, positive_int, seed
+from planner.cli.common import add_json_flag, emit, of_kind, positive_float, positive_int, seed
 from planner.cli.deployment_args import add_deployment_args, add_verification_args, deployment_from_args
 from planner.defaults import SERVING_OUTPUT_TOKENS, SERVING_PROMPT_TOKENS
 from planner.input_types import Probability, RequestCount, RequestRate
@@ -67,6 +67,11 @@ def register(subparsers) -> None:
         "--output-tokens",
         type=positive_int,
         help=f"output length (default {SERVING_OUTPUT_TOKENS:,}, or the dataset's)",
+    )
+    parser.add_argument(
+        "--output-mean-tokens",
+        type=positive_float,
+        help="with --dataset: its answers scaled to this mean length (default the dataset's stated mean)",
     )
     add_verification_args(parser)
     parser.add_argument("--num-prompts", type=of_kind(RequestCount, "prompts"), default=1000)
@@ -147,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         dataset=args.dataset or "fixed",
         prompt_tokens=args.prompt_tokens,
         output_tokens=args.output_tokens,
+        output_mean_tokens=args.output_mean_tokens,
         num_prompts=args.num_prompts,
         seed=args.seed,
     )

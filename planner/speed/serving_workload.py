@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from planner.defaults import serving_lengths
 from planner.errors import CatalogError, InputError, first_pydantic_error
 from planner.facts import data_cache, data_dir, read_data_file, register_cache
-from planner.input_types import Count, RequestCount, RequestRate, Seed
+from planner.input_types import Count, PositiveReal, RequestCount, RequestRate, Seed
 
 WORKLOADS_FILE = "serving_workloads.json"
 #: How request lengths vary: every request alike (``fixed``) or drawn as a dataset's are.
@@ -207,11 +207,17 @@ def _unit_gaps(n: int, seed: int) -> tuple[float, ...]:
 
 @functools.lru_cache(maxsize=64)
 def _drawn(
-    dataset: str, n: int, seed: int, prompt_tokens: int | None, output_tokens: int | None
+    dataset: str,
+    n: int,
+    seed: int,
+    prompt_tokens: int | None,
+    output_tokens: int | None,
+    output_mean_tokens: float | None = None,
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``n`` requests of ``dataset``: lognormal lengths (prompt, then output, request by request from ``seed``) or
     requests of its lengths file (drawn with replacement from ``seed``), each list scaled to its stated mean within
-    the dataset's limits (:func:`matched_lengths`); a length the workload fixes stays fixed."""
+    the dataset's limits (:func:`matched_lengths`), the outputs to ``output_mean_tokens`` where given; a length the
+    workload fixes stays fixed."""
     spec = datasets()[dataset]
     rng = random.Random(seed)
     if spec.lengths_file is not None:
@@ -230,7 +236,9 @@ def _drawn(
     outputs = (
         [output_tokens] * n
         if output_tokens
-        else matched_lengths([o for _, o in raw], spec.output.mean_tokens, spec.output.min_tokens, caps)
+        else matched_lengths(
+            [o for _, o in raw], output_mean_tokens or spec.output.mean_tokens, spec.output.min_tokens, caps
+        )
     )
     return tuple(prompts), tuple(outputs)
 
@@ -250,6 +258,9 @@ class ServingWorkload(BaseModel):
     dataset: Dataset = "fixed"
     prompt_tokens: Count | None = None
     output_tokens: Count | None = None
+    #: A drawn dataset's output lengths scaled to this mean instead of the dataset's stated one: a run that states
+    #: its own (MLPerf's logs give the tokens per sample its model generated on the set).
+    output_mean_tokens: PositiveReal | None = None
     num_prompts: RequestCount = 1000
     seed: Seed = 0
 
@@ -275,6 +286,13 @@ class ServingWorkload(BaseModel):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise InputError(name, value, "an integer >= 1")
+        if self.output_mean_tokens is not None and (self.dataset == "fixed" or self.output_tokens is not None):
+            raise InputError(
+                "output_mean_tokens",
+                self.output_mean_tokens,
+                "a mean for a drawn dataset's output lengths (one of " + ", ".join(DRAWN_DATASETS) + ") whose "
+                "output_tokens are not fixed",
+            )
         prompt_tokens, output_tokens = serving_lengths(self.dataset, self.prompt_tokens, self.output_tokens)
         object.__setattr__(self, "prompt_tokens", prompt_tokens)  # a fleet's default request, as every view's
         object.__setattr__(self, "output_tokens", output_tokens)
@@ -291,7 +309,9 @@ class ServingWorkload(BaseModel):
         n = self.num_prompts
         if self.dataset == "fixed":
             return [int(self.prompt_tokens)] * n, [int(self.output_tokens)] * n  # type: ignore[arg-type]
-        prompts, outputs = _drawn(self.dataset, n, self.seed, self.prompt_tokens, self.output_tokens)
+        prompts, outputs = _drawn(
+            self.dataset, n, self.seed, self.prompt_tokens, self.output_tokens, self.output_mean_tokens
+        )
         return list(prompts), list(outputs)
 
     def arrivals(self) -> list[float]:
@@ -311,6 +331,8 @@ class ServingWorkload(BaseModel):
             if self.dataset == "fixed"
             else f"{DATASET_NAMES[self.dataset]} ({datasets()[self.dataset].description})"
         )
+        if self.output_mean_tokens is not None:
+            lengths += f", outputs scaled to a mean of {self.output_mean_tokens:g} tokens"
         if self.mode == "rate":
             arrival = f"Poisson arrivals at {self.request_rate:g} req/s"
         elif self.mode == "concurrency":

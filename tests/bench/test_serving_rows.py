@@ -121,11 +121,17 @@ def test_mlperf_rows_run_nvidias_harness_batch_on_the_benchmarks_own_lengths():
     assert all(c.profile is not None for c in mlperf.values())
     assert offline.workload.dataset == "mlperf-openorca" and offline.workload.mode == "offline" and offline.steady
     assert offline.measured == pytest.approx(24524.9 / 4, rel=1e-3)  # the node's figure over its 4 instances
+    # answers at the tokens per sample each row's own log states (its tokens/s over its samples/s), not the
+    # reference run's 294.45
+    assert offline.workload.output_mean_tokens == pytest.approx(24524.9 / 84.4792)
+    _, outputs = offline.workload.lengths()
+    assert sum(outputs) / len(outputs) == pytest.approx(290.3, abs=0.1)
     server = mlperf["ML41-H200x8-L2-70B-SER", "tpot_s"]
     assert server.deployment.tp == 1 and server.deployment.max_num_seqs == 896
     assert server.workload.request_rate == pytest.approx(101.25 / 8)  # the load LoadGen scheduled, per instance
     assert server.workload.num_prompts >= 600 * 101.25 / 8  # ten minutes of it, the benchmark's shortest run
     assert server.measured == pytest.approx(0.1233) and server.at_objectives == (2.0, 0.2, 99.0)
+    assert server.workload.output_mean_tokens == pytest.approx(29228.22 / 100.35)
     assert {kind for row, kind in mlperf if row.endswith("-SER")} == {"ttft_s", "tpot_s"}
     _, skipped = load_cases()
     reasons = {s.row: s.reason for s in skipped if s.row.startswith("ML41-")}

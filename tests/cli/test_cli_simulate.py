@@ -91,3 +91,16 @@ def test_mlperfs_set_is_a_dataset_the_command_draws_from():
     )  # fmt: skip
     # the set's spread, not its means alone: its longest answers (up to 1,024 tokens) drain a small batch at the end
     assert drawn["output_tokens_per_s"] < 0.9 * fixed["output_tokens_per_s"]
+
+
+def test_a_datasets_answers_can_be_scaled_to_a_stated_mean_and_only_a_datasets():
+    args = (*BASE, "--offline", "--num-prompts", "200", "--dataset", "mlperf-openorca")
+    scaled = run_cli(*args, "--output-mean-tokens", "250", check=True).stdout
+    assert "outputs scaled to a mean of 250 tokens" in scaled
+    drawn = json.loads(run_cli(*args, "--json", check=True).stdout)
+    shorter = json.loads(run_cli(*args, "--output-mean-tokens", "250", "--json", check=True).stdout)
+    # the same requests with shorter answers: each output token carries more of its prompt's prefill
+    assert shorter["output_tokens_per_s"] < drawn["output_tokens_per_s"]
+    wrong = run_cli(*BASE, "--offline", "--num-prompts", "20", "--output-mean-tokens", "250")
+    assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1
+    assert "output_mean_tokens" in wrong.stderr and "sharegpt" in wrong.stderr

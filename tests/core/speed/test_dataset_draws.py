@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner import facts
-from planner.errors import CatalogError
+from planner.errors import CatalogError, InputError
 from planner.speed.serving_workload import (
     ServingWorkload,
     datasets,
@@ -38,6 +38,21 @@ def test_a_fixed_length_stays_fixed_and_the_other_keeps_its_mean():
     ).lengths()
     assert set(prompts) == {1000}
     assert sum(outputs) / 300 == pytest.approx(179, abs=0.01)
+
+
+def test_a_stated_output_mean_scales_the_outputs_alone_and_needs_a_drawn_dataset():
+    stated = ServingWorkload.build(offline=True, dataset="mlperf-openorca", num_prompts=400, seed=3)
+    scaled = stated.model_copy(update={"output_mean_tokens": 250.5})
+    (prompts, outputs), (prompts_scaled, outputs_scaled) = stated.lengths(), scaled.lengths()
+    assert prompts_scaled == prompts  # the prompts are the draw's own
+    assert sum(outputs) / 400 == pytest.approx(294.45, abs=0.01)
+    assert sum(outputs_scaled) / 400 == pytest.approx(250.5, abs=0.01)
+    # the same requests, shorter: one factor over the draw (up to rounding and the 1,024-token cap)
+    assert all(s <= o for s, o in zip(outputs_scaled, outputs, strict=True))
+    assert "outputs scaled to a mean of 250.5 tokens" in scaled.describe()
+    for fields in ({"dataset": "fixed"}, {"dataset": "sharegpt", "output_tokens": 100}):
+        with pytest.raises(InputError, match="output_mean_tokens"):
+            ServingWorkload.build(offline=True, output_mean_tokens=200.0, **fields)
 
 
 def test_matching_is_one_scale_factor_and_reaches_the_caps_at_most():
