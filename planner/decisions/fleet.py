@@ -260,7 +260,7 @@ class ReplicaSearch:
     def at_least_most(self) -> int:
         """A count at least :meth:`most`, from the capacity's first run alone (every request at once,
         :func:`planner.speed.replica_capacity.offline_capacity`): its rate is at most the capacity, the highest of it
-        and two more runs."""
+        and one more run."""
         first = offline_capacity_cached(self.dep, self.workload(offline=True), alpha=self.alpha, k=self.k)
         if not first.steady_requests_per_s > 0:
             return self.most()

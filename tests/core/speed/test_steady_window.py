@@ -77,6 +77,24 @@ def test_a_heavy_tailed_capacity_holds_when_its_run_doubles(monkeypatch):
     assert rates[8] == pytest.approx(rates[4], rel=0.03)
 
 
+@pytest.mark.parametrize(
+    ("node", "tp", "within"),
+    # 4 rounds and a third run at 1.05x, as before: +5.2% and +9.4% when the run doubled
+    [("8x-h100-sxm-80gb", 4, 0.03), ("8x-h200-sxm-141gb", 2, 0.05)],
+)
+def test_a_speculative_capacity_of_identical_requests_holds_when_its_run_doubles(monkeypatch, node, tp, within):
+    # identical requests start in lockstep and drift apart only as acceptance varies: a short run's window catches
+    # a few uneven waves, and a third run just under saturation measures its own Poisson arrivals
+    dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node(node), draft=get_model("Llama-3.2-1B"), tp=tp)
+    workload = ServingWorkload.build(offline=True, prompt_tokens=1024, output_tokens=256, num_prompts=400)
+    rates = {}
+    for rounds in (capacity_module.CAPACITY_ROUNDS, 2 * capacity_module.CAPACITY_ROUNDS):
+        monkeypatch.setattr(capacity_module, "CAPACITY_ROUNDS", rounds)
+        rates[rounds] = replica_capacity(dep, workload, alpha=0.84, k=3).steady_requests_per_s
+    short, long = rates.values()
+    assert long == pytest.approx(short, rel=within)
+
+
 def test_the_steady_rate_of_a_heavy_tailed_run_does_not_move_with_its_length():
     runs = [
         simulate_one(TP8_70B, ServingWorkload.build(offline=True, dataset="sharegpt", num_prompts=n))
