@@ -410,9 +410,11 @@ class ReplicaRun:
         duration = max(end - start, 1e-12)
         e2e = [done - arrived for done, arrived in zip(finish, arrival, strict=True)]
         lifetime = sum(e2e) / n
+        clients = self.workload.concurrency if self.workload.mode == "concurrency" else None
         steady_tok_s, window, steady = steady_state(
-            trace, warm_up_end(admitted, first_token, finish), max(admitted), start, end, lifetime
-        )
+            trace, warm_up_end(admitted, first_token, finish), max(admitted), start, end, lifetime,
+            (sorted(finish), min(n, clients)) if clients else None,
+        )  # fmt: skip
         ttft = [first - arrived for first, arrived in zip(first_token, arrival, strict=True)]
         # time per output token after the first, per request (a one-token request has none)
         per_token = [

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.catalog.lookup import get_model, get_node
+from planner.catalog.lookup import get_gpu, get_model, get_node
 from planner.deployment import Deployment
 from planner.speed import replica_capacity as capacity_module
 from planner.speed.replica_capacity import replica_capacity
@@ -93,6 +93,36 @@ def test_a_speculative_capacity_of_identical_requests_holds_when_its_run_doubles
         rates[rounds] = replica_capacity(dep, workload, alpha=0.84, k=3).steady_requests_per_s
     short, long = rates.values()
     assert long == pytest.approx(short, rel=within)
+
+
+def test_a_closed_loop_of_identical_requests_is_measured_over_whole_rounds():
+    # 25 clients of 5,000 + 500 tokens complete in bursts and prefill together: over the window up to the last
+    # admission they read 510 and 571 tokens/s at 4 and 8 requests per client, over whole rounds 608 at both
+    dep = Deployment.build(
+        target=get_model("meta-llama/Llama-3.3-70B-Instruct"), gpu=get_gpu("h100-sxm-80gb"), gpu_count=2, tp=2,
+        dtype="fp8", kv_dtype="fp8", engine="trtllm", max_model_len=6144,
+    )  # fmt: skip
+    runs = [
+        simulate_one(dep, ServingWorkload.build(concurrency=25, prompt_tokens=5000, output_tokens=500, num_prompts=n))
+        for n in (100, 200)
+    ]
+    short, long = (run.steady_output_tokens_per_s for run in runs)
+    assert long == pytest.approx(short, rel=0.01)
+    # each client emits its answers over its requests' latencies (Little's law): the loop's rate lies between the
+    # whole run's (warm-up and drain included) and that of its steady requests' mean latency
+    run = runs[1]
+    little = 25 * 500 / (run.steady_ttft_s.mean + 499 * run.steady_tpot_s.mean)
+    assert run.output_tokens_per_s <= run.steady_output_tokens_per_s <= little
+
+
+def test_whole_rounds_keep_a_closed_loop_of_varied_lengths_as_it_was():
+    # ShareGPT-like lengths complete one by one: the last whole rounds read as the whole window does
+    workload = ServingWorkload.build(concurrency=64, dataset="sharegpt", num_prompts=256, seed=3)
+    run = simulate_one(TP8_70B, workload)
+    low, high = run.steady_window_s
+    assert low < high
+    longer = simulate_one(TP8_70B, workload.model_copy(update={"num_prompts": 1024}))
+    assert run.steady_output_tokens_per_s == pytest.approx(longer.steady_output_tokens_per_s, rel=0.02)
 
 
 def test_the_steady_rate_of_a_heavy_tailed_run_does_not_move_with_its_length():
