@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 PORT   ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test test-fast lint format chromium postgresql bench bench-accuracy bench-speed-accuracy bench-serving bench-aiconfigurator bench-acceptance bench-matrix bench-hostile bench-app validate-gpu clean
+.PHONY: run test test-fast lint format chromium postgresql bench bench-accuracy bench-speed-accuracy bench-serving bench-aiconfigurator bench-capacity bench-acceptance bench-matrix bench-hostile bench-app validate-gpu clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,7 +59,7 @@ format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff format .
 
 ## bench: every benchmark (prints, never asserts)
-bench: bench-accuracy bench-speed-accuracy bench-serving bench-acceptance bench-matrix bench-hostile bench-app bench-search
+bench: bench-accuracy bench-speed-accuracy bench-serving bench-capacity bench-acceptance bench-matrix bench-hostile bench-app bench-search
 
 bench-accuracy: $(VENV)/.runtime-installed
 	$(PY) -m bench.memory_accuracy
@@ -70,6 +70,10 @@ bench-speed-accuracy: $(VENV)/.runtime-installed
 ## bench-serving: the serving simulator against published serving measurements (and its wall time)
 bench-serving: $(VENV)/.runtime-installed
 	$(PY) -m bench.serving_accuracy
+
+## bench-capacity: a replica's capacity against the run length behind it (nine replicas, two length mixes)
+bench-capacity: $(VENV)/.runtime-installed
+	$(PY) -m bench.capacity_convergence
 
 ## bench-aiconfigurator: refresh aiconfigurator's own estimates of the serving rows (installs its CLI, about 30 s a row)
 bench-aiconfigurator: $(VENV)/.runtime-installed
