@@ -46,6 +46,7 @@ from planner.speed.serving_metrics import (
     Percentiles,
     ReplicaLimits,
     ServingMetrics,
+    last_round_start,
     limited_by,
     steady_state,
     warm_up_end,
@@ -410,10 +411,11 @@ class ReplicaRun:
         duration = max(end - start, 1e-12)
         e2e = [done - arrived for done, arrived in zip(finish, arrival, strict=True)]
         lifetime = sum(e2e) / n
-        clients = self.workload.concurrency if self.workload.mode == "concurrency" else None
+        clients = min(n, self.workload.concurrency) if self.workload.mode == "concurrency" else None
+        completions = sorted(finish) if clients else []
         steady_tok_s, window, steady = steady_state(
             trace, warm_up_end(admitted, first_token, finish), max(admitted), start, end, lifetime,
-            (sorted(finish), min(n, clients)) if clients else None,
+            (completions, clients) if clients else None,
         )  # fmt: skip
         ttft = [first - arrived for first, arrived in zip(first_token, arrival, strict=True)]
         # time per output token after the first, per request (a one-token request has none)
@@ -424,9 +426,10 @@ class ReplicaRun:
         tpot = sorted([v for v in per_token if v is not None])
         ttft_sorted = sorted(ttft)  # sorted once: the percentiles below re-sort a sorted list in one pass
         # the requests that arrived in the steady window: a closed loop's first round (every client at once) and
-        # the drain are left out
+        # the drain are left out, and its last round (served partly while the batch drains)
         low, high = window
-        if self.workload.mode == "concurrency":  # a closed loop's arrivals come as requests complete, in any order
+        if clients:  # a closed loop's arrivals come as requests complete, in any order
+            high = last_round_start(completions, low, high, clients)
             inside = [i for i, arrived in enumerate(arrival) if low <= arrived <= high] if steady else []
             if not inside:
                 inside = list(range(n))

@@ -109,8 +109,9 @@ class ServingMetrics(BaseModel):
     steady: bool
     ttft_s: Percentiles
     tpot_s: Percentiles
-    #: TTFT and TPOT of the requests that arrived in the steady window (warm-up and drain left out, as a benchmark
-    #: that reports stable measurement windows counts them); the whole run's when it never reached one.
+    #: TTFT and TPOT of the requests that arrived in the steady window, before a closed loop's last round (warm-up
+    #: and drain left out, as a benchmark that reports stable measurement windows counts them); the whole run's when
+    #: it never reached one.
     steady_ttft_s: Percentiles | None = None
     steady_tpot_s: Percentiles | None = None
     e2e_latency_s: Percentiles
@@ -235,6 +236,24 @@ def whole_rounds(completions: list[float], begin: float, end: float, clients: in
     if rounds < 1:
         return None
     return completions[last - rounds * clients], completions[last]
+
+
+def last_round_start(completions: list[float], begin: float, end: float, clients: int) -> float:
+    """Where the last round of a closed loop of ``clients`` clients within [``begin``, ``end``] starts: the
+    completion ``clients`` before the last one there (``end`` where the window holds less than a round). A request
+    that arrives after it is one of the loop's last, served partly while the batch drains after the last
+    admission; its latencies are not the steady state's. NIM's 25 to 250 clients of 5,000 + 500 tokens read a mean
+    TPOT 1.5 to 3.3 points faster at 8 requests per client than at 32 with them, and the same at 8, 16 and 32
+    without.
+
+    >>> last_round_start([1.0, 1.1, 2.0, 2.1, 3.0, 3.1, 4.0], 0.5, 3.5, 2)
+    2.1
+    >>> last_round_start([1.0, 2.0], 0.5, 3.0, 4)
+    3.0
+    """
+    first = bisect_left(completions, begin)
+    last = bisect_right(completions, end) - 1
+    return completions[last - clients] if last - clients >= first else end
 
 
 def steady_state(
