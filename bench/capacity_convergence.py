@@ -8,7 +8,7 @@ without Llama-3.2-1B as a draft at α 0.84 and K 3, on H100, H200 and MI300X nod
 (``CAPACITY_ROUNDS`` rounds, ``CAPACITY_OVERLOADS``), as it ran before (three runs of 4 rounds: the offline run and
 Poisson runs at 1.25 and 1.05 times the best rate), each as its error against a reference of long runs (the most
 rounds up to ``REFERENCE_ROUNDS`` that the simulator's work budget admits, the three runs), and the medians and
-worst errors. Each line takes seconds; the whole, a few minutes.
+worst errors. About 20 s in all.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import statistics
 import sys
 
+from bench.serving_accuracy import pct_error
 from planner.catalog.lookup import get_model, get_node
 from planner.deployment import Deployment
 from planner.errors import InputError
@@ -76,7 +77,7 @@ def main() -> int:
             reference, rounds = _reference(dep, workload, speculative)
             now = _capacity(dep, workload, speculative, CAPACITY_ROUNDS, CAPACITY_OVERLOADS)
             before = _capacity(dep, workload, speculative, *FORMER)
-            pct_now, pct_before = (100 * (v / reference - 1) for v in (now, before))
+            pct_now, pct_before = pct_error(now, reference), pct_error(before, reference)
             errors["now"].append(pct_now)
             errors["before"].append(pct_before)
             print(f"  {label:<24} {reference:>10.3f} {rounds:>6} {pct_now:>+7.1f}% {pct_before:>+7.1f}%", flush=True)

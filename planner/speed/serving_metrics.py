@@ -212,6 +212,11 @@ def truncated_start(trace: list[tuple[float, float]], start: float, end: float, 
     return start + best_d * width
 
 
+def _completions_within(completions: list[float], begin: float, end: float) -> tuple[int, int]:
+    """The indices of the first and last of the sorted ``completions`` within [``begin``, ``end``]."""
+    return bisect_left(completions, begin), bisect_right(completions, end) - 1
+
+
 def whole_rounds(completions: list[float], begin: float, end: float, clients: int) -> tuple[float, float] | None:
     """The last whole rounds of a closed loop of ``clients`` clients within [``begin``, ``end``]: from the completion
     ``k · clients`` before the last one there to that last one, ``k`` as large as starts by ``begin``; None where not
@@ -230,8 +235,7 @@ def whole_rounds(completions: list[float], begin: float, end: float, clients: in
     >>> whole_rounds([1.0, 2.0], 0.5, 3.0, 4) is None
     True
     """
-    first = bisect_left(completions, begin)
-    last = bisect_right(completions, end) - 1
+    first, last = _completions_within(completions, begin, end)
     rounds = (last - first) // clients if last >= first else 0
     if rounds < 1:
         return None
@@ -251,8 +255,7 @@ def last_round_start(completions: list[float], begin: float, end: float, clients
     >>> last_round_start([1.0, 2.0], 0.5, 3.0, 4)
     3.0
     """
-    first = bisect_left(completions, begin)
-    last = bisect_right(completions, end) - 1
+    first, last = _completions_within(completions, begin, end)
     return completions[last - clients] if last - clients >= first else end
 
 
