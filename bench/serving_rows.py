@@ -68,8 +68,8 @@ from planner.speed.serving_workload import ServingWorkload
 
 CSV = Path(__file__).resolve().parents[1] / "data" / "calibration" / "serving-measured.csv"
 
-#: Rows the step-model fit uses (bench/fit_step_model.py); every other row is untouched by any fit (the other cells
-#: of the same TensorRT-LLM table were added after the fit and are reported apart).
+#: Rows the step-model fit uses (bench/fit_step_model.py); every other row is untouched by any fit (the other 72 cells
+#: of the same TensorRT-LLM table were added after the fit).
 FIT_ROWS = (
     "TRTPO-L31-8B-H100-1k1k", "TRTPO-L31-8B-H200-1k1k", "TRTPO-L31-8B-H100-2k128", "TRTPO-L31-8B-H200-128-2k",
     "TRTPO-L31-405B-H100-1k1k", "TRTPO-L31-405B-H200-1k1k", "TRTPO-L31-405B-B200-1k1k", "TRTPO-L31-405B-H200-128-2k",
