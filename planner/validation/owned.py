@@ -42,14 +42,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import Connection
 
 from planner.errors import InputError
 from planner.store import IntegrityError, transaction
 from planner.store import text as sql
 from planner.validation.actor import LOCAL_ACTOR, VISIBILITIES, Actor, Visibility
-from planner.validation.store import StoreError, _absent, connect
+from planner.validation.store import StoreError, _absent, connect, parse_rows
 
 __all__ = [
     "ACTIONS",
@@ -199,6 +199,71 @@ def attach(parse: Callable[..., T]) -> Callable[..., T]:
         return item
 
     return parse_owned
+
+
+def list_visible(
+    kind: str, columns: str, parse: Callable[..., T], *, path: str | Path | None, actor: Actor
+) -> tuple[list[T], list[str]]:
+    """Every live item of ``kind`` the actor may see (theirs and the team's), each read by ``parse`` from its own
+    ``columns`` (then :data:`OWNER_COLUMNS`, :func:`attach`), by name (case-insensitive, then as written, then the
+    oldest first); a row that does not read is skipped and reported (:func:`planner.validation.store.parse_rows`).
+
+    >>> import tempfile, pathlib
+    >>> from planner.scenario import Scenario
+    >>> from planner.validation.saved import save_scenario
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite3"
+    >>> _ = save_scenario("b", Scenario(), path=path); _ = save_scenario("A", Scenario(), path=path)
+    >>> class Named(Owned):
+    ...     name: str
+    >>> items, problems = list_visible("scenario", "name", lambda name: Named(name=name), path=path, actor=LOCAL_ACTOR)
+    >>> [item.name for item in items], problems
+    (['A', 'b'], [])
+    """
+    actor = checked_actor(actor)
+    if _absent(path):
+        return [], []
+    with connect(path) as conn:
+        rows = conn.execute(
+            sql(
+                f"SELECT {columns}, {OWNER_COLUMNS} FROM {_kind(kind).table} WHERE {VISIBLE} "
+                "ORDER BY lower(name), name, id"
+            ),
+            {"actor_id": actor.id},
+        ).fetchall()
+    return parse_rows(rows, attach(parse), kind)
+
+
+def load_visible(
+    kind: str,
+    name: str,
+    columns: str,
+    parse: Callable[..., T],
+    *,
+    path: str | Path | None,
+    actor: Actor,
+    owner_id: str | None = None,
+    reads_as: str = "",
+) -> T:
+    """The live item ``name`` of ``kind`` the actor may see (their own, else the team's; ``owner_id`` picks an
+    owner's), read as :func:`list_visible` reads it. An unknown name, or a row that no longer reads (``reads_as``
+    ends that message: " as a scenario"), is a :class:`StoreError` on the name."""
+    spec = _kind(kind)
+    row = None
+    if not _absent(path):
+        with connect(path) as conn:
+            found = find(conn, kind, name, actor, owner_id=owner_id)
+            if found is not None:
+                row = conn.execute(
+                    sql(f"SELECT {columns}, {OWNER_COLUMNS} FROM {spec.table} WHERE id = :id"), {"id": found.id}
+                ).fetchone()
+    if row is None:
+        raise StoreError(f"no {spec.label} is named {name!r}", field=spec.field)
+    try:
+        return attach(parse)(*row)
+    except (ValueError, ValidationError) as exc:
+        raise StoreError(
+            f"{spec.label} {name!r} no longer reads{reads_as} ({str(exc).splitlines()[0][:160]})", field=spec.field
+        ) from None
 
 
 @dataclass(frozen=True)

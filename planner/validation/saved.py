@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from planner.errors import InputError, PlannerError
 from planner.input_types import checked_name
@@ -40,22 +40,19 @@ from planner.memory import plan_memory
 from planner.scenario import Scenario, field_label
 from planner.speed import SpeedWorkload, estimate_speed, gate_verdict, runnable, workload_for
 from planner.store import IntegrityError, transaction
-from planner.store import text as sql
 from planner.units import bytes_to_gib
 from planner.validation.actor import LOCAL_ACTOR, Actor, Visibility
 from planner.validation.owned import (
-    OWNER_COLUMNS,
-    VISIBLE,
     Owned,
-    attach,
     checked_actor,
     checked_visibility,
-    find,
+    list_visible,
+    load_visible,
     soft_delete,
     write,
 )
 from planner.validation.owned import now as _now
-from planner.validation.store import StoreError, _absent, connect, parse_rows
+from planner.validation.store import StoreError
 
 __all__ = [
     "MAX_NAME_CHARS",
@@ -198,15 +195,7 @@ def save_scenario(
 def list_scenarios(*, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> SavedScenarioList:
     """Every saved scenario the actor may see (theirs and the team's) by name (case-insensitive order, then owner);
     unreadable rows are skipped and reported."""
-    actor = checked_actor(actor)
-    if _absent(path):
-        return SavedScenarioList(scenarios=[], problems=[])
-    with connect(path) as conn:
-        rows = conn.execute(
-            sql(f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM scenarios WHERE {VISIBLE} ORDER BY lower(name), name, id"),
-            {"actor_id": actor.id},
-        ).fetchall()
-    scenarios, problems = parse_rows(rows, attach(_row), "scenario")
+    scenarios, problems = list_visible("scenario", _COLUMNS, _row, path=path, actor=actor)
     return SavedScenarioList(scenarios=scenarios, problems=problems)
 
 
@@ -215,22 +204,9 @@ def load_scenario(
 ) -> SavedScenario:
     """The saved scenario ``name`` the actor may see: their own, else the team's (``owner_id`` picks an owner's)."""
     name, actor = _checked_name(name), checked_actor(actor)
-    row = None
-    if not _absent(path):
-        with connect(path) as conn:
-            found = find(conn, "scenario", name, actor, owner_id=owner_id)
-            if found is not None:
-                row = conn.execute(
-                    sql(f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM scenarios WHERE id = :id"), {"id": found.id}
-                ).fetchone()
-    if row is None:
-        raise StoreError(f"no saved scenario is named {name!r}", field="name")
-    try:
-        return attach(_row)(*row)
-    except (ValueError, ValidationError) as exc:
-        raise StoreError(
-            f"saved scenario {name!r} no longer reads as a scenario ({str(exc).splitlines()[0][:160]})", field="name"
-        ) from None
+    return load_visible(
+        "scenario", name, _COLUMNS, _row, path=path, actor=actor, owner_id=owner_id, reads_as=" as a scenario"
+    )
 
 
 def duplicate_scenario(

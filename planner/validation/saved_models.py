@@ -38,16 +38,15 @@ from planner.store import IntegrityError, transaction
 from planner.store import text as sql
 from planner.validation.actor import LOCAL_ACTOR, Actor, Visibility
 from planner.validation.owned import (
-    OWNER_COLUMNS,
     VISIBLE,
     Owned,
-    attach,
     checked_actor,
     checked_visibility,
+    list_visible,
     soft_delete,
     write,
 )
-from planner.validation.store import StoreError, _absent, connect, parse_rows
+from planner.validation.store import StoreError, _absent, connect
 
 __all__ = [
     "SavedModel",
@@ -186,17 +185,7 @@ def _row(name: object, created_at: object, sha: object, text: object) -> SavedMo
 def list_custom_models(*, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> SavedModelList:
     """Every saved custom model the actor may see (theirs and the team's) by name (case-insensitive order); rows
     that are not a config are reported."""
-    actor = checked_actor(actor)
-    if _absent(path):
-        return SavedModelList(models=[], problems=[])
-    with connect(path) as conn:
-        rows = conn.execute(
-            sql(
-                f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM custom_models WHERE {VISIBLE} ORDER BY lower(name), name, id"
-            ),
-            {"actor_id": actor.id},
-        ).fetchall()
-    models, problems = parse_rows(rows, attach(_row), "model")
+    models, problems = list_visible("model", _COLUMNS, _row, path=path, actor=actor)
     return SavedModelList(models=models, problems=problems)
 
 

@@ -23,26 +23,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from planner.errors import InputError
 from planner.scenario import Scenario
 from planner.store import IntegrityError, transaction
-from planner.store import text as sql
 from planner.validation.actor import LOCAL_ACTOR, Actor, Visibility
 from planner.validation.owned import (
-    OWNER_COLUMNS,
-    VISIBLE,
     Owned,
-    attach,
     checked_actor,
     checked_visibility,
-    find,
+    list_visible,
+    load_visible,
     soft_delete,
     write,
 )
 from planner.validation.saved import _checked_name, _checked_notes, _now
-from planner.validation.store import StoreError, _absent, connect, parse_rows
+from planner.validation.store import StoreError
 
 __all__ = [
     "MAX_QUOTE_JSON_CHARS",
@@ -188,15 +185,7 @@ _COLUMNS = "name, notes, created_at, scenario, json"
 def list_quotes(*, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> SavedQuoteList:
     """Every saved quote the actor may see (theirs and the team's) by name (case-insensitive order); unreadable
     rows are skipped and reported."""
-    actor = checked_actor(actor)
-    if _absent(path):
-        return SavedQuoteList(quotes=[], problems=[])
-    with connect(path) as conn:
-        rows = conn.execute(
-            sql(f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM quotes WHERE {VISIBLE} ORDER BY lower(name), name, id"),
-            {"actor_id": actor.id},
-        ).fetchall()
-    quotes, problems = parse_rows(rows, attach(_row), "quote")
+    quotes, problems = list_visible("quote", _COLUMNS, _row, path=path, actor=actor)
     return SavedQuoteList(quotes=quotes, problems=problems)
 
 
@@ -205,22 +194,7 @@ def load_quote(
 ) -> SavedQuote:
     """The saved quote ``name`` the actor may see: their own, else the team's (``owner_id`` picks an owner's)."""
     name, actor = _checked_name(name), checked_actor(actor)
-    row = None
-    if not _absent(path):
-        with connect(path) as conn:
-            found = find(conn, "quote", name, actor, owner_id=owner_id)
-            if found is not None:
-                row = conn.execute(
-                    sql(f"SELECT {_COLUMNS}, {OWNER_COLUMNS} FROM quotes WHERE id = :id"), {"id": found.id}
-                ).fetchone()
-    if row is None:
-        raise StoreError(f"no saved quote is named {name!r}", field="name")
-    try:
-        return attach(_row)(*row)
-    except (ValueError, ValidationError) as exc:
-        raise StoreError(
-            f"saved quote {name!r} no longer reads ({str(exc).splitlines()[0][:160]})", field="name"
-        ) from None
+    return load_visible("quote", name, _COLUMNS, _row, path=path, actor=actor, owner_id=owner_id)
 
 
 def delete_quote(
