@@ -277,6 +277,18 @@ class _Found:
     changed_at: str
     changed_by: str
 
+    def ownership(self) -> dict[str, Any]:
+        """The :class:`Owned` fields of the item found."""
+        return {
+            "id": self.id,
+            "owner_id": self.owner_id,
+            "owner_name": self.owner_name,
+            "visibility": self.visibility,
+            "changed_at": self.changed_at,
+            "changed_by": self.changed_by,
+            "version": self.version,
+        }
+
 
 _FOUND = (
     "id, name, owner_id, owner_name, visibility, version, COALESCE(changed_at, created_at), "
@@ -435,6 +447,32 @@ def write(
     if chosen != own.visibility:
         audit(conn, kind, own.id, name, "shared" if chosen == "team" else "unshared", actor)
     return _Found(own.id, name, own.owner_id, own.owner_name, chosen, own.version + 1, stamp, actor.name)
+
+
+def save_owned(
+    kind: str,
+    name: str,
+    values: dict[str, str],
+    *,
+    path: str | Path | None,
+    actor: Actor,
+    visibility: Visibility | None,
+    replace: bool,
+    expected_version: int | None,
+) -> _Found:
+    """:func:`write` in a transaction of its own; a name another save took meanwhile (the store's unique index on
+    owner and name, any case) is the same refusal as a taken name."""
+    try:
+        with transaction(path) as conn:
+            return write(
+                conn, kind, name, values, actor=actor, visibility=visibility, replace=replace,
+                expected_version=expected_version,
+            )  # fmt: skip
+    except IntegrityError:
+        spec = KINDS[kind]
+        raise StoreError(
+            f"a {spec.label} is already named {name!r}: choose another name or replace it", field=spec.field
+        ) from None
 
 
 def _purge(conn: Connection) -> None:

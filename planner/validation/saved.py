@@ -39,7 +39,6 @@ from planner.input_types import checked_name
 from planner.memory import plan_memory
 from planner.scenario import Scenario, field_label
 from planner.speed import SpeedWorkload, estimate_speed, gate_verdict, runnable, workload_for
-from planner.store import IntegrityError, transaction
 from planner.units import bytes_to_gib
 from planner.validation.actor import LOCAL_ACTOR, Actor, Visibility
 from planner.validation.owned import (
@@ -48,8 +47,8 @@ from planner.validation.owned import (
     checked_visibility,
     list_visible,
     load_visible,
+    save_owned,
     soft_delete,
-    write,
 )
 from planner.validation.owned import now as _now
 from planner.validation.store import StoreError
@@ -161,35 +160,11 @@ def save_scenario(
     text = scenario.model_dump_json()
     Scenario.model_validate_json(text)  # never store what will not load back
     created_at = _now()
-    try:
-        with transaction(path) as conn:
-            found = write(
-                conn,
-                "scenario",
-                name,
-                {"notes": notes, "created_at": created_at, "json": text},
-                actor=actor,
-                visibility=visibility,
-                replace=replace,
-                expected_version=expected_version,
-            )
-    except IntegrityError:
-        raise StoreError(
-            f"a saved scenario is already named {name!r}: choose another name or replace it", field="name"
-        ) from None
-    return SavedScenario(
-        name=name,
-        notes=notes,
-        created_at=created_at,
-        scenario=scenario,
-        id=found.id,
-        owner_id=found.owner_id,
-        owner_name=found.owner_name,
-        visibility=found.visibility,
-        changed_at=found.changed_at,
-        changed_by=found.changed_by,
-        version=found.version,
-    )
+    found = save_owned(
+        "scenario", name, {"notes": notes, "created_at": created_at, "json": text}, path=path, actor=actor,
+        visibility=visibility, replace=replace, expected_version=expected_version,
+    )  # fmt: skip
+    return SavedScenario(name=name, notes=notes, created_at=created_at, scenario=scenario, **found.ownership())
 
 
 def list_scenarios(*, path: str | Path | None = None, actor: Actor = LOCAL_ACTOR) -> SavedScenarioList:

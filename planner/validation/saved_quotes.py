@@ -27,7 +27,6 @@ from pydantic import BaseModel
 
 from planner.errors import InputError
 from planner.scenario import Scenario
-from planner.store import IntegrityError, transaction
 from planner.validation.actor import LOCAL_ACTOR, Actor, Visibility
 from planner.validation.owned import (
     Owned,
@@ -35,11 +34,10 @@ from planner.validation.owned import (
     checked_visibility,
     list_visible,
     load_visible,
+    save_owned,
     soft_delete,
-    write,
 )
 from planner.validation.saved import _checked_name, _checked_notes, _now
-from planner.validation.store import StoreError
 
 __all__ = [
     "MAX_QUOTE_JSON_CHARS",
@@ -132,35 +130,13 @@ def save_quote(
         raise InputError("scenario", type(scenario).__name__, "a Scenario")
     text = _result_text(result)
     created_at = _now()
-    try:
-        with transaction(path) as conn:
-            found = write(
-                conn,
-                "quote",
-                name,
-                {"notes": notes, "created_at": created_at, "scenario": scenario.model_dump_json(), "json": text},
-                actor=actor,
-                visibility=visibility,
-                replace=replace,
-                expected_version=expected_version,
-            )
-    except IntegrityError:
-        raise StoreError(
-            f"a saved quote is already named {name!r}: choose another name or replace it", field="name"
-        ) from None
+    values = {"notes": notes, "created_at": created_at, "scenario": scenario.model_dump_json(), "json": text}
+    found = save_owned(
+        "quote", name, values, path=path, actor=actor, visibility=visibility, replace=replace,
+        expected_version=expected_version,
+    )  # fmt: skip
     return SavedQuote(
-        name=name,
-        notes=notes,
-        created_at=created_at,
-        scenario=scenario,
-        result=json.loads(text),
-        id=found.id,
-        owner_id=found.owner_id,
-        owner_name=found.owner_name,
-        visibility=found.visibility,
-        changed_at=found.changed_at,
-        changed_by=found.changed_by,
-        version=found.version,
+        name=name, notes=notes, created_at=created_at, scenario=scenario, result=json.loads(text), **found.ownership()
     )
 
 
