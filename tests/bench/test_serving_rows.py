@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import sys
 
 import pytest
 
+from bench.aiconfigurator_estimates import CACHE as AIC_CACHE
 from bench.aiconfigurator_estimates import _parse, _program, command
 from bench.serving_accuracy import (
     LOAD_PRECISION,
@@ -170,3 +172,20 @@ def test_a_server_row_is_quoted_as_a_quote_sizes_an_option_with_its_speed_margin
     assert (traffic.ttft_slo_s, traffic.tpot_slo_s, traffic.percentile) == case.at_objectives
     assert option.meets_slo and option.replicas * option.capacity_requests_per_s >= traffic.requests_per_s
     assert margin.quoted_replicas == option.replicas and 0 <= margin.margin_frac <= margin.limit_frac
+
+
+def test_every_cell_of_the_tensorrt_llm_throughput_table_is_a_row_with_aiconfigurators_estimate_kept():
+    """The table's Llama-3.1-8B (H200, H100), Llama-3.3-70B and Llama-3.1-405B (B200, H200, H100) columns at its
+    ten lengths: 80 cells, each once, each with aiconfigurator's answer kept for the command the bench would run."""
+    cells = [case for case in CASES if case.row.startswith("TRTPO-")]
+    shapes = {
+        (c.deployment.target.id, c.deployment.gpu.id, c.workload.prompt_tokens, c.workload.output_tokens) for c in cells
+    }
+    assert len(cells) == len(shapes) == 2 * 10 + 3 * 10 + 3 * 10
+    assert {(p, o) for _, _, p, o in shapes} == {
+        (128, 128), (128, 2048), (128, 4096), (500, 2000), (1000, 1000), (1000, 2000), (2048, 128), (2048, 2048),
+        (5000, 500), (20000, 2000),
+    }  # fmt: skip
+    with AIC_CACHE.open(newline="") as handle:
+        kept = {(row["case_id"], row["kind"]) for row in csv.DictReader(handle) if row["value"]}
+    assert {(c.row, c.kind) for c in cells} <= kept
