@@ -557,7 +557,10 @@ class StepModel:
         t = measured.decode_attention_s(seqs, context_sum) if measured is not None else None
         if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
             return kv_read, kv_flops, kv_mem, kv_cmp, max(t, kv_cmp, kv_read / self.bandwidth)
-        return kv_read, kv_flops, kv_mem, kv_cmp, max(kv_mem, kv_cmp)
+        roofline = max(kv_mem, kv_cmp)
+        # past the measured grid: the roofline, never below the measured kernel at the grid's edge
+        floor = measured.decode_floor_s(seqs, context_sum) if measured is not None else None
+        return kv_read, kv_flops, kv_mem, kv_cmp, roofline if floor is None or floor < roofline else floor
 
     def prefill_terms(
         self, seqs: int, tokens: int, positions: float, context_sum: float, notes: set[str] | None = None

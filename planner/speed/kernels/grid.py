@@ -220,6 +220,25 @@ class Grid:
         t = (x - axis[lo]) / (axis[hi] - axis[lo])
         return 0.0 + (1 - t) * low + t * high
 
+    def at_or_below(self, x: float) -> float | None:
+        """:meth:`at_x` where it answers, else the latency at the largest measured value of the axis below ``x``: a
+        line that stops short of ``x`` answers at its last measured point (a lower bound on the kernel at ``x``,
+        which does more work). None where nothing is measured up to ``x``.
+
+        >>> grid = Grid.build([(1, 1, 2.0), (1, 2, 3.0), (1, 4, 5.0), (2, 1, 2.5), (2, 2, 3.5)])
+        >>> line = grid.fix_first(2)  # batch 2 was measured at contexts 1 and 2 only
+        >>> line.at_or_below(1.5), line.at_or_below(3.0), line.at_or_below(9.0), line.at_or_below(0.5)
+        (3.0, 3.5, 3.5, None)
+        """
+        value = self.at_x(x)
+        if value is not None:
+            return value
+        axis, flat = self.axes[0], self._flat
+        for i in range(bisect_left(axis, x) - 1 if x <= axis[-1] else len(axis) - 1, -1, -1):
+            if not isnan(flat[i]):
+                return 0.0 + flat[i]
+        return None
+
 
 def _row_major_strides(axes: tuple[tuple[float, ...], ...]) -> tuple[int, ...]:
     """How far apart neighbours on each axis lie in the row-major values.

@@ -101,6 +101,8 @@ class MeasuredPass:
         self._heads: dict[int, float | None] = {}
         #: Per batch: its decode line's lookup along the context (``Grid.at_x``), or None.
         self._decode_at: dict[int, Callable[[float], float | None] | None] = {}
+        #: Per batch: the measured lines that bound its decode attention below past the grid (:meth:`decode_floor_s`).
+        self._decode_floors: dict[int, tuple[Grid, ...]] = {}
         h, d = arch.hidden_size, arch.head_dim
         q_out = arch.num_attention_heads * d // tp
         kv_out = 2 * arch.num_kv_heads * d // tp if arch.num_kv_heads >= tp else 2 * d
@@ -254,9 +256,42 @@ class MeasuredPass:
         along_context = self.decode_along_context(seqs)
         ms = along_context(max(1.0, context_sum / seqs)) if along_context is not None else None
         if ms is None:
-            self.fallbacks.add("decode attention (a batch or context past the measured grid)")
+            self.fallbacks.add("decode attention (a batch or context past the measured grid, no less than its edge)")
             return None
         return ms * self.layers * MS
+
+    def decode_floor_s(self, seqs: int, context_sum: float) -> float | None:
+        """A lower bound on reading the cached context of ``seqs`` sequences where the measured grid does not reach
+        (:meth:`decode_attention_s` None): the measured kernel at the shapes it holds that do no more work, the same
+        batch at its longest measured context up to this one and the largest measured batch at or below it at this
+        context (or at its longest), all layers. The grid measures fewer contexts at larger batches, a staircase: past
+        its edge the roofline prices the kernel, and this bound keeps a longer context or a larger batch from costing
+        less than a shorter or smaller one measured. None where the grid holds no such shape (or no grid).
+        """
+        if not self.attention_covered or seqs <= 0:
+            return None
+        lines = self._decode_floors.get(seqs)
+        if lines is None:
+            lines = self._decode_floors[seqs] = self._floor_lines(seqs)
+        context = max(1.0, context_sum / seqs)
+        best = None
+        for line in lines:
+            value = line.at_or_below(context)
+            if value is not None and (best is None or value > best):
+                best = value
+        return None if best is None else best * self.layers * MS
+
+    def _floor_lines(self, seqs: int) -> tuple[Grid, ...]:
+        """The decode lines of :meth:`decode_floor_s`: ``seqs``' own (interpolated between measured batches) and the
+        largest measured batch's at or below it."""
+        grid = self.tables.attention_grid(
+            "generation_attention", self.heads, self.kv_heads, self.head_dim, self.kv_dtype
+        )
+        if grid is None:
+            return ()
+        below = [batch for batch in grid.axes[0] if batch <= seqs]
+        lines = (self._decode_line(seqs), grid.fix_first(below[-1]) if below else None)
+        return tuple(line for line in lines if line is not None)
 
     def decode_along_context(self, seqs: int) -> Callable[[float], float | None] | None:
         """One layer's decode kernel in ms at ``seqs`` sequences as a function of the mean context (None where the
