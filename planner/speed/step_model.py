@@ -429,7 +429,7 @@ class StepModel:
         chunk_terms, chunk_notes = entry
         if token_notes or chunk_notes:
             notes |= token_notes | chunk_notes
-        prefix_read, new_flops, new_cmp, measured_new = chunk_terms
+        prefix_read, new_flops, new_cmp, measured_new, edge_new = chunk_terms
         # attention of the prefill chunks (over their cached prefix and themselves) and every KV write
         new_mem = (prefix_read + written) / self.bw
         new_s = max(new_mem, new_cmp)
@@ -437,6 +437,8 @@ class StepModel:
             new_s = max(
                 measured_new + written / self.bw, new_flops / self.peak_flops, (prefix_read + written) / self.bandwidth
             )
+        elif edge_new is not None:  # past the measured grid: the roofline, never below the kernel at its edge
+            new_s = max(new_s, edge_new + written / self.bw)
         overhead = self.fixed_overhead_s + self.profile.seq_overhead_s * (decode_seqs + prefill_seqs)
         return (tokens, *terms, prefix_read, new_flops, new_mem, new_cmp, new_s, overhead)
 
@@ -564,16 +566,19 @@ class StepModel:
 
     def prefill_terms(
         self, seqs: int, tokens: int, positions: float, context_sum: float, notes: set[str] | None = None
-    ) -> tuple[float, float, float, float | None]:
+    ) -> tuple[float, float, float, float | None, float | None]:
         """Attention of ``seqs`` prefill chunks (``tokens`` new tokens in all, Σ c·(p + (c+1)/2) ``positions`` after
         Σ p ``context_sum`` cached ones), before the pass's KV writes: (prefix KV bytes read, FLOPs, compute s,
-        measured kernel s or None). Kept per chunk mix (prompts of one length split the same way)."""
+        measured kernel s or None, and where that is None past the measured grid, the kernel measured at its edge
+        (:meth:`planner.speed.kernels.measured_pass.MeasuredPass.prefill_floor_s`) or None). Kept per chunk mix
+        (prompts of one length split the same way)."""
         prefix_read = self._kv_bytes(seqs, context_sum) if seqs else 0.0
         new_flops = self._attn_flops(positions, seqs, context_sum) if seqs else 0.0
         new_cmp = new_flops / self.attn_peak
         measured = self.measured
         t = measured.prefill_attention_s(seqs, tokens, context_sum, notes) if measured is not None else None
-        return prefix_read, new_flops, new_cmp, t
+        edge = measured.prefill_floor_s(seqs, tokens, context_sum) if measured is not None and t is None else None
+        return prefix_read, new_flops, new_cmp, t, edge
 
     def decode(self, batch: int, query_tokens: int, context_tokens: float, logits_tokens: int | None = None):
         """``batch`` sequences each adding ``query_tokens`` at ``context_tokens`` cached (mean)."""

@@ -30,6 +30,7 @@ True
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from math import ceil, nan
 
@@ -101,8 +102,8 @@ class MeasuredPass:
         self._heads: dict[int, float | None] = {}
         #: Per batch: its decode line's lookup along the context (``Grid.at_x``), or None.
         self._decode_at: dict[int, Callable[[float], float | None] | None] = {}
-        #: Per batch: the measured lines that bound its decode attention below past the grid (:meth:`decode_floor_s`).
-        self._decode_floors: dict[int, tuple[Grid, ...]] = {}
+        #: Per attention table and batch: the measured lines that bound it below past the grid (:meth:`edge_ms`).
+        self._edge_lines: dict[tuple[str, int], tuple[Grid, ...]] = {}
         h, d = arch.hidden_size, arch.head_dim
         q_out = arch.num_attention_heads * d // tp
         kv_out = 2 * arch.num_kv_heads * d // tp if arch.num_kv_heads >= tp else 2 * d
@@ -262,36 +263,59 @@ class MeasuredPass:
 
     def decode_floor_s(self, seqs: int, context_sum: float) -> float | None:
         """A lower bound on reading the cached context of ``seqs`` sequences where the measured grid does not reach
-        (:meth:`decode_attention_s` None): the measured kernel at the shapes it holds that do no more work, the same
-        batch at its longest measured context up to this one and the largest measured batch at or below it at this
-        context (or at its longest), all layers. The grid measures fewer contexts at larger batches, a staircase: past
-        its edge the roofline prices the kernel, and this bound keeps a longer context or a larger batch from costing
-        less than a shorter or smaller one measured. None where the grid holds no such shape (or no grid).
-        """
+        (:meth:`decode_attention_s` None): :meth:`edge_ms` of the decode kernel at their mean context, all layers.
+        None where the grid holds no such shape (or no grid)."""
         if not self.attention_covered or seqs <= 0:
             return None
-        lines = self._decode_floors.get(seqs)
-        if lines is None:
-            lines = self._decode_floors[seqs] = self._floor_lines(seqs)
-        context = max(1.0, context_sum / seqs)
+        ms = self.edge_ms("generation_attention", seqs, max(1.0, context_sum / seqs))
+        return None if ms is None else ms * self.layers * MS
+
+    def prefill_floor_s(self, seqs: int, tokens: int, context_sum: float) -> float | None:
+        """A lower bound on :meth:`prefill_attention_s` where the measured grid does not reach: :meth:`edge_ms` of
+        the prefill kernel at the chunks' full length, with the same prefix correction, all layers (None as
+        :meth:`decode_floor_s`)."""
+        if not self.attention_covered or seqs <= 0:
+            return None
+        prefix = context_sum / seqs
+        full = tokens / seqs + prefix
+        ms = self.edge_ms("context_attention", seqs, full)
+        return None if ms is None else ms * (full * full - prefix * prefix) / (full * full) * self.layers * MS
+
+    def edge_ms(self, table: str, seqs: int, length: float) -> float | None:
+        """One layer's attention kernel of ``table`` at the measured shapes that do no more work than ``seqs``
+        sequences of ``length`` tokens, the most of them: the same batch (interpolated between measured batches) and
+        every measured batch at or below it, each at this length or at its longest measured one below. The tables
+        measure fewer lengths at larger batches, a staircase: past its edge the roofline prices the kernel, and this
+        bound keeps a longer context or a larger batch from costing less than a shorter or smaller one measured.
+        None where the grid holds no such shape."""
+        key = (table, seqs)
+        try:
+            lines = self._edge_lines[key]
+        except KeyError:
+            lines = self._edge_lines[key] = self._edge_pair(table, seqs)
         best = None
         for line in lines:
-            value = line.at_or_below(context)
+            value = line.at_or_below(length)
             if value is not None and (best is None or value > best):
                 best = value
-        return None if best is None else best * self.layers * MS
+        return best
 
-    def _floor_lines(self, seqs: int) -> tuple[Grid, ...]:
-        """The decode lines of :meth:`decode_floor_s`: ``seqs``' own (interpolated between measured batches) and the
-        largest measured batch's at or below it."""
-        grid = self.tables.attention_grid(
-            "generation_attention", self.heads, self.kv_heads, self.head_dim, self.kv_dtype
-        )
+    def _edge_pair(self, table: str, seqs: int) -> tuple[Grid, ...]:
+        """The lines of :meth:`edge_ms` at ``seqs``: its own (interpolated between measured batches) and the envelope
+        of every smaller measured batch's (:meth:`_envelopes`)."""
+        grid = self.tables.attention_grid(table, self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
         if grid is None:
             return ()
-        below = [batch for batch in grid.axes[0] if batch <= seqs]
-        lines = (self._decode_line(seqs), grid.fix_first(below[-1]) if below else None)
+        below = bisect_left(grid.axes[0], seqs)  # the measured batches smaller than seqs
+        lines = (grid.fix_first(seqs), self._envelopes(table, grid)[below - 1] if below else None)
         return tuple(line for line in lines if line is not None)
+
+    def _envelopes(self, table: str, grid: Grid) -> list[Grid | None]:
+        """Per measured batch of ``table``'s grid (made once per table and head split, shared by every model priced
+        from these tables): at each measured length the most of that batch's line and every smaller batch's, each
+        there or at its longest measured length below (linear in between)."""
+        key = ("edge envelopes", table, self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
+        return self.tables.derived(key, lambda: _envelopes(grid))
 
     def decode_along_context(self, seqs: int) -> Callable[[float], float | None] | None:
         """One layer's decode kernel in ms at ``seqs`` sequences as a function of the mean context (None where the
@@ -332,7 +356,7 @@ class MeasuredPass:
         ms = self.tables.context_attention_ms(seqs, full, self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
         if ms is None:
             (self.fallbacks if notes is None else notes).add(
-                "prefill attention (a chunk or batch past the measured grid)"
+                "prefill attention (a chunk or batch past the measured grid, no less than its edge)"
             )
             return None
         return ms * (full * full - prefix * prefix) / (full * full) * self.layers * MS
@@ -348,6 +372,20 @@ class MeasuredPass:
             )
             return None
         return 2 * self.layers * ms * MS
+
+
+def _envelopes(grid: Grid) -> list[Grid | None]:
+    """:meth:`MeasuredPass._envelopes` of a (batch, length) grid."""
+    envelopes: list[Grid | None] = []
+    most: dict[float, float] = {}
+    for batch in grid.axes[0]:
+        line = grid.fix_first(batch)
+        for length in grid.axes[1]:
+            value = line.at_or_below(length) if line is not None else None
+            if value is not None and value > most.get(length, -1.0):
+                most[length] = value
+        envelopes.append(Grid.build(sorted(most.items())) if most else None)
+    return envelopes
 
 
 def measured_pass(cost: ModelCost, gpu_id: str, engine: str, *, cuda_graphs: bool = True) -> MeasuredPass | None:

@@ -196,22 +196,43 @@ _STAIRCASE = [case for case in CASES if case[3] in ("h100-sxm-80gb", "h200-sxm-1
 _TABLE_NOISE = 0.08
 
 
-def _decode_attention(case: tuple) -> Callable[[int, int], float]:
+def _step_model(case: tuple) -> StepModel:
     model_id, fmt, kv, gpu_id, tp, engine = case
     gpu = get_gpu(gpu_id)
     cost = model_cost(get_model(model_id), get_weight_format(fmt), get_kv_dtype(kv), gpu, tp=tp)
-    model = StepModel(cost, gpu, speed_profile(engine, gpu.vendor))
+    return StepModel(cost, gpu, speed_profile(engine, gpu.vendor))
+
+
+def _decode_attention(case: tuple) -> Callable[[int, int], float]:
+    model = _step_model(case)
     return lambda batch, mean_context: model.decode(batch, 1, mean_context).breakdown()["attention_kv"]
 
 
+def _prefill_attention(case: tuple) -> Callable[[int, int], float]:
+    """Seconds of the causal attention of ``prompts`` whole prompts of ``tokens`` tokens each in one pass."""
+    model = _step_model(case)
+
+    def attention_s(prompts: int, tokens: int) -> float:
+        step = model.forward(
+            prefill_tokens=prompts * tokens, prefill_seqs=prompts, prefill_positions=prompts * tokens * (tokens + 1) / 2
+        )
+        return step.breakdown()["attention_new"]
+
+    return attention_s
+
+
 @needs_tables
-def test_past_the_grids_edge_decode_attention_costs_no_less_than_the_measured_kernel_before_it():
+def test_past_the_grids_edge_attention_costs_no_less_than_the_measured_kernel_before_it():
     """1,040 sequences at 300 tokens on 8x H100 (Llama-3.1-405B FP8) lie past the grid (its 2,048-sequence row stops
     at 256 tokens): the roofline read them in 3.3 ms where 1,003 measured took 5.8 ms."""
     attention_s = _decode_attention(("Llama-3.1-405B", "fp8", "fp8", "h100-sxm-80gb", 8, "trtllm"))
     assert attention_s(1040, 300) >= attention_s(1003, 300)
     assert attention_s(129, 2176) >= attention_s(128, 2176) * (1 - 1e-9)
     assert attention_s(182, 2100) >= attention_s(182, 2047)
+    # prefill: the table stops at 16,384-token prompts; one of 16,640 took a third of that time by the roofline
+    prefill_s = _prefill_attention(("Llama-3.1-405B", "nvfp4", "fp8", "b200-180gb", 4, "trtllm"))
+    assert prefill_s(1, 16_640) >= prefill_s(1, 16_384)
+    assert prefill_s(259, 128) >= prefill_s(256, 128)
 
 
 @needs_tables
@@ -232,6 +253,25 @@ def test_decode_attention_never_costs_less_for_more_sequences_or_a_longer_contex
     less = attention_s(seqs, context)
     assert attention_s(seqs + more_seqs, context) >= less * (1 - 1e-9)
     assert attention_s(seqs, context + more_context) >= less * (1 - _TABLE_NOISE)
+
+
+@needs_tables
+@settings(max_examples=60, deadline=None)
+@given(
+    case=st.sampled_from(_STAIRCASE),
+    prompts=st.integers(1, 300),
+    tokens=st.integers(16, 24_000),
+    more_prompts=st.integers(0, 64),
+    more_tokens=st.integers(0, 8_000),
+)
+def test_prefill_attention_never_costs_less_for_more_prompts_or_longer_ones(
+    case, prompts, tokens, more_prompts, more_tokens
+):
+    """The same bound for prefill attention past its grid (prompts of up to 16,384 tokens, 256 at once)."""
+    attention_s = _prefill_attention(case)
+    less = attention_s(prompts, tokens)
+    assert attention_s(prompts + more_prompts, tokens) >= less * (1 - 1e-9)
+    assert attention_s(prompts, tokens + more_tokens) >= less * (1 - _TABLE_NOISE)
 
 
 def test_only_the_wrapper_names_the_optional_package():
