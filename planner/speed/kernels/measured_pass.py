@@ -224,17 +224,15 @@ class MeasuredPass:
         if line is None:
             notes.add(f"weight GEMMs ({self.dtype} has no table here, or a shape past it)")
             return None
-        parts = ceil(tokens / line.axes[0][-1])
-        total = line.at_x(tokens / parts) * parts * self.scale
+        total = sliced(line, tokens) * self.scale
         if self.moe is not None:
             dtype, h, inter, topk, experts, tp, moe_layers = self.moe
             grid = self.tables.moe_grid(dtype, h, inter, topk, experts, tp) if dtype else None
-            top = grid.axes[0][-1] if grid is not None else 0
-            routed = grid.at_x(tokens / ceil(tokens / top)) if grid is not None else None
+            routed = sliced(grid, tokens) if grid is not None else None
             if routed is None:
                 notes.add("MoE experts (no measured table for this expert shape, precision or TP)")
                 return None
-            total += routed * ceil(tokens / top) * moe_layers
+            total += routed * moe_layers
         return total
 
     def lm_head_ms(self, logits: int, notes: set[str]) -> float | None:
@@ -243,9 +241,7 @@ class MeasuredPass:
         head = self._heads.get(logits, -1.0)
         if head == -1.0:  # not priced yet
             line = self._head_line()
-            parts = ceil(logits / line.axes[0][-1]) if line is not None else 1
-            one = line.at_x(logits / parts) if line is not None else None
-            head = self._heads[logits] = None if one is None else one * parts
+            head = self._heads[logits] = sliced(line, logits) if line is not None else None
         if head is None:
             notes.add("LM head GEMM")
         return head
@@ -372,6 +368,25 @@ class MeasuredPass:
             )
             return None
         return 2 * self.layers * ms * MS
+
+
+def sliced(line: Grid, tokens: float) -> float | None:
+    """A kernel's milliseconds over ``tokens`` rows along its measured ``line``: past the largest measured count, as
+    equal row slices, never below as many whole passes of that largest count as ``tokens`` holds (each does less
+    work than its share), so one more token never costs less. None where the line has no value there.
+
+    >>> line = Grid.build([(1, 1.0), (4, 2.0), (8, 5.0)])  # 8 rows cost more than twice 4
+    >>> sliced(line, 6), sliced(line, 9), sliced(line, 16), sliced(line, 17)
+    (3.5, 5.0, 10.0, 10.0)
+    """
+    top = line.axes[0][-1]
+    parts = ceil(tokens / top)
+    one = line.at_x(tokens / parts)
+    if one is None or parts == 1:
+        return one
+    largest = line.at_x(top)
+    whole = largest * (tokens // top) if largest is not None else 0.0
+    return one * parts if one * parts > whole else whole
 
 
 def _envelopes(grid: Grid) -> list[Grid | None]:
