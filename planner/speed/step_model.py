@@ -559,9 +559,13 @@ class StepModel:
         t = measured.decode_attention_s(seqs, context_sum) if measured is not None else None
         if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
             return kv_read, kv_flops, kv_mem, kv_cmp, max(t, kv_cmp, kv_read / self.bandwidth)
-        roofline = max(kv_mem, kv_cmp)
-        # past the measured grid: the roofline, never below the measured kernel at the grid's edge
-        floor = measured.decode_floor_s(seqs, context_sum) if measured is not None else None
+        if measured is None:
+            return kv_read, kv_flops, kv_mem, kv_cmp, max(kv_mem, kv_cmp)
+        # past the measured grid: the roofline at the bandwidth the measured kernel itself reaches, never below the
+        # kernel measured at the grid's edge
+        bandwidth = measured.decode_bandwidth()
+        roofline = max(kv_read / bandwidth if bandwidth else kv_mem, kv_cmp, kv_read / self.bandwidth)
+        floor = measured.decode_floor_s(seqs, context_sum)
         return kv_read, kv_flops, kv_mem, kv_cmp, roofline if floor is None or floor < roofline else floor
 
     def prefill_terms(

@@ -95,6 +95,8 @@ class MeasuredPass:
         self.kv_heads = max(1, arch.num_kv_heads // tp)
         self.head_dim = arch.head_dim
         self.kv_dtype = KV_DTYPES.get(cost.kv_element_bytes, "")
+        #: KV-cache bytes one cached token adds per layer on one GPU (K and V of its KV heads).
+        self.kv_bytes_per_token_layer = 2 * self.kv_heads * self.head_dim * cost.kv_element_bytes
         self.fallbacks: set[str] = set()
         self._layer: Grid | bool | None = None
         self._decode_lines: dict[int, Grid | None] = {}
@@ -265,6 +267,29 @@ class MeasuredPass:
             return None
         ms = self.edge_ms("generation_attention", seqs, max(1.0, context_sum / seqs))
         return None if ms is None else ms * self.layers * MS
+
+    def decode_bandwidth(self) -> float | None:
+        """The most KV-cache bytes per second the measured decode kernel reads anywhere on its grid (this head split
+        and KV dtype), or None (no grid): past the grid the kernel is priced at it, not at the vendor's streaming
+        fraction of the data-sheet bandwidth. A decode kernel with one KV head per GPU (Llama-3.1-405B at TP 8)
+        reaches 65-75% of an H100's or H200's bandwidth on its grid, one with eight (Llama-3.1-8B at TP 1) 88-90%.
+        """
+        if not self.attention_covered:
+            return None
+        key = ("decode bandwidth", self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
+        return self.tables.derived(key, self._decode_bandwidth)
+
+    def _decode_bandwidth(self) -> float | None:
+        grid = self.tables.attention_grid(
+            "generation_attention", self.heads, self.kv_heads, self.head_dim, self.kv_dtype
+        )
+        if grid is None:
+            return None
+        tokens = np.outer(grid.axes[0], grid.axes[1])  # sequences × cached tokens of every measured shape
+        with np.errstate(invalid="ignore"):
+            rates = tokens * self.kv_bytes_per_token_layer / (grid.values * MS)
+        best = np.nanmax(rates) if np.isfinite(rates).any() else None
+        return float(best) if best is not None else None
 
     def prefill_floor_s(self, seqs: int, tokens: int, context_sum: float) -> float | None:
         """A lower bound on :meth:`prefill_attention_s` where the measured grid does not reach: :meth:`edge_ms` of

@@ -236,6 +236,20 @@ def test_past_the_grids_edge_attention_costs_no_less_than_the_measured_kernel_be
 
 
 @needs_tables
+def test_past_the_grid_decode_attention_reads_no_faster_than_the_measured_kernel_ever_did():
+    """With one KV head per GPU (Llama-3.1-405B at TP 8) the decode kernel reaches 0.65 of an H200's bandwidth on its
+    grid; past the grid the roofline reads at that, not at the vendor's 0.90 (a third faster)."""
+    model = _step_model(("Llama-3.1-405B", "fp8", "fp8", "h200-sxm-141gb", 8, "trtllm"))
+    peak = get_gpu("h200-sxm-141gb").memory_bandwidth_gb_s * GB
+    bandwidth = model.measured.decode_bandwidth()
+    assert 0.5 * peak < bandwidth < 0.8 * peak < model.bw
+    seqs, context = 720, 2000
+    assert model.measured.decode_attention_s(seqs, seqs * context) is None  # past the measured grid
+    attention_s = model.decode(seqs, 1, context).breakdown()["attention_kv"]
+    assert attention_s >= model.kv_full_per_token * seqs * context / bandwidth * (1 - 1e-9)
+
+
+@needs_tables
 @pytest.mark.parametrize(
     ("case", "tokens"),
     [
