@@ -437,8 +437,16 @@ class StepModel:
             new_s = max(
                 measured_new + written / self.bw, new_flops / self.peak_flops, (prefix_read + written) / self.bandwidth
             )
-        elif edge_new is not None:  # past the measured grid: the roofline, never below the kernel at its edge
-            new_s = max(new_s, edge_new + written / self.bw)
+        elif self.measured is not None and self.measured.attention_covered:
+            # past the measured grid: the roofline at the rate the measured kernel itself reaches, never below the
+            # kernel measured at the grid's edge
+            rate = self.measured.prefill_positions_per_s()
+            if rate:
+                new_s = max(
+                    new_mem, new_flops / (rate * self.attn_per_position / self.layers), new_flops / self.peak_flops
+                )
+            if edge_new is not None:
+                new_s = max(new_s, edge_new + written / self.bw)
         overhead = self.fixed_overhead_s + self.profile.seq_overhead_s * (decode_seqs + prefill_seqs)
         return (tokens, *terms, prefix_read, new_flops, new_mem, new_cmp, new_s, overhead)
 

@@ -291,6 +291,26 @@ class MeasuredPass:
         best = np.nanmax(rates) if np.isfinite(rates).any() else None
         return float(best) if best is not None else None
 
+    def prefill_positions_per_s(self) -> float | None:
+        """The most causal (query, key) pairs per second, one layer, the measured prefill kernel computes anywhere on
+        its grid (this head split and KV dtype), or None (no grid): past the grid the kernel is priced at it, not at
+        the vendor's fraction of the data-sheet peak of the model's compute precision (which a 4-bit model's
+        attention, run at 8 or 16 bits, never reaches: its kernel reaches 0.16 of a B200's FP4 peak)."""
+        if not self.attention_covered:
+            return None
+        key = ("prefill positions per second", self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
+        return self.tables.derived(key, self._prefill_positions_per_s)
+
+    def _prefill_positions_per_s(self) -> float | None:
+        grid = self.tables.attention_grid("context_attention", self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
+        if grid is None:
+            return None
+        tokens = np.array(grid.axes[1])
+        positions = np.outer(grid.axes[0], tokens * (tokens + 1) / 2)  # sequences × their causal pairs
+        with np.errstate(invalid="ignore"):
+            rates = positions / (grid.values * MS)
+        return float(np.nanmax(rates)) if np.isfinite(rates).any() else None
+
     def prefill_floor_s(self, seqs: int, tokens: int, context_sum: float) -> float | None:
         """A lower bound on :meth:`prefill_attention_s` where the measured grid does not reach: :meth:`edge_ms` of
         the prefill kernel at the chunks' full length, with the same prefix correction, all layers (None as

@@ -250,6 +250,21 @@ def test_past_the_grid_decode_attention_reads_no_faster_than_the_measured_kernel
 
 
 @needs_tables
+def test_past_the_grid_prefill_attention_computes_no_faster_than_the_measured_kernel_ever_did():
+    """A 4-bit model's attention runs at 8 or 16 bits: its measured prefill kernel reaches a fraction of a B200's FP4
+    peak, and past the grid the roofline computes at that rate, not at half of that peak."""
+    case = ("meta-llama/Llama-3.3-70B-Instruct", "nvfp4", "fp8", "b200-180gb", 1, "trtllm")
+    model = _step_model(case)
+    rate = model.measured.prefill_positions_per_s() * model.attn_per_position / model.layers  # FLOP/s
+    assert rate < 0.3 * peak_flops(model.gpu, model.cost.compute_dtype)
+    tokens = 20_000
+    assert model.measured.prefill_attention_s(1, tokens, 0.0) is None  # past the measured grid
+    step = model.forward(prefill_tokens=tokens, prefill_seqs=1, prefill_positions=tokens * (tokens + 1) / 2)
+    flops = model.attn_per_position * tokens * (tokens + 1) / 2
+    assert step.breakdown()["attention_new"] >= flops / rate * (1 - 1e-9)
+
+
+@needs_tables
 @pytest.mark.parametrize(
     ("case", "tokens"),
     [
