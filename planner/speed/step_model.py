@@ -437,16 +437,10 @@ class StepModel:
             new_s = max(
                 measured_new + written / self.bw, new_flops / self.peak_flops, (prefix_read + written) / self.bandwidth
             )
-        elif self.measured is not None and self.measured.attention_covered:
-            # past the measured grid: the roofline at the rate the measured kernel itself reaches, never below the
-            # kernel measured at the grid's edge
-            rate = self.measured.prefill_positions_per_s()
-            if rate:
-                new_s = max(
-                    new_mem, new_flops / (rate * self.attn_per_position / self.layers), new_flops / self.peak_flops
-                )
-            if edge_new is not None:
-                new_s = max(new_s, edge_new + written / self.bw)
+        elif self.measured is not None and self.measured.attention_covered:  # past the grid: its kernel's own rate,
+            rate = self.measured.prefill_positions_per_s()  # never below the kernel measured at the grid's edge
+            kernel = new_flops / (rate * self.attn_per_position / self.layers) if rate else new_cmp
+            new_s = max(new_mem, kernel, new_flops / self.peak_flops, edge_new + written / self.bw if edge_new else 0.0)
         overhead = self.fixed_overhead_s + self.profile.seq_overhead_s * (decode_seqs + prefill_seqs)
         return (tokens, *terms, prefix_read, new_flops, new_mem, new_cmp, new_s, overhead)
 
@@ -567,14 +561,9 @@ class StepModel:
         t = measured.decode_attention_s(seqs, context_sum) if measured is not None else None
         if t is not None:  # K+1 query tokens share one read of the context; their extra FLOPs by roofline
             return kv_read, kv_flops, kv_mem, kv_cmp, max(t, kv_cmp, kv_read / self.bandwidth)
-        if measured is None:
-            return kv_read, kv_flops, kv_mem, kv_cmp, max(kv_mem, kv_cmp)
-        # past the measured grid: the roofline at the bandwidth the measured kernel itself reaches, never below the
-        # kernel measured at the grid's edge
-        bandwidth = measured.decode_bandwidth()
-        roofline = max(kv_read / bandwidth if bandwidth else kv_mem, kv_cmp, kv_read / self.bandwidth)
-        floor = measured.decode_floor_s(seqs, context_sum)
-        return kv_read, kv_flops, kv_mem, kv_cmp, roofline if floor is None or floor < roofline else floor
+        past = measured.decode_past_grid_s(seqs, context_sum, kv_read) if measured is not None else None
+        memory = kv_mem if past is None else max(past, kv_read / self.bandwidth)
+        return kv_read, kv_flops, kv_mem, kv_cmp, max(memory, kv_cmp)
 
     def prefill_terms(
         self, seqs: int, tokens: int, positions: float, context_sum: float, notes: set[str] | None = None

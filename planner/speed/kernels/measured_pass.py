@@ -268,6 +268,16 @@ class MeasuredPass:
         ms = self.edge_ms("generation_attention", seqs, max(1.0, context_sum / seqs))
         return None if ms is None else ms * self.layers * MS
 
+    def decode_past_grid_s(self, seqs: int, context_sum: float, kv_read_bytes: float) -> float | None:
+        """Decode attention where the measured grid does not reach: ``kv_read_bytes`` (all layers, one GPU) read at
+        :meth:`decode_bandwidth`, never below :meth:`decode_floor_s`; None without a measured grid."""
+        bandwidth = self.decode_bandwidth()
+        floor = self.decode_floor_s(seqs, context_sum)
+        read = kv_read_bytes / bandwidth if bandwidth else None
+        if read is None or floor is None:
+            return read if floor is None else floor
+        return read if read > floor else floor
+
     def decode_bandwidth(self) -> float | None:
         """The most KV-cache bytes per second the measured decode kernel reads anywhere on its grid (this head split
         and KV dtype), or None (no grid): past the grid the kernel is priced at it, not at the vendor's streaming
