@@ -45,12 +45,10 @@ from planner.validation.owned import (
     Owned,
     checked_actor,
     checked_visibility,
-    list_visible,
-    load_visible,
-    save_owned,
     soft_delete,
 )
 from planner.validation.owned import now as _now
+from planner.validation.owned_rows import list_visible, load_visible, save_owned
 from planner.validation.store import StoreError
 
 __all__ = [

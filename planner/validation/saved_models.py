@@ -42,10 +42,10 @@ from planner.validation.owned import (
     Owned,
     checked_actor,
     checked_visibility,
-    list_visible,
     soft_delete,
     write,
 )
+from planner.validation.owned_rows import list_visible
 from planner.validation.store import StoreError, _absent, connect
 
 __all__ = [

@@ -32,11 +32,9 @@ from planner.validation.owned import (
     Owned,
     checked_actor,
     checked_visibility,
-    list_visible,
-    load_visible,
-    save_owned,
     soft_delete,
 )
+from planner.validation.owned_rows import list_visible, load_visible, save_owned
 from planner.validation.saved import _checked_name, _checked_notes, _now
 
 __all__ = [
