@@ -6,7 +6,8 @@ encoder is not run on text; routed experts are read in the share a batch touches
 (``2 · params`` FLOPs per token, Kaplan et al. 2020, "Scaling laws", §2.1), the LM head and the KV
 element size. :func:`peak_flops` is the dense peak of the weight format's GEMM: fp8 uses
 ``fp8_dense_tflops`` where the GPU has it, fp4 formats ``fp4_dense_tflops``, else bf16 (fp16 where bf16
-is missing, e.g. T4); weight-only int4/int8 formats compute in their unquantized dtype. Link bandwidth
+is missing, e.g. T4); weight-only int4/int8 formats compute in their unquantized dtype. Attention runs at
+its own precision (:func:`attention_dtype`): 8 bits over an 8-bit KV cache, else 16, never 4. Link bandwidth
 is one direction of ``GpuSpec.scale_up_bandwidth_gb_s`` (listed bidirectional). The time of a pass over
 a batch is :class:`planner.speed.step_model.StepModel` (docs/speed-model.md).
 
@@ -45,6 +46,8 @@ class ModelCost(BaseModel):
     arch: Architecture
     weight_format: str
     compute_dtype: str
+    #: The precision attention's matmuls run at (:func:`attention_dtype`).
+    attention_dtype: str
     tp: int
     pp: int
     kv_element_bytes: int
@@ -71,6 +74,23 @@ def compute_dtype(gpu: GpuSpec, fmt: WeightFormat) -> str:
     if dtype in ("bf16", "fp32") and gpu.bf16_dense_tflops:
         return "bf16"
     return "fp16"
+
+
+def attention_dtype(gpu: GpuSpec, kv_element_bytes: int) -> str:
+    """The precision attention's two matmuls (QKᵀ and PV) run at on ``gpu``: FP8 over an 8-bit KV cache where the
+    GPU has FP8 tensor cores (FlashAttention-3's FP8 path, Shah et al. 2024, arXiv:2407.08608, §3.3; TensorRT-LLM's
+    FP8 context FMHA), else 16 bits (bf16, fp16 where bf16 is missing). Never a 4-bit weight format's: the engines
+    run attention over the KV cache, whose smallest format is 8 bits (data/precisions.json ``kv_dtypes``).
+
+    >>> from planner.catalog.lookup import get_gpu
+    >>> attention_dtype(get_gpu("b200-180gb"), 1), attention_dtype(get_gpu("b200-180gb"), 2)
+    ('fp8', 'bf16')
+    >>> attention_dtype(get_gpu("a100-sxm-80gb"), 1)
+    'bf16'
+    """
+    if kv_element_bytes == 1 and gpu.fp8_dense_tflops:
+        return "fp8"
+    return "bf16" if gpu.bf16_dense_tflops else "fp16"
 
 
 def peak_flops(gpu: GpuSpec, dtype: str) -> float:
@@ -129,14 +149,16 @@ def model_cost(
     matmul -= params.components.get("norms", 0) + params.components.get("vision", 0)
     dtype = compute_dtype(gpu, fmt)
     activation = element_bytes(fmt.activation_dtype)
+    kv_bytes = kv_element_bytes(kv_dtype, arch, fmt)
     return ModelCost(
         model_id=spec.id,
         arch=arch,
         weight_format=fmt.id,
         compute_dtype=dtype,
+        attention_dtype=attention_dtype(gpu, kv_bytes),
         tp=tp,
         pp=pp,
-        kv_element_bytes=kv_element_bytes(kv_dtype, arch, fmt),
+        kv_element_bytes=kv_bytes,
         activation_bytes=activation,
         stage_layers=tuple(tuple(stage) for stage in stages),
         stage_weight_bytes=tuple(per_stage),

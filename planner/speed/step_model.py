@@ -6,13 +6,15 @@ A batch holds decode sequences (each adds ``q`` new tokens at its cached context
 accounting as in LLM-Viewer, Yuan et al. 2024, arXiv:2402.16363)::
 
     weight GEMMs      max(weights read / BW,        2·P·N + 2·P_head·L  / (peak · η_gemm(N)))
-    attention (KV)    max(KV of the decodes / BW,    4·h·d·Σ q·S        / (peak · η_attn))
-    attention (new)   max(KV of the chunks + KV written / BW,  4·h·d·Σ c·(p + (c+1)/2) / (peak · η_attn))
+    attention (KV)    max(KV of the decodes / BW,    4·h·d·Σ q·S        / (peak_attn · η_attn))
+    attention (new)   max(KV of the chunks + KV written / BW,  4·h·d·Σ c·(p + (c+1)/2) / (peak_attn · η_attn))
     all-reduce        2 · layers · (t_ar + 2(tp−1)/tp · N·H·a / link) + logits gather     (tp > 1)
     sampling          L · vocab · bytes_per_logit / BW                     (L tokens need logits)
     overhead          layers · t_layer + t_step + t_seq · sequences        (launches, scheduler, inputs)
 
     η_gemm(N) = η_flops · N / (N + N½)       (small GEMMs do not reach peak; N½ is fitted)
+
+with ``peak`` the dense peak of the GEMMs' precision, ``peak_attn`` of attention's (:func:`roofline.attention_dtype`).
 
 and the pass takes the sum. Each operator's time is at least its FLOPs over the dense peak and its
 bytes over the listed bandwidth, so a pass never runs faster than the hardware (the physics the
@@ -139,17 +141,9 @@ class ForwardTime(BaseModel):
 
     @classmethod
     def of(cls, step: PassTime) -> ForwardTime:
+        kept = ("flops", "bytes_moved", "weight_read_bytes", "kv_read_bytes", "memory_s", "compute_s", "source")
         return cls(
-            operators_s=step.breakdown(),
-            total_s=step.total_s,
-            flops=step.flops,
-            bytes_moved=step.bytes_moved,
-            weight_read_bytes=step.weight_read_bytes,
-            kv_read_bytes=step.kv_read_bytes,
-            memory_s=step.memory_s,
-            compute_s=step.compute_s,
-            bound=step.bound,
-            source=step.source,
+            operators_s=step.breakdown(), total_s=step.total_s, bound=step.bound, **{k: getattr(step, k) for k in kept}
         )
 
 
@@ -173,7 +167,8 @@ class StepModel:
         self.bandwidth = gpu.memory_bandwidth_gb_s * GB
         self.bw = self.bandwidth * profile.bandwidth_frac
         self.gemm_peak = self.peak_flops * profile.flops_frac
-        self.attn_peak = self.peak_flops * profile.attention_flops_frac
+        self.attn_peak_flops = peak_flops(gpu, cost.attention_dtype)
+        self.attn_peak = self.attn_peak_flops * profile.attention_flops_frac
         self.streamed_bytes = float(sum(cost.stage_weight_bytes) - sum(cost.stage_lookup_bytes))
         self.expert_bytes = float(sum(cost.stage_expert_bytes))
         self.moe = arch.moe
@@ -434,13 +429,13 @@ class StepModel:
         new_mem = (prefix_read + written) / self.bw
         new_s = max(new_mem, new_cmp)
         if measured_new is not None:  # measured kernels where covered, never faster than the data-sheet peaks
-            new_s = max(
-                measured_new + written / self.bw, new_flops / self.peak_flops, (prefix_read + written) / self.bandwidth
-            )
+            floor = max(new_flops / self.attn_peak_flops, (prefix_read + written) / self.bandwidth)
+            new_s = max(measured_new + written / self.bw, floor)
         elif self.measured is not None and self.measured.attention_covered:  # past the grid: its kernel's own rate,
             rate = self.measured.prefill_positions_per_s()  # never below the kernel measured at the grid's edge
             kernel = new_flops / (rate * self.attn_per_position / self.layers) if rate else new_cmp
-            new_s = max(new_mem, kernel, new_flops / self.peak_flops, edge_new + written / self.bw if edge_new else 0.0)
+            edge = edge_new + written / self.bw if edge_new else 0.0
+            new_s = max(new_mem, kernel, new_flops / self.attn_peak_flops, edge)
         overhead = self.fixed_overhead_s + self.profile.seq_overhead_s * (decode_seqs + prefill_seqs)
         return (tokens, *terms, prefix_read, new_flops, new_mem, new_cmp, new_s, overhead)
 

@@ -88,6 +88,21 @@ def test_peak_follows_the_weight_format():
     assert peak_flops(t4, compute_dtype(t4, get_weight_format("bf16"))) == t4.fp16_dense_tflops * 1e12
 
 
+def test_attention_runs_at_the_kv_caches_precision_not_the_weights():
+    b200 = get_gpu("b200-180gb")
+    assert _cost(fmt="nvfp4", gpu=b200, kv="fp8").attention_dtype == "fp8"  # never the FP4 peak
+    assert _cost(fmt="fp8", gpu=H100).attention_dtype == "bf16"  # a 16-bit KV cache: 16-bit attention
+    assert _cost(fmt="fp8", gpu=get_gpu("a100-sxm-80gb"), kv="fp8").attention_dtype == "bf16"  # no FP8 on Ampere
+
+    def prefill_attention_s(fmt: str, kv: str) -> float:
+        model = StepModel(_cost("Llama-3.1-8B", fmt, gpu=b200, kv=kv), b200, PROFILE, measured_kernels=False)
+        return model.prefill(32768).attention_new_s
+
+    # a long prompt's attention costs the same whatever the weights' format, and twice over a 16-bit cache
+    assert prefill_attention_s("nvfp4", "fp8") == pytest.approx(prefill_attention_s("fp8", "fp8"))
+    assert prefill_attention_s("fp8", "bf16") == pytest.approx(2 * prefill_attention_s("fp8", "fp8"), rel=0.05)
+
+
 def test_pipeline_stages_add_up():
     one, two = _step(_cost(tp=4)), _step(_cost(tp=4, pp=2))
     assert max(_cost(tp=4, pp=2).stage_weight_bytes) < max(_cost(tp=4).stage_weight_bytes)
