@@ -30,6 +30,7 @@ from planner.decisions import SpeedMargin, Traffic, speed_margin
 from planner.decisions.fleet import FleetOption, size_option
 from planner.deployment import Deployment
 from planner.speed.estimate import SpeedEstimate, SpeedWorkload, estimate_speed
+from planner.speed.kernels.aiconfigurator_tables import roofline_only
 from planner.speed.objective_watch import ObjectiveWatch
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, SimulationResult, offline_batch_speedup, simulate, simulate_one
@@ -211,6 +212,40 @@ def _evaluated() -> tuple[tuple[ServingCase, float, ServingMetrics], ...]:
 def simulated() -> list[tuple[ServingCase, ServingMetrics]]:
     """Every expressible row with the planner's run of it (bench/aiconfigurator_estimates.py reuses them)."""
     return [(c, m) for c, _, m in _evaluated()]
+
+
+def roofline_figures(cases: list[ServingCase]) -> dict[tuple[str, str], float]:
+    """Each row's figure with every step priced on the roofline alone, as where aiconfigurator-core is not installed
+    (or a GPU or engine has no tables): its GEMMs at the measured fraction of their precision's peak
+    (data/gemm_efficiency.json), the rest at the speed profile's fractions."""
+    with roofline_only():
+        return {
+            (c.row, c.kind): _speedup(c, c.workload)[0]
+            if c.kind == "speedup"
+            else _figure(c, simulate_one(c.deployment, c.workload, profile=c.profile))
+            for c in cases
+        }
+
+
+def print_roofline(cases: list[ServingCase]) -> None:
+    """The roofline's |error| per metric and family over the unfitted rows, and the record beside it."""
+    unfitted = [c for c in cases if not c.fitted]
+    figures = roofline_figures(unfitted)
+    print(
+        "\nWithout measured kernels (every step on the roofline, as where aiconfigurator-core is not installed or a "
+        "GPU or engine has no tables): |error| over the unfitted rows"
+    )
+    for kind in UNITS:
+        mine = [(c, pct_error(figures[c.row, c.kind], c.measured)) for c in unfitted if c.kind == kind]
+        if not mine:
+            continue
+        print(f"  {kind:<13} roofline {_stats([abs(e) for _, e in mine])}")
+        for name in sorted({family(c) for c, _ in mine}):
+            print(f"  {'':<13}   {name:<8} roofline {_stats([abs(e) for c, e in mine if family(c) == name])}")
+        if kind == "output_tok_s":
+            over, median = max(0.0, *(e for _, e in mine)), statistics.median([abs(e) for _, e in mine])
+            print(f"  {'':<13} record (calibration.roofline_output_error): median_abs_pct "
+                  f"{median:.1f}, most_over_pct {over:.1f}, rows {len(mine)}")  # fmt: skip
 
 
 def pct_error(predicted: float, measured: float) -> float:
@@ -409,7 +444,8 @@ def main() -> int:
             + (f"   at the median error {at_error} replicas, {quoted.requests_per_s / at_error:6.2f} req/s each"
                if at_error else "")
         )  # fmt: skip
-    _, skipped = load_cases()
+    cases, skipped = load_cases()
+    print_roofline(cases)
     print("\nRows it cannot express:")
     for item in skipped:
         print(f"  {item.row}: {item.reason}")

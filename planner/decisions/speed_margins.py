@@ -38,6 +38,7 @@ from planner.decisions.traffic_draws import fewest_replicas_from
 from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.speed.profiles import ThroughputError, measured_throughput_error
+from planner.speed.speed_source import step_times_of
 from planner.units import fmt_counted
 
 if TYPE_CHECKING:  # the recommendation imports the quotes, which import the search
@@ -126,7 +127,8 @@ class SpeedMargin(BaseModel):
         error, covers = self.planner_error, self.covers()
         if error is None:
             return said
-        median = f"the planner's median throughput error on published runs ({error.median_abs_pct:g}%)"
+        priced = " priced on the roofline" if error.step_times == "roofline" else ""
+        median = f"the planner's median throughput error on published runs{priced} ({error.median_abs_pct:g}%)"
         most = f"the most it has overestimated one ({error.most_over_pct:g}%)"
         if covers == "worst":
             return f"{said}: more than {median} and than {most}"
@@ -218,7 +220,7 @@ def speed_margin(dep: Deployment, traffic: Traffic, option: FleetOption, *, data
         limit_frac=SPEED_MARGIN_LIMIT,
         resolution_frac=SPEED_MARGIN_RESOLUTION,
         binding="" if failed is None else _binding(dep, traffic, option, failed, dataset),
-        planner_error=measured_throughput_error(),
+        planner_error=measured_throughput_error(step_times_of(dep)),
     )
     error = found.planner_error
     if error is None or found.covers() != "neither":

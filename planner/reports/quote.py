@@ -225,12 +225,12 @@ def margins_table(margins: list[tuple[QuotedOption, SpeedMargin]]) -> Table:
 def margins_section(margins: list[tuple[QuotedOption, SpeedMargin]]) -> Section:
     """The speed-margin check as a section of the quote document."""
     first = margins[0][1]
-    error = first.planner_error
-    measured = (
-        f" The planner's output tokens per second is within {error.median_abs_pct:g}% of published runs at the "
-        f"median and has been up to {error.most_over_pct:g}% above one ({error.rows} runs used in no fit)."
-        if error is not None
-        else ""
+    errors = {m.planner_error.step_times: m.planner_error for _, m in margins if m.planner_error is not None}
+    measured = "".join(
+        f" {'Priced on the roofline' if step_times == 'roofline' else 'From measured kernel times'}, the planner's "
+        f"output tokens per second is within {error.median_abs_pct:g}% of published runs at the median and has been "
+        f"up to {error.most_over_pct:g}% above one ({error.rows} runs used in no fit)."
+        for step_times, error in sorted(errors.items())
     )
     return Section(
         title="How much slower than estimated each option may be",

@@ -379,9 +379,19 @@ def estimate_speed(
         thresholds=rules.verdict.as_dict() | rules.advisory.as_dict(),
         thresholds_source=f"{rules.verdict.source} Advisory: {rules.advisory.source}",
         steps=times,
-        assumptions=engine.profile.parameters(),
+        assumptions=_assumptions(engine),
         warnings=warnings,
     )
+
+
+def _assumptions(engine: EngineStep) -> list[tuple[str, float | int | bool, str]]:
+    """The profile's parameters as the target's step model uses them: ``flops_frac`` is the GEMM fraction of its GPU
+    and precision where one is measured (:mod:`planner.speed.gemm_efficiency`)."""
+    target = engine.target
+    return [
+        (name, target.gemm_frac, target.gemm_frac_source) if name == "flops_frac" else (name, value, source)
+        for name, value, source in engine.profile.parameters()
+    ]
 
 
 def _warnings(deployment: Deployment, workload: SpeedWorkload, cap: int | None) -> list[str]:

@@ -21,7 +21,7 @@ overrides for that vendor, so every number lives in one place.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -211,9 +211,15 @@ def calibration_summary() -> dict[str, Any]:
     return dict(_file().calibration)
 
 
+StepTimes = Literal["measured kernels", "roofline"]
+#: Where the data file records the error of step times from each source.
+ERROR_RECORDS: dict[str, str] = {"measured kernels": "serving_output_error", "roofline": "roofline_output_error"}
+
+
 class ThroughputError(BaseModel):
     """The serving simulator's output tokens per second against published runs it was not fitted on, in percent
-    (``make bench-serving`` prints it; the data file records it as ``calibration.serving_output_error``)."""
+    (``make bench-serving`` prints it; the data file records it as ``calibration.serving_output_error`` with step
+    times from measured kernels, ``calibration.roofline_output_error`` with every step on the roofline)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -222,22 +228,29 @@ class ThroughputError(BaseModel):
     most_over_pct: float = Field(ge=0)
     rows: int = Field(ge=1)
     source: str = Field(min_length=1)
+    #: Where the step times of the runs behind it came from.
+    step_times: StepTimes = "measured kernels"
 
 
-def measured_throughput_error() -> ThroughputError | None:
-    """The recorded :class:`ThroughputError` (None where the data file records none).
+def measured_throughput_error(step_times: StepTimes = "measured kernels") -> ThroughputError | None:
+    """The recorded :class:`ThroughputError` of step times from ``step_times`` (None where the data file records
+    none).
 
     >>> error = measured_throughput_error()
     >>> error is None or error.most_over_pct >= 0
     True
+    >>> roofline = measured_throughput_error("roofline")
+    >>> roofline is None or roofline.step_times
+    'roofline'
     """
-    record = _file().calibration.get("serving_output_error")
+    key = ERROR_RECORDS[step_times]
+    record = _file().calibration.get(key)
     if record is None:
         return None
     try:
-        return ThroughputError.model_validate(record)
+        return ThroughputError.model_validate({**record, "step_times": step_times})
     except ValidationError as exc:
-        raise CatalogError(f"{PROFILE_FILE}: calibration.serving_output_error: {first_pydantic_error(exc)}") from exc
+        raise CatalogError(f"{PROFILE_FILE}: calibration.{key}: {first_pydantic_error(exc)}") from exc
 
 
 def clear_profile_cache() -> None:

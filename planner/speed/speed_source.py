@@ -7,14 +7,15 @@ source and, where it differs, the draft's; operators the tables did not cover ar
 >>> from planner.catalog.lookup import get_model, get_node
 >>> from planner.deployment import Deployment
 >>> dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-l4-24gb"), tp=1)
->>> speed_source(dep)
-'roofline estimate: no measured kernels for this GPU'
+>>> speed_source(dep), step_times_of(dep)
+('roofline estimate: no measured kernels for this GPU', 'roofline')
 """
 
 from __future__ import annotations
 
 from planner.deployment import Deployment
 from planner.speed.engine_step import EngineStep
+from planner.speed.profiles import StepTimes
 from planner.speed.step_model import StepModel
 
 
@@ -33,3 +34,9 @@ def speed_source(deployment: Deployment) -> str:
         return target
     draft = _probe(engine.draft)
     return target if draft == target else f"target: {target}; draft: {draft}"
+
+
+def step_times_of(deployment: Deployment) -> StepTimes:
+    """Whether the target's step times come from measured kernel tables or the roofline (which of the planner's
+    recorded throughput errors applies to them, :func:`planner.speed.profiles.measured_throughput_error`)."""
+    return "roofline" if EngineStep(deployment).target.measured is None else "measured kernels"

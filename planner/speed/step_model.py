@@ -12,7 +12,7 @@ accounting as in LLM-Viewer, Yuan et al. 2024, arXiv:2402.16363)::
     sampling          L · vocab · bytes_per_logit / BW                     (L tokens need logits)
     overhead          layers · t_layer + t_step + t_seq · sequences        (launches, scheduler, inputs)
 
-    η_gemm(N) = η_flops · N / (N + N½)       (small GEMMs do not reach peak; N½ is fitted)
+    η_gemm(N) = η_flops · N / (N + N½)       (η_flops measured per GPU and precision; N½ is fitted)
 
 with ``peak`` the dense peak of the GEMMs' precision, ``peak_attn`` of attention's (:func:`roofline.attention_dtype`).
 
@@ -43,6 +43,7 @@ from pydantic import BaseModel
 from planner.catalog.schemas import GpuSpec
 from planner.errors import InputError
 from planner.model.kv_bytes import layer_kv_bytes_per_token
+from planner.speed.gemm_efficiency import gemm_flops_frac
 from planner.speed.kernels.measured_pass import MS, measured_pass, roofline_label
 from planner.speed.pass_memos import PassMemos, pass_memos
 from planner.speed.profiles import SpeedProfile
@@ -166,7 +167,9 @@ class StepModel:
         self.peak_flops = peak_flops(gpu, cost.compute_dtype)
         self.bandwidth = gpu.memory_bandwidth_gb_s * GB
         self.bw = self.bandwidth * profile.bandwidth_frac
-        self.gemm_peak = self.peak_flops * profile.flops_frac
+        #: Of the dense peak, what the roofline's large GEMMs reach (:mod:`planner.speed.gemm_efficiency`).
+        self.gemm_frac, self.gemm_frac_source = gemm_flops_frac(gpu, cost.compute_dtype, profile)
+        self.gemm_peak = self.peak_flops * self.gemm_frac
         self.attn_peak_flops = peak_flops(gpu, cost.attention_dtype)
         self.attn_peak = self.attn_peak_flops * profile.attention_flops_frac
         self.streamed_bytes = float(sum(cost.stage_weight_bytes) - sum(cost.stage_lookup_bytes))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -18,6 +19,7 @@ from planner.deployment import Deployment
 from planner.errors import CatalogError, InputError
 from planner.launch import quoted_deployment
 from planner.reports import quote_report
+from planner.reports.quote import margins_section
 from planner.speed.profiles import calibration_summary, measured_throughput_error, speed_profile
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import simulate_one
@@ -144,6 +146,28 @@ def test_the_margin_is_read_beside_the_planners_recorded_error():
     assert "more than the planner's median" in above.describe() and "and than the most" in above.describe()
     alone = below.model_copy(update={"planner_error": None}).describe()
     assert alone.endswith("(at 2.5% longer, capacity fails)")
+
+
+def test_a_replica_priced_on_the_roofline_is_read_beside_the_roofline_error():
+    """Without measured kernels the step times stand on the roofline, whose recorded error is larger: the margin is
+    read beside that one, and the quote's section states each error its options stand on."""
+    roofline = measured_throughput_error("roofline")
+    measured = measured_throughput_error()
+    assert roofline is not None and measured is not None and roofline.median_abs_pct > measured.median_abs_pct
+    on_l4 = Deployment.on_node(get_model("Llama-3.2-1B"), get_node("1x-l4-24gb"), max_model_len=640)
+    traffic = BUSY.model_copy(update={"requests_per_s": 5.0})
+    margin = speed_margin(on_l4, traffic, size_option(on_l4, traffic, None, None))
+    assert margin.planner_error == roofline
+    assert "median throughput error on published runs priced on the roofline" in margin.describe()
+    on_h100 = margin.model_copy(update={"planner_error": measured})
+    text = margins_section([(SimpleNamespace(label="L4"), margin), (SimpleNamespace(label="H100"), on_h100)]).text
+    assert (
+        f"From measured kernel times, the planner's output tokens per second is within {measured.median_abs_pct:g}%"
+        in text
+    )
+    assert (
+        f"Priced on the roofline, the planner's output tokens per second is within {roofline.median_abs_pct:g}%" in text
+    )
 
 
 def test_a_malformed_error_record_is_a_catalog_error_naming_it(tmp_data_dir):
