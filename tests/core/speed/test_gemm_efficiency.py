@@ -11,6 +11,7 @@ from planner.deployment import Deployment
 from planner.errors import CatalogError
 from planner.speed.estimate import SpeedWorkload, estimate_speed
 from planner.speed.gemm_efficiency import gemm_efficiency, gemm_flops_frac
+from planner.speed.kernels.aiconfigurator_tables import roofline_only
 from planner.speed.profiles import speed_profile
 from planner.speed.roofline import model_cost
 from planner.speed.step_model import StepModel
@@ -70,3 +71,13 @@ def test_the_assumptions_of_an_estimate_show_the_gemm_fraction_the_target_is_pri
     value, source = shown["flops_frac"]
     assert value == gemm_efficiency().gpus["b200-180gb"]["fp4"]
     assert source.startswith("measured large GEMMs on this GPU at fp4")
+
+
+def test_the_figures_hold_without_aiconfigurator_core_installed():
+    h100 = get_gpu("h100-sxm-80gb")
+    cost = model_cost(get_model("Llama-3.1-8B"), get_weight_format("fp8"), get_kv_dtype("fp8"), h100)
+    with roofline_only():
+        model = StepModel(cost, h100, NVIDIA)
+        assert model.measured is None
+        assert model.gemm_frac == gemm_efficiency().gpus["h100-sxm-80gb"]["fp8"]
+        assert model.gemm_peak == model.gemm_frac * h100.fp8_dense_tflops * 1e12
