@@ -14,8 +14,7 @@ accounting as in LLM-Viewer, Yuan et al. 2024, arXiv:2402.16363)::
 
     η_gemm(N) = η_flops · N / (N + N½)       (η_flops measured per GPU and precision; N½ is fitted)
 
-with ``peak`` the dense peak of the GEMMs' precision, ``peak_attn`` of attention's (:func:`roofline.attention_dtype`).
-
+with ``peak`` the dense peak of the GEMMs' precision, ``peak_attn`` of attention's (:func:`roofline.attention_dtype`),
 and the pass takes the sum. Each operator's time is at least its FLOPs over the dense peak and its
 bytes over the listed bandwidth, so a pass never runs faster than the hardware (the physics the
 serving simulator and fleet quotes inherit). Plain decode, the draft's passes, the verify pass and
