@@ -216,8 +216,8 @@ def simulated() -> list[tuple[ServingCase, ServingMetrics]]:
 
 def roofline_figures(cases: list[ServingCase]) -> dict[tuple[str, str], float]:
     """Each row's figure with every step priced on the roofline alone, as where aiconfigurator-core is not installed
-    (or a GPU or engine has no tables): its GEMMs at the measured fraction of their precision's peak
-    (data/gemm_efficiency.json), the rest at the speed profile's fractions."""
+    (or a GPU or engine has no tables): its GEMMs and prefill attention at the measured fraction of their precision's
+    peak (data/kernel_efficiency.json), the rest at the speed profile's fractions."""
     with roofline_only():
         return {
             (c.row, c.kind): _speedup(c, c.workload)[0]

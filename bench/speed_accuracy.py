@@ -127,7 +127,7 @@ def main() -> int:
             for name, value, _ in profile.parameters()
         )
         print(f"  {profile.id}: {values}")
-    print("  (NVIDIA GPUs: the roofline's GEMMs at data/gemm_efficiency.json's measured fractions, not flops_frac)")
+    print("  (NVIDIA GPUs: the roofline's GEMMs and attention at data/kernel_efficiency.json's measured fractions)")
     rules = speculation_rules().verdict
     print(f"Verdict thresholds: {rules.as_dict()} ({rules.source[:60]}...)")
     return 0

@@ -385,13 +385,14 @@ def estimate_speed(
 
 
 def _assumptions(engine: EngineStep) -> list[tuple[str, float | int | bool, str]]:
-    """The profile's parameters as the target's step model uses them: ``flops_frac`` is the GEMM fraction of its GPU
-    and precision where one is measured (:mod:`planner.speed.gemm_efficiency`)."""
+    """The profile's parameters as the target's step model uses them: ``flops_frac`` and ``attention_flops_frac``
+    are the fractions measured for its GPU and precisions where there are some (:mod:`~.kernel_efficiency`)."""
     target = engine.target
-    return [
-        (name, target.gemm_frac, target.gemm_frac_source) if name == "flops_frac" else (name, value, source)
-        for name, value, source in engine.profile.parameters()
-    ]
+    measured = {
+        "flops_frac": (target.gemm_frac, target.gemm_frac_source),
+        "attention_flops_frac": (target.attn_frac, target.attn_frac_source),
+    }
+    return [(name, *measured.get(name, (value, source))) for name, value, source in engine.profile.parameters()]
 
 
 def _warnings(deployment: Deployment, workload: SpeedWorkload, cap: int | None) -> list[str]:

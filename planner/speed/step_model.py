@@ -12,7 +12,7 @@ accounting as in LLM-Viewer, Yuan et al. 2024, arXiv:2402.16363)::
     sampling          L · vocab · bytes_per_logit / BW                     (L tokens need logits)
     overhead          layers · t_layer + t_step + t_seq · sequences        (launches, scheduler, inputs)
 
-    η_gemm(N) = η_flops · N / (N + N½)       (η_flops measured per GPU and precision; N½ is fitted)
+    η_gemm(N) = η_flops · N / (N + N½)       (η_flops and η_attn measured per GPU and precision; N½ is fitted)
 
 with ``peak`` the dense peak of the GEMMs' precision, ``peak_attn`` of attention's (:func:`roofline.attention_dtype`),
 and the pass takes the sum. Each operator's time is at least its FLOPs over the dense peak and its
@@ -42,7 +42,7 @@ from pydantic import BaseModel
 from planner.catalog.schemas import GpuSpec
 from planner.errors import InputError
 from planner.model.kv_bytes import layer_kv_bytes_per_token
-from planner.speed.gemm_efficiency import gemm_flops_frac
+from planner.speed.kernel_efficiency import attention_flops_frac, gemm_flops_frac
 from planner.speed.kernels.measured_pass import MS, measured_pass, roofline_label
 from planner.speed.pass_memos import PassMemos, pass_memos
 from planner.speed.profiles import SpeedProfile
@@ -166,11 +166,12 @@ class StepModel:
         self.peak_flops = peak_flops(gpu, cost.compute_dtype)
         self.bandwidth = gpu.memory_bandwidth_gb_s * GB
         self.bw = self.bandwidth * profile.bandwidth_frac
-        #: Of the dense peak, what the roofline's large GEMMs reach (:mod:`planner.speed.gemm_efficiency`).
+        #: Of the dense peaks, what the roofline's large GEMMs and attention reach (:mod:`~.kernel_efficiency`).
         self.gemm_frac, self.gemm_frac_source = gemm_flops_frac(gpu, cost.compute_dtype, profile)
+        self.attn_frac, self.attn_frac_source = attention_flops_frac(gpu, cost.attention_dtype, profile)
         self.gemm_peak = self.peak_flops * self.gemm_frac
         self.attn_peak_flops = peak_flops(gpu, cost.attention_dtype)
-        self.attn_peak = self.attn_peak_flops * profile.attention_flops_frac
+        self.attn_peak = self.attn_peak_flops * self.attn_frac
         self.streamed_bytes = float(sum(cost.stage_weight_bytes) - sum(cost.stage_lookup_bytes))
         self.expert_bytes = float(sum(cost.stage_expert_bytes))
         self.moe = arch.moe
