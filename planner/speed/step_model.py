@@ -43,7 +43,7 @@ from planner.catalog.schemas import GpuSpec
 from planner.errors import InputError
 from planner.model.kv_bytes import layer_kv_bytes_per_token
 from planner.speed.kernel_efficiency import attention_flops_frac, gemm_flops_frac
-from planner.speed.kernels.measured_pass import MS, measured_pass, roofline_label
+from planner.speed.kernels.measured_pass import MS, MeasuredPass, measured_pass, roofline_label
 from planner.speed.pass_memos import PassMemos, pass_memos
 from planner.speed.profiles import SpeedProfile
 from planner.speed.roofline import (
@@ -208,9 +208,10 @@ class StepModel:
             raise InputError("gpu", gpu.id, "a GPU with a scale-up link for tensor or pipeline parallelism > 1")
         self.link = link
         self.ring = 2 * (cost.tp - 1) / cost.tp if cost.tp > 1 else 0.0
-        engine = profile.engine
-        graphs = cuda_graphs and profile.cuda_graphs
-        self.measured = measured_pass(cost, gpu.id, engine, cuda_graphs=graphs) if measured_kernels else None
+        engine, graphs = profile.engine, cuda_graphs and profile.cuda_graphs
+        self.measured: MeasuredPass | None = None
+        if measured_kernels:
+            self.measured = measured_pass(cost, gpu.id, engine, cuda_graphs=graphs, hbm_bytes_per_s=self.bandwidth)
         self._source: tuple[int, str] = (0, "")
         if self.measured is not None:
             self._roofline_label = ""  # not shown: the measured tables' label is

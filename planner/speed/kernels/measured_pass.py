@@ -81,10 +81,14 @@ def moe_dtype(weight_format: str) -> str | None:
 class MeasuredPass:
     """Seconds of one model's operators on one GPU from the measured tables (None where not covered)."""
 
-    def __init__(self, cost: ModelCost, tables: KernelTables, *, cuda_graphs: bool = True) -> None:
+    def __init__(
+        self, cost: ModelCost, tables: KernelTables, *, cuda_graphs: bool = True, hbm_bytes_per_s: float | None = None
+    ) -> None:
         arch = cost.arch
         tp = cost.tp
         self.tables = tables
+        #: The GPU's listed memory bandwidth: no measured rate above it is taken to come from HBM.
+        self.hbm_bytes_per_s = hbm_bytes_per_s
         self.label = tables.label
         self.cuda_graphs = cuda_graphs
         self.tp = tp
@@ -283,10 +287,13 @@ class MeasuredPass:
         and KV dtype), or None (no grid): past the grid the kernel is priced at it, not at the vendor's streaming
         fraction of the data-sheet bandwidth. A decode kernel with one KV head per GPU (Llama-3.1-405B at TP 8)
         reaches 65-75% of an H100's or H200's bandwidth on its grid, one with eight (Llama-3.1-8B at TP 1) 88-90%.
+        Shapes read faster than the listed bandwidth (``hbm_bytes_per_s``) are left out: a cache small enough to sit
+        in L2 (L40S's shapes under its 96 MB), or a measurement HBM cannot have made (A100's TensorRT-LLM table reads
+        2.1 GB at 1.65 times its bandwidth), says nothing of a cache past the grid, which is larger.
         """
         if not self.attention_covered:
             return None
-        key = ("decode bandwidth", self.heads, self.kv_heads, self.head_dim, self.kv_dtype)
+        key = ("decode bandwidth", self.heads, self.kv_heads, self.head_dim, self.kv_dtype, self.hbm_bytes_per_s)
         return self.tables.derived(key, self._decode_bandwidth)
 
     def _decode_bandwidth(self) -> float | None:
@@ -298,6 +305,8 @@ class MeasuredPass:
         tokens = np.outer(grid.axes[0], grid.axes[1])  # sequences × cached tokens of every measured shape
         with np.errstate(invalid="ignore"):
             rates = tokens * self.kv_bytes_per_token_layer / (grid.values * MS)
+        if self.hbm_bytes_per_s:
+            rates[rates > self.hbm_bytes_per_s] = np.nan
         best = np.nanmax(rates) if np.isfinite(rates).any() else None
         return float(best) if best is not None else None
 
@@ -458,10 +467,15 @@ def _envelopes(grid: Grid) -> list[Grid | None]:
     return envelopes
 
 
-def measured_pass(cost: ModelCost, gpu_id: str, engine: str, *, cuda_graphs: bool = True) -> MeasuredPass | None:
-    """The measured pricing of ``cost`` on ``gpu_id`` under ``engine``, or None (the roofline prices it all)."""
+def measured_pass(
+    cost: ModelCost, gpu_id: str, engine: str, *, cuda_graphs: bool = True, hbm_bytes_per_s: float | None = None
+) -> MeasuredPass | None:
+    """The measured pricing of ``cost`` on ``gpu_id`` (of listed bandwidth ``hbm_bytes_per_s``) under ``engine``, or
+    None (the roofline prices it all)."""
     tables = kernel_tables(gpu_id, engine)
-    return None if tables is None else MeasuredPass(cost, tables, cuda_graphs=cuda_graphs)
+    if tables is None:
+        return None
+    return MeasuredPass(cost, tables, cuda_graphs=cuda_graphs, hbm_bytes_per_s=hbm_bytes_per_s)
 
 
 @data_cache  # looking the package up costs milliseconds; clear_caches() looks again

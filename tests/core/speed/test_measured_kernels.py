@@ -250,6 +250,19 @@ def test_past_the_grid_decode_attention_reads_no_faster_than_the_measured_kernel
 
 
 @needs_tables
+@pytest.mark.parametrize(
+    ("gpu", "engine"), [("a100-sxm-80gb", "trtllm"), ("l40s-48gb", "vllm"), ("h100-sxm-80gb", "sglang")]
+)
+def test_past_the_grid_decode_attention_never_reads_faster_than_hbm(gpu, engine):
+    """Some measured shapes read faster than the listed bandwidth: L40S's small caches sit in its L2, and A100's
+    TensorRT-LLM table reads 2.1 GB at 1.65 times its bandwidth. Neither says how fast a cache past the grid, larger
+    still, streams from HBM: the rate taken there is the best of the shapes HBM can have served."""
+    model = _step_model(("Llama-3.1-8B", "bf16", "auto", gpu, 1, engine))
+    bandwidth = model.measured.decode_bandwidth()
+    assert bandwidth is not None and 0.5 * model.bandwidth < bandwidth <= model.bandwidth
+
+
+@needs_tables
 def test_past_the_grid_prefill_attention_computes_no_faster_than_the_measured_kernel_ever_did():
     """A 4-bit model's attention runs at 8 or 16 bits: its measured prefill kernel reaches a fraction of a B200's FP4
     peak, and past the grid the roofline computes at that rate, not at half of that peak."""
