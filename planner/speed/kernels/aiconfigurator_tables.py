@@ -49,7 +49,7 @@ import numpy as np
 from planner.errors import CatalogError
 from planner.facts import clear_caches, data_cache, read_data_file
 from planner.speed.kernels import grid as grid_module
-from planner.speed.kernels.grid import Grid
+from planner.speed.kernels.grid import Grid, sliced
 
 PACKAGE = "aiconfigurator_core"
 DISTRIBUTION = "aiconfigurator-core"
@@ -319,7 +319,10 @@ class KernelTables:
 
     def allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool = True) -> float | None:
         """One all-reduce of ``elements`` bf16 values over ``gpus`` GPUs: the faster of the engine's custom
-        all-reduce and NCCL's (engines switch to NCCL above the custom kernel's message limit)."""
+        all-reduce and NCCL's (engines switch to NCCL above the custom kernel's message limit). A message past a
+        table's largest is priced as equal slices of it, never below as many whole messages of that size as it holds
+        (:func:`~planner.speed.kernels.grid.sliced`): past the tables a bus never runs faster than measured at their
+        edge."""
         key = ("all-reduce", elements, gpus, cuda_graphs)
         value = self._derived.get(key, _MISSING)
         if value is _MISSING:  # priced here, not through derived(): each new token count of a pass asks once
@@ -342,7 +345,7 @@ class KernelTables:
                 grid = _table_grid(newest, ["message_size"], filters)
             self._ar[key] = grid
         grid = self._ar[key]
-        return grid.at_x(elements) if grid is not None else None
+        return sliced(grid, elements) if grid is not None else None
 
     def _custom_allreduce_ms(self, elements: float, gpus: int, cuda_graphs: bool) -> float | None:
         key = (gpus, cuda_graphs)
@@ -356,7 +359,7 @@ class KernelTables:
                 grid = _table_grid(path, ["message_size"], {"num_gpus": gpus}, prefer)
             self._ar[key] = grid
         grid = self._ar[key]
-        return grid.at_x(elements) if grid is not None else None
+        return sliced(grid, elements) if grid is not None else None
 
 
 @data_cache

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from math import isnan
+from math import ceil, isnan
 
 import numpy as np
 
@@ -261,3 +261,22 @@ def _bracket(axis: tuple[float, ...], x: float, stride: int) -> tuple[tuple[int,
         return ((hi * stride, 1.0),)
     t = (x - axis[hi - 1]) / (axis[hi] - axis[hi - 1])
     return (((hi - 1) * stride, 1 - t), (hi * stride, t))
+
+
+def sliced(line: Grid, tokens: float) -> float | None:
+    """A kernel's milliseconds over ``tokens`` rows along its measured ``line``: past the largest measured count, as
+    equal row slices, never below as many whole passes of that largest count as ``tokens`` holds (each does less
+    work than its share), so one more token never costs less. None where the line has no value there.
+
+    >>> line = Grid.build([(1, 1.0), (4, 2.0), (8, 5.0)])  # 8 rows cost more than twice 4
+    >>> sliced(line, 6), sliced(line, 9), sliced(line, 16), sliced(line, 17)
+    (3.5, 5.0, 10.0, 10.0)
+    """
+    top = line.axes[0][-1]
+    parts = ceil(tokens / top)
+    one = line.at_x(tokens / parts)
+    if one is None or parts == 1:
+        return one
+    largest = line.at_x(top)
+    whole = largest * (tokens // top) if largest is not None else 0.0
+    return one * parts if one * parts > whole else whole

@@ -38,7 +38,7 @@ import numpy as np
 
 from planner.facts import data_cache
 from planner.speed.kernels.aiconfigurator_tables import KV_DTYPES, KernelTables, coverage_reason, kernel_tables
-from planner.speed.kernels.grid import Grid
+from planner.speed.kernels.grid import Grid, sliced
 from planner.speed.roofline import ModelCost
 
 MS = 1e-3
@@ -428,29 +428,10 @@ class MeasuredPass:
         ms = self.tables.allreduce_ms(tokens * self.hidden, self.tp, self.cuda_graphs)
         if ms is None:
             (self.fallbacks if notes is None else notes).add(
-                f"all-reduce (no table for {self.tp} GPUs, or a message past it)"
+                f"all-reduce (no table for {self.tp} GPUs, or a message outside it)"
             )
             return None
         return 2 * self.layers * ms * MS
-
-
-def sliced(line: Grid, tokens: float) -> float | None:
-    """A kernel's milliseconds over ``tokens`` rows along its measured ``line``: past the largest measured count, as
-    equal row slices, never below as many whole passes of that largest count as ``tokens`` holds (each does less
-    work than its share), so one more token never costs less. None where the line has no value there.
-
-    >>> line = Grid.build([(1, 1.0), (4, 2.0), (8, 5.0)])  # 8 rows cost more than twice 4
-    >>> sliced(line, 6), sliced(line, 9), sliced(line, 16), sliced(line, 17)
-    (3.5, 5.0, 10.0, 10.0)
-    """
-    top = line.axes[0][-1]
-    parts = ceil(tokens / top)
-    one = line.at_x(tokens / parts)
-    if one is None or parts == 1:
-        return one
-    largest = line.at_x(top)
-    whole = largest * (tokens // top) if largest is not None else 0.0
-    return one * parts if one * parts > whole else whole
 
 
 def _envelopes(grid: Grid) -> list[Grid | None]:

@@ -263,6 +263,19 @@ def test_past_the_grid_decode_attention_never_reads_faster_than_hbm(gpu, engine)
 
 
 @needs_tables
+@settings(max_examples=40, deadline=None)
+@given(elements=st.floats(min_value=1e7, max_value=4e9), more=st.floats(min_value=1.0, max_value=3.0))
+def test_a_larger_all_reduce_never_costs_less_even_past_the_tables(elements, more):
+    """The tables measure all-reduces up to 2^28 (NCCL) and 2^29 (custom) values: past them a message is priced as
+    slices of the largest, never faster than that edge measured (the ring roofline was 7% faster on 4x H100)."""
+    tables = tables_module.kernel_tables("h100-sxm-80gb", "vllm")
+    small, large = tables.allreduce_ms(elements, 4), tables.allreduce_ms(elements * more, 4)
+    assert small is not None and large is not None and large >= small * (1 - 1e-9)
+    edge = tables.allreduce_ms(2.0**29, 4)
+    assert tables.allreduce_ms(2.0**30, 4) >= 2 * edge * (1 - 1e-9)
+
+
+@needs_tables
 def test_past_the_grid_prefill_attention_computes_no_faster_than_the_measured_kernel_ever_did():
     """A 4-bit model's attention runs at 8 or 16 bits: its measured prefill kernel reaches a fraction of a B200's FP4
     peak, and past the grid the roofline computes at that rate, not at half of that peak."""
