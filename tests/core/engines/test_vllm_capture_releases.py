@@ -61,6 +61,13 @@ def test_from_0_28_data_centre_blackwell_captures_up_to_1024():
     assert _sizes("0.28.0", gpu="h200-sxm-141gb")[-1] == 512
 
 
+@pytest.mark.parametrize(("gpu", "ceiling"), [("b300-288gb", 1024), ("gb300-288gb", 1024), ("rtx-pro-6000-96gb", 512)])
+def test_the_1024_ceiling_follows_compute_capability_10_x(gpu, ceiling):
+    # vLLM's is_device_capability_family(100) holds for every 10.x (B300 and GB300 are 10.3), not for 12.0
+    assert _sizes("0.27.0", gpu=gpu)[-1] == 512
+    assert _sizes("0.28.0", gpu=gpu)[-1] == _sizes("0.34.0", gpu=gpu)[-1] == ceiling
+
+
 def test_from_0_29_a_drafts_uniform_decode_sizes_are_captured():
     # K = 4 (5 tokens per sequence): 56 requests x 5 = 280 lies off the rounded grid (272 -> 275, 288 -> 290)
     assert 280 not in _sizes("0.28.0", query_len=5)

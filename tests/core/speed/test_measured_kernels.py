@@ -119,6 +119,23 @@ def test_a_covered_deployment_says_its_kernels_were_measured():
     assert "aiconfigurator-core 0.12.0" in speed_source(dep)
 
 
+@needs_tables
+@pytest.mark.parametrize(
+    ("node", "tp", "name"),
+    [("8x-b300-288gb", 1, "B300 SXM"), ("4x-gb300-288gb", 1, "GB300"), ("8x-rtx-pro-6000-96gb", 2, "RTX PRO 6000")],
+)
+@pytest.mark.parametrize(
+    ("engine", "engine_name"), [("vllm", "vLLM"), ("sglang", "SGLang"), ("trtllm", "TensorRT-LLM")]
+)
+def test_blackwell_ultra_and_rtx_pro_nodes_are_priced_from_their_own_tables(node, tp, name, engine, engine_name):
+    dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node(node), tp=tp, engine=engine)
+    assert speed_source(dep).startswith(f"kernel times measured on {name}")
+    assert f"for {engine_name}" in speed_source(dep)
+    step = EngineStep(dep).target.decode(64, 1, 2048)
+    assert "roofline" not in step.source.split(";")[0]
+    assert 0 < step.total_s < 1
+
+
 def test_a_gpu_without_tables_uses_the_roofline():
     dep = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-l4-24gb"), tp=1)
     assert speed_source(dep).startswith("roofline estimate:")
