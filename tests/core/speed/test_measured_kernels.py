@@ -173,6 +173,9 @@ CASES = [
     ("Llama-3.1-8B", "bf16", "auto", "l4-24gb", 1, "vllm"),
     ("Mixtral-8x7B-v0.1", "bf16", "auto", "h100-sxm-80gb", 2, "vllm"),
     ("Qwen3-30B-A3B", "fp8", "fp8", "h200-sxm-141gb", 1, "sglang"),
+    ("Llama-3.1-70B", "nvfp4", "fp8", "b300-288gb", 1, "vllm"),
+    ("Llama-3.1-70B", "fp8", "fp8", "gb300-288gb", 2, "trtllm"),
+    ("Llama-3.1-8B", "bf16", "auto", "rtx-pro-6000-96gb", 2, "sglang"),
 ]
 
 
@@ -268,12 +271,14 @@ def test_past_the_grid_decode_attention_reads_no_faster_than_the_measured_kernel
 
 @needs_tables
 @pytest.mark.parametrize(
-    ("gpu", "engine"), [("a100-sxm-80gb", "trtllm"), ("l40s-48gb", "vllm"), ("h100-sxm-80gb", "sglang")]
+    ("gpu", "engine"),
+    [("a100-sxm-80gb", "trtllm"), ("l40s-48gb", "vllm"), ("h100-sxm-80gb", "sglang"), ("rtx-pro-6000-96gb", "vllm")],
 )
 def test_past_the_grid_decode_attention_never_reads_faster_than_hbm(gpu, engine):
-    """Some measured shapes read faster than the listed bandwidth: L40S's small caches sit in its L2, and A100's
-    TensorRT-LLM table reads 2.1 GB at 1.65 times its bandwidth. Neither says how fast a cache past the grid, larger
-    still, streams from HBM: the rate taken there is the best of the shapes HBM can have served."""
+    """Some measured shapes read faster than the listed bandwidth: L40S's and the RTX PRO 6000's small caches sit in
+    their L2 (the RTX PRO's table reads up to 2.4 TB/s where its GDDR7 streams 1.6), and A100's
+    TensorRT-LLM table reads 2.1 GB at 1.65 times its bandwidth. None says how fast a cache past the grid, larger
+    still, streams from memory: the rate taken there is the best of the shapes memory can have served."""
     model = _step_model(("Llama-3.1-8B", "bf16", "auto", gpu, 1, engine))
     bandwidth = model.measured.decode_bandwidth()
     assert bandwidth is not None and 0.5 * model.bandwidth < bandwidth <= model.bandwidth
