@@ -41,7 +41,7 @@ from planner.defaults import (
 )
 from planner.deployment import Deployment
 from planner.errors import PlannerError, first_pydantic_error
-from planner.speed.latency_floor import beyond_floor, latency_floor_s
+from planner.speed.latency_floor import LatencyFloor, beyond_floor, floor_share, latency_floor_s
 from planner.speed.objective_watch import ObjectiveWatch
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, draft_shape
@@ -61,6 +61,9 @@ HOURS_PER_MONTH = 730  # 8,760 hours / 12 months
 QUOTE_REQUESTS = 400
 #: The most replicas a quote searches above the capacity bound before it reports the objective unmet.
 MAX_REPLICA_FACTOR = 64
+#: A fleet whose replicas each carry less than this share of their capacity says why: how close a request served
+#: alone already comes to the objective that binds (the latency floor, :mod:`planner.speed.latency_floor`).
+LIGHT_LOAD_FRAC = 0.25
 #: What an option's ``limited_by`` says, followed by why, when no fleet of it meets the objectives.
 AT_ANY_FLEET_SIZE = " at any fleet size: "
 #: A doubled fleet that improves every missed percentile by less than this has reached the latency floor.
@@ -272,23 +275,31 @@ class ReplicaSearch:
         draft length ``k`` with ``traffic.alpha``."""
         return cls(dep, traffic, traffic.alpha if k is not None else None, k, dataset)
 
-    def out_of_reach(self) -> str | None:
-        """Why no fleet of this option's replicas can meet the objectives, where one lies below the latency floor of
-        its replica (:mod:`planner.speed.latency_floor`: the objectives' percentile of its requests, each served
-        alone); else None."""
+    def floor(self) -> LatencyFloor | None:
+        """The latency floor of this option's replica (:mod:`planner.speed.latency_floor`: the objectives'
+        percentile of its requests, each served alone), computed once; None without objectives or where the replica
+        cannot be built (the sizing's runs say why, in their own words)."""
         t = self.traffic
         if t.ttft_slo_s is None and t.tpot_slo_s is None:
             return None
-        speculative = self.alpha is not None and self.dep.is_speculative
-        try:
-            engine, plan = PARTS.get(self.dep if speculative else self.dep.without_draft(), speculative, None)
-        except PlannerError:
-            return None  # a replica that cannot be built: the sizing's runs say why, in their own words
-        shape = draft_shape(self.dep, self.k) if speculative else None
-        prompts, outputs = self.workload(offline=True).lengths()
-        budget = plan.limits.max_num_batched_tokens
-        floor_s = latency_floor_s(engine, shape, self.alpha, prompts, outputs, budget, t.percentile)
-        return beyond_floor(floor_s, t.ttft_slo_s, t.tpot_slo_s, t.percentile)
+        if not hasattr(self, "_floor"):
+            speculative = self.alpha is not None and self.dep.is_speculative
+            try:
+                engine, plan = PARTS.get(self.dep if speculative else self.dep.without_draft(), speculative, None)
+            except PlannerError:
+                self._floor = None
+                return None
+            shape = draft_shape(self.dep, self.k) if speculative else None
+            prompts, outputs = self.workload(offline=True).lengths()
+            budget = plan.limits.max_num_batched_tokens
+            self._floor = latency_floor_s(engine, shape, self.alpha, prompts, outputs, budget, t.percentile)
+        return self._floor
+
+    def out_of_reach(self) -> str | None:
+        """Why no fleet of this option's replicas can meet the objectives, where one lies below the latency floor of
+        its replica (:meth:`floor`); else None."""
+        floor_s, t = self.floor(), self.traffic
+        return beyond_floor(floor_s, t.ttft_slo_s, t.tpot_slo_s, t.percentile) if floor_s is not None else None
 
     def workload_at(self, n: int) -> ServingWorkload:
         """What one of ``n`` replicas is offered: ``rate / n`` Poisson requests."""
@@ -555,6 +566,12 @@ def size_option(
     else:
         fewer = search.at(n - 1)
         reason = "objective at one replica fewer: " + ", ".join(search.misses(fewer))
+        load_frac = traffic.requests_per_s / n / capacity.steady_requests_per_s
+        missed, floor_s = search.objective_misses(fewer), search.floor()
+        if load_frac < LIGHT_LOAD_FRAC and missed and floor_s is not None:  # why so many replicas, in the floor's words
+            kind = missed[0].objective.split()[-1]
+            share = floor_share(floor_s, kind, missed[0].limit_s, traffic.percentile)
+            reason += f"; {share}, so each replica runs at {load_frac:.0%} of its capacity"
     replicas = n
     nodes = ceil(replicas / dep.replicas_per_node)
     gpus = nodes * dep.gpu_count

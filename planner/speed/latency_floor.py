@@ -140,6 +140,29 @@ def latency_floor_s(
     return LatencyFloor(ttft_s, tpot_s, alike=len(set(prompts)) <= 1)
 
 
+def floor_share(floor_s: LatencyFloor, kind: str, slo_s: float, percentile: float = OBJECTIVE_PERCENTILE) -> str:
+    """How close a request served alone already comes to the ``kind`` objective (``TTFT`` or ``TPOT``), in words:
+    why a fleet that meets it may have to run its replicas nearly empty.
+
+    >>> floor_share(LatencyFloor(1.6, 0.05), "TTFT", 2.0)
+    'one request alone waits 1,600.0 ms for its first token, 80% of p99 TTFT ≤ 2,000 ms'
+    >>> floor_share(LatencyFloor(1.6, 0.05, alike=False), "TPOT", 0.2)
+    'its requests, each served alone, take 50.0 ms per output token at p99, 25% of p99 TPOT ≤ 200 ms'
+    """
+    pct = f"p{percentile:g}"
+    kind_floor_s, one, each = {
+        "TPOT": (floor_s.tpot_s, "takes {} per output token", "take {} per output token"),
+        "TTFT": (floor_s.ttft_s, "waits {} for its first token", "wait {} for their first token"),
+    }[kind]
+    took = fmt_ms(kind_floor_s)
+    said = (
+        f"one request alone {one.format(took)}"
+        if floor_s.alike
+        else f"its requests, each served alone, {each.format(took)} at {pct}"
+    )
+    return f"{said}, {kind_floor_s / slo_s:.0%} of {pct} {kind} ≤ {fmt_ms_entered(slo_s)}"
+
+
 def beyond_floor(
     floor_s: LatencyFloor,
     ttft_slo_s: float | None,

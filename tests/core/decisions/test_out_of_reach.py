@@ -13,6 +13,7 @@ from planner.decisions.fleet import CannotBeat, ReplicaSearch, Traffic, size_opt
 from planner.deployment import Deployment
 from planner.facts import clear_caches
 from planner.speed.step_cache import SIMULATIONS
+from planner.units import fmt_ms
 
 DEP = Deployment.on_node(get_model("Llama-3.1-8B"), get_node("1x-h100-sxm-80gb"), draft=get_model("Llama-3.2-1B"))
 
@@ -68,3 +69,26 @@ def test_a_plan_nothing_can_meet_says_why_in_its_verdict():
     assert plan.recommended is None and plan.headline.startswith("No option meets every objective")
     assert "; no fleet of it meets them: one request alone takes " in plan.headline
     assert plan.headline.endswith("per output token (against p99 TPOT ≤ 0.1 ms)")
+
+
+def test_a_fleet_of_nearly_empty_replicas_says_how_close_one_request_alone_comes_to_the_objective():
+    # an 8,192-token prompt prefills alone in about 0.2 s on one H100: a p99 TTFT of 0.3 s is met only where
+    # arrivals almost never overlap, so the count is set far above the capacity bound, and the reason says why
+    dep = DEP.without_draft()
+    traffic = Traffic(requests_per_s=4, prompt_tokens=8192, output_tokens=64, ttft_slo_s=0.3, tpot_slo_s=None)
+    option = size_option(dep, traffic, 2.0, None)
+    floor = ReplicaSearch(dep.replace(max_model_len=8256), traffic, None, None).floor()
+    assert option.meets_slo and option.limited_by.startswith("objective at one replica fewer: p99 TTFT")
+    load = traffic.requests_per_s / option.replicas / option.capacity_requests_per_s
+    assert load < 0.25
+    assert f"one request alone waits {fmt_ms(floor.ttft_s)} for its first token" in option.limited_by
+    assert f"{floor.ttft_s / 0.3:.0%} of p99 TTFT ≤ 300 ms, so each replica runs at {load:.0%} of its capacity" in (
+        option.limited_by
+    )
+
+
+def test_a_fleet_loaded_past_a_quarter_of_its_capacity_gives_no_floor_reason():
+    traffic = Traffic(requests_per_s=8, prompt_tokens=8192, output_tokens=64, ttft_slo_s=0.8, tpot_slo_s=None)
+    option = size_option(DEP.without_draft(), traffic, 2.0, None)
+    assert option.limited_by.startswith("objective at one replica fewer") and "alone" not in option.limited_by
+    assert traffic.requests_per_s / option.replicas / option.capacity_requests_per_s >= 0.25
