@@ -27,7 +27,8 @@ from bench.aiconfigurator_estimates import estimate
 from bench.serving_rows import SDB_PROMPTS, ServingCase, load_cases, sdb_answer_lengths
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import SpeedMargin, Traffic, speed_margin
-from planner.decisions.fleet import FleetOption, size_option
+from planner.decisions.fleet import size_option
+from planner.decisions.fleet_models import FleetOption
 from planner.deployment import Deployment
 from planner.speed.estimate import SpeedEstimate, SpeedWorkload, estimate_speed
 from planner.speed.kernels.aiconfigurator_tables import roofline_only

@@ -44,7 +44,7 @@ from planner.catalog.lookup import (
     list_weight_formats,
 )
 from planner.catalog.schemas import ModelSpec
-from planner.decisions.fleet import Traffic
+from planner.decisions.fleet_models import Traffic
 from planner.defaults import (
     ACCEPTANCE_ALPHA,
     DEFAULT_SLO_PRESET,

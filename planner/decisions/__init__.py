@@ -10,13 +10,13 @@ import importlib
 from typing import Any
 
 _OWNER: dict[str, str] = {
-    "HOURS_PER_MONTH": "fleet",
+    "HOURS_PER_MONTH": "fleet_models",
     "QUOTE_REQUESTS": "fleet",
-    "SLO_PRESETS": "fleet",
-    "FleetOption": "fleet",
-    "FleetQuote": "fleet",
-    "ObjectiveMiss": "fleet",
-    "Traffic": "fleet",
+    "SLO_PRESETS": "fleet_models",
+    "FleetOption": "fleet_models",
+    "FleetQuote": "fleet_models",
+    "ObjectiveMiss": "fleet_models",
+    "Traffic": "fleet_models",
     "best_quote_on_node": "fleet_quotes",
     "compare_nodes": "fleet_quotes",
     "fleet_quote": "fleet_quotes",

@@ -35,15 +35,8 @@ from planner import acceptance_math as spec
 from planner.catalog.lookup import get_model, get_node, get_price
 from planner.catalog.schemas import ModelSpec, NodeType
 from planner.catalog.speculators import speculator_kind
-from planner.decisions.fleet import (
-    QUOTE_REQUESTS,
-    CannotBeat,
-    FleetOption,
-    FleetQuote,
-    Traffic,
-    cannot_beat,
-    size_option,
-)
+from planner.decisions.fleet import QUOTE_REQUESTS, CannotBeat, cannot_beat, size_option
+from planner.decisions.fleet_models import FleetOption, FleetQuote, Traffic
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.points import SearchPoint, fleet_figures
 from planner.decisions.search.space import DEFAULT_KS, Objectives, SearchSpace, SearchWorkload

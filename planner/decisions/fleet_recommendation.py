@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from planner.decisions.fleet import AT_ANY_FLEET_SIZE, FleetOption, FleetQuote, Traffic
+from planner.decisions.fleet import AT_ANY_FLEET_SIZE
+from planner.decisions.fleet_models import FleetOption, FleetQuote, Traffic
 from planner.decisions.fleet_quotes import compare_nodes
 from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS
 from planner.units import fmt_counted

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from planner.decisions.fleet import MAX_REPLICA_FACTOR, FleetOption, ReplicaSearch, Traffic, capacity_bound
+from planner.decisions.fleet import MAX_REPLICA_FACTOR, ReplicaSearch, capacity_bound
+from planner.decisions.fleet_models import FleetOption, Traffic
 from planner.decisions.traffic_draws import fewest_replicas_from
 from planner.deployment import Deployment
 from planner.errors import InputError

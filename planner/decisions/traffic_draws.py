@@ -31,15 +31,13 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from planner.decisions.fleet import (
-    HOURS_PER_MONTH,
     MAX_REPLICA_FACTOR,
     QUOTE_REQUESTS,
-    FleetOption,
     ReplicaSearch,
-    Traffic,
     capacity_bound,
     first_count_that_meets,
 )
+from planner.decisions.fleet_models import HOURS_PER_MONTH, FleetOption, Traffic
 from planner.defaults import MAX_TRAFFIC_DRAWS, TRAFFIC_DRAWS
 from planner.deployment import Deployment
 from planner.errors import InputError

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from planner.catalog.lookup import get_price
-from planner.decisions.fleet import HOURS_PER_MONTH, FleetQuote
+from planner.decisions.fleet_models import HOURS_PER_MONTH, FleetQuote
 from planner.decisions.fleet_recommendation import FleetRecommendation, QuotedOption
 from planner.decisions.search.space import DEFAULT_KS
 from planner.decisions.speed_margins import SpeedMargin

@@ -37,7 +37,8 @@ from math import log2
 
 import numpy as np
 
-from planner.decisions.fleet import MAX_REPLICA_FACTOR, FleetOption
+from planner.decisions.fleet import MAX_REPLICA_FACTOR
+from planner.decisions.fleet_models import FleetOption
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import (
     Dominance,

@@ -45,15 +45,8 @@ from dataclasses import dataclass
 from math import ceil
 
 from planner.catalog.lookup import default_usd_per_gpu_hour
-from planner.decisions.fleet import (
-    CannotBeat,
-    FleetOption,
-    Traffic,
-    cannot_beat,
-    misses_at_every_count,
-    quoted_workload,
-    size_option,
-)
+from planner.decisions.fleet import CannotBeat, cannot_beat, misses_at_every_count, quoted_workload, size_option
+from planner.decisions.fleet_models import FleetOption, Traffic
 from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.frontier import cheapest_key
 from planner.decisions.search.points import SearchPoint, fleet_figures

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from planner.decisions.fleet import FleetQuote
+from planner.decisions.fleet_models import FleetQuote
 from planner.reports.charts.legend import legend_below
 from planner.units import fmt_counted, fmt_usd
 

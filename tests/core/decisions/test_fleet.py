@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import fleet, recommend_fleet
-from planner.decisions.fleet import SLO_PRESETS, Traffic
+from planner.decisions.fleet_models import Traffic
 from planner.decisions.fleet_quotes import best_quote_on_node, compare_nodes, fleet_quote
+from planner.defaults import SLO_PRESETS
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 

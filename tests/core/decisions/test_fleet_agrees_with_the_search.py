@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from planner.catalog import get_model, get_node
-from planner.decisions.fleet import Traffic
+from planner.decisions.fleet_models import Traffic
 from planner.decisions.fleet_quotes import compare_nodes, quote_space
 from planner.decisions.search.traffic_sizing import sized_recommendation
 

@@ -10,7 +10,7 @@ import pytest
 
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import plan_fleet
-from planner.decisions.fleet import Traffic
+from planner.decisions.fleet_models import Traffic
 from planner.decisions.fleet_quotes import compare_nodes, quote_space
 from planner.decisions.search import SearchSpace
 from planner.deployment import Deployment

@@ -11,7 +11,7 @@ import pytest
 from planner.catalog import get_model, get_node
 from planner.catalog.importing import model_from_config
 from planner.decisions import plan_fleet
-from planner.decisions.fleet import Traffic
+from planner.decisions.fleet_models import Traffic
 from planner.decisions.fleet_quotes import compare_nodes, fleet_quote, quote_space
 from planner.decisions.fleet_recommendation import QuotedOption
 from planner.decisions.search.traffic_sizing import size_point

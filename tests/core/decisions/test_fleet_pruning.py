@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import plan_fleet
-from planner.decisions.fleet import SLO_PRESETS, CannotBeat, Traffic, cannot_beat, size_option
+from planner.decisions.fleet import CannotBeat, cannot_beat, size_option
+from planner.decisions.fleet_models import Traffic
 from planner.decisions.fleet_quotes import (
     _in_order_of_promise,
     _layouts,
@@ -19,6 +20,7 @@ from planner.decisions.fleet_quotes import (
     best_quote_on_node,
     quote_space,
 )
+from planner.defaults import SLO_PRESETS
 from planner.deployment import Deployment
 from planner.errors import PlannerError
 from planner.facts import clear_caches

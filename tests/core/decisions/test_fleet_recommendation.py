@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
-from planner.decisions.fleet import FleetOption, FleetQuote, ObjectiveMiss, Traffic
+from planner.decisions.fleet_models import FleetOption, FleetQuote, ObjectiveMiss, Traffic
 from planner.decisions.fleet_quotes import compare_nodes
 from planner.decisions.fleet_recommendation import plan_fleet, recommend_fleet
 from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS

@@ -9,7 +9,8 @@ import pytest
 
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import plan_fleet
-from planner.decisions.fleet import CannotBeat, ReplicaSearch, Traffic, size_option
+from planner.decisions.fleet import CannotBeat, ReplicaSearch, size_option
+from planner.decisions.fleet_models import Traffic
 from planner.deployment import Deployment
 from planner.facts import clear_caches
 from planner.speed.step_cache import SIMULATIONS

@@ -13,7 +13,8 @@ from pydantic import ValidationError
 
 import planner.decisions.search.evaluate as evaluate
 import planner.decisions.search.traffic_sizing as traffic_sizing
-from planner.decisions.fleet import ReplicaSearch, Traffic, quoted_workload
+from planner.decisions.fleet import ReplicaSearch, quoted_workload
+from planner.decisions.fleet_models import Traffic
 from planner.decisions.fleet_quotes import fleet_quote
 from planner.decisions.search import NO_OBJECTIVES, Objectives, SearchSpace, SearchWorkload, pareto, search
 from planner.decisions.search.frontier import Dominance, cheapest, frontier_points

@@ -11,7 +11,7 @@ import openpyxl
 import pytest
 
 from planner.catalog.lookup import get_model, get_node
-from planner.decisions.fleet import Traffic
+from planner.decisions.fleet_models import Traffic
 from planner.decisions.fleet_recommendation import plan_fleet
 from planner.deployment import Deployment
 from planner.errors import PlannerError

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from planner.catalog.lookup import get_model, get_node
-from planner.decisions.fleet import ReplicaSearch, Traffic
+from planner.decisions.fleet import ReplicaSearch
+from planner.decisions.fleet_models import Traffic
 from planner.deployment import Deployment
 from planner.facts import clear_caches
 from planner.speed.objective_watch import CertainMiss, MissCounts, ObjectiveWatch
