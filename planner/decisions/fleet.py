@@ -92,6 +92,8 @@ class ReplicaSearch:
         #: The draw of the traffic simulated (its arrivals, and its lengths when drawn from a dataset).
         self.seed = seed
         self.runs: dict[int, ServingMetrics] = {}
+        #: :meth:`floor`'s answer once computed, in a one-element tuple.
+        self._floor: tuple[LatencyFloor | None] | None = None
 
     def workload(self, **arrivals) -> ServingWorkload:
         return quoted_workload(self.traffic, self.dataset, self.seed, **arrivals)
@@ -129,18 +131,20 @@ class ReplicaSearch:
         t = self.traffic
         if t.ttft_slo_s is None and t.tpot_slo_s is None:
             return None
-        if not hasattr(self, "_floor"):
-            speculative = self.alpha is not None and self.dep.is_speculative
-            try:
-                engine, plan = PARTS.get(self.dep if speculative else self.dep.without_draft(), speculative, None)
-            except PlannerError:
-                self._floor = None
-                return None
-            shape = draft_shape(self.dep, self.k) if speculative else None
-            prompts, outputs = self.workload(offline=True).lengths()
-            budget = plan.limits.max_num_batched_tokens
-            self._floor = latency_floor_s(engine, shape, self.alpha, prompts, outputs, budget, t.percentile)
-        return self._floor
+        if self._floor is None:
+            self._floor = (self._priced_floor(),)
+        return self._floor[0]
+
+    def _priced_floor(self) -> LatencyFloor | None:
+        speculative = self.alpha is not None and self.dep.is_speculative
+        try:
+            engine, plan = PARTS.get(self.dep if speculative else self.dep.without_draft(), speculative, None)
+        except PlannerError:
+            return None
+        shape = draft_shape(self.dep, self.k) if speculative else None
+        prompts, outputs = self.workload(offline=True).lengths()
+        budget = plan.limits.max_num_batched_tokens
+        return latency_floor_s(engine, shape, self.alpha, prompts, outputs, budget, self.traffic.percentile)
 
     def out_of_reach(self) -> str | None:
         """Why no fleet of this option's replicas can meet the objectives, where one lies below the latency floor of
