@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.catalog.lookup import get_gpu, get_model
+from planner.catalog.name_matching import match_gpu
 from planner.deployment import Deployment
 from planner.input_types import MAX_SIMULATION_WORK
 from planner.pairs.acceptance import acceptance_prior
@@ -111,9 +112,6 @@ def sdb_answer_lengths(count: int = SDB_PROMPTS, max_tokens: int = 8192) -> tupl
     return [p for p, _ in finished], [o for _, o in finished]
 
 
-GPU_IDS = {"H100": "h100-sxm-80gb", "H200": "h200-sxm-141gb", "B200": "b200-180gb", "MI300X": "mi300x-192gb"}
-
-
 @dataclass
 class ServingCase:
     row: str
@@ -153,10 +151,12 @@ def _float(text: str) -> float | None:
 
 
 def _gpu(text: str) -> str:
-    for key, gpu in GPU_IDS.items():
-        if key in text:
-            return gpu
-    raise KeyError(text)
+    """The catalog GPU a row's ``gpu_type`` names, matched as drivers' and logs' names are (``GB200`` before
+    ``B200``, ``H100 NVL`` before ``H100``)."""
+    gpu = match_gpu(text)
+    if gpu is None:
+        raise KeyError(text)
+    return gpu.id
 
 
 def _dep(target: str, gpu: str, tp: int, **fields) -> Deployment:
