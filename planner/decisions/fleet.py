@@ -413,7 +413,7 @@ def size_option(
     elif not meets:
         reason = f"cannot meet {traffic.objectives()} even at {high} replicas: {', '.join(search.misses(run))}"
     elif n == low:
-        reason = f"replica capacity ({capacity.steady_requests_per_s:.2f} req/s offline, {capacity.limited_by})"
+        reason = f"replica capacity ({capacity.steady_requests_per_s:.2f} req/s, {capacity.held_back_by()})"
     else:
         fewer = search.at(n - 1)
         reason = "objective at one replica fewer: " + ", ".join(search.misses(fewer))

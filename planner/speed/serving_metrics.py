@@ -142,15 +142,34 @@ class ServingMetrics(BaseModel):
     def ttft_at(self, pct: float) -> float:
         return percentile(self.ttft_values_s, pct)
 
+    def held_back_by(self) -> str:
+        """What held this run's waiting requests back longest, however briefly: what bounds a replica run past
+        saturation (its capacity, :mod:`planner.speed.replica_capacity`), where :attr:`limited_by` may say it kept up
+        with a queue held back for under a tenth of the run."""
+        return limited_by("rate", self.blocked_frac, 1.0, self.limits.request_cap_reason, kept_up_frac=0.0)[0]
+
     def tpot_at(self, pct: float) -> float:
         return percentile(self.tpot_values_s, pct)
 
 
-def limited_by(mode: str, blocked: dict[str, float], duration: float, cap_reason: str) -> tuple[str, dict]:
-    """What held waiting requests back longest (a share of the run), in words, and every share."""
+#: A run whose waiting requests were held back for less than this share of it kept up with its offered load.
+KEPT_UP_FRAC = 0.1
+
+
+def limited_by(
+    mode: str, blocked: dict[str, float], duration: float, cap_reason: str, kept_up_frac: float = KEPT_UP_FRAC
+) -> tuple[str, dict]:
+    """What held waiting requests back longest (a share of the run), in words, and every share; below
+    ``kept_up_frac`` of the run, the offered load itself (the replica kept up).
+
+    >>> limited_by("rate", {"kv_cache": 9.6}, 100.0, "max_num_seqs")[0]
+    'offered load (the replica keeps up)'
+    >>> limited_by("rate", {"kv_cache": 9.6}, 100.0, "max_num_seqs", kept_up_frac=0.0)[0]
+    'KV cache capacity'
+    """
     fractions = {key: value / duration for key, value in blocked.items() if value > 0}
     binding = max(fractions.items(), key=lambda kv: kv[1]) if fractions else None
-    if binding is None or binding[1] < 0.1:
+    if binding is None or binding[1] < kept_up_frac:
         limited = {"rate": "offered load (the replica keeps up)", "concurrency": "client concurrency"}.get(
             mode, "compute"
         )

@@ -204,3 +204,16 @@ def test_the_quoted_replicas_meet_the_objectives_where_one_fewer_misses(monkeypa
     assert len(tried["interpolated"]) < len(tried["bisected"])
     search = fleet.ReplicaSearch(dep.replace(max_model_len=1280).without_draft(), traffic, None, None)
     assert search.misses(search.at(quoted.replicas - 1)) and not search.misses(search.at(quoted.replicas))
+
+
+def test_a_capacity_bound_names_what_held_the_saturated_replica_back():
+    # 70B on one B300: the capacity's best run (1.25x the offline rate) held its queue back for under a tenth of the
+    # run, so the run alone reads "keeps up"; the bound a quote states is what held that queue back all the same
+    dep = Deployment.on_node(get_model("Llama-3.1-70B"), get_node("8x-b300-288gb"), tp=1)
+    traffic = Traffic(requests_per_s=20, prompt_tokens=1024, output_tokens=256)
+    option = fleet.size_option(dep.replace(max_model_len=1280), traffic, None, None)
+    search = fleet.ReplicaSearch(dep.replace(max_model_len=1280).without_draft(), traffic, None, None)
+    capacity = search.capacity()
+    assert capacity.limited_by == "offered load (the replica keeps up)"
+    assert option.limited_by == f"replica capacity ({capacity.steady_requests_per_s:.2f} req/s, KV cache capacity)"
+    assert "offline" not in option.limited_by
