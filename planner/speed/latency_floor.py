@@ -140,6 +140,19 @@ def latency_floor_s(
     return LatencyFloor(ttft_s, tpot_s, alike=len(set(prompts)) <= 1)
 
 
+def _floor_words(floor_s: LatencyFloor, kind: str, pct: str) -> tuple[float, str]:
+    """The ``kind`` (``TTFT`` or ``TPOT``) floor in seconds, and what it says in words: one request alone, or its
+    requests each served alone at ``pct``."""
+    kind_floor_s, one, each = {
+        "TPOT": (floor_s.tpot_s, "takes {} per output token", "take {} per output token"),
+        "TTFT": (floor_s.ttft_s, "waits {} for its first token", "wait {} for their first token"),
+    }[kind]
+    took = fmt_ms(kind_floor_s)
+    if floor_s.alike:
+        return kind_floor_s, f"one request alone {one.format(took)}"
+    return kind_floor_s, f"its requests, each served alone, {each.format(took)} at {pct}"
+
+
 def floor_share(floor_s: LatencyFloor, kind: str, slo_s: float, percentile: float = OBJECTIVE_PERCENTILE) -> str:
     """How close a request served alone already comes to the ``kind`` objective (``TTFT`` or ``TPOT``), in words:
     why a fleet that meets it may have to run its replicas nearly empty.
@@ -150,16 +163,7 @@ def floor_share(floor_s: LatencyFloor, kind: str, slo_s: float, percentile: floa
     'its requests, each served alone, take 50.0 ms per output token at p99, 25% of p99 TPOT ≤ 200 ms'
     """
     pct = f"p{percentile:g}"
-    kind_floor_s, one, each = {
-        "TPOT": (floor_s.tpot_s, "takes {} per output token", "take {} per output token"),
-        "TTFT": (floor_s.ttft_s, "waits {} for its first token", "wait {} for their first token"),
-    }[kind]
-    took = fmt_ms(kind_floor_s)
-    said = (
-        f"one request alone {one.format(took)}"
-        if floor_s.alike
-        else f"its requests, each served alone, {each.format(took)} at {pct}"
-    )
+    kind_floor_s, said = _floor_words(floor_s, kind, pct)
     return f"{said}, {kind_floor_s / slo_s:.0%} of {pct} {kind} ≤ {fmt_ms_entered(slo_s)}"
 
 
@@ -170,19 +174,12 @@ def beyond_floor(
     percentile: float = OBJECTIVE_PERCENTILE,
 ) -> str | None:
     """Why no fleet can meet the objectives, in words, where one lies below its floor by more than ``FLOOR_SLACK``;
-    else None."""
+    else None (TPOT checked first)."""
     pct = f"p{percentile:g}"
-    checks = (  # (objective, its limit, its floor, one request's words, the requests' words); TPOT first
-        ("TPOT", tpot_slo_s, floor_s.tpot_s, "takes {} per output token", "take {} per output token"),
-        ("TTFT", ttft_slo_s, floor_s.ttft_s, "waits {} for its first token", "wait {} for their first token"),
-    )
-    for kind, slo_s, kind_floor_s, one, each in checks:
-        if slo_s is not None and FLOOR_SLACK * kind_floor_s > slo_s:
-            took = fmt_ms(kind_floor_s)
-            said = (
-                f"one request alone {one.format(took)}"
-                if floor_s.alike
-                else f"its requests, each served alone, {each.format(took)} at {pct}"
-            )
+    for kind, slo_s in (("TPOT", tpot_slo_s), ("TTFT", ttft_slo_s)):
+        if slo_s is None:
+            continue
+        kind_floor_s, said = _floor_words(floor_s, kind, pct)
+        if FLOOR_SLACK * kind_floor_s > slo_s:
             return f"{said} (against {pct} {kind} ≤ {fmt_ms_entered(slo_s)})"
     return None
