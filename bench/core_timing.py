@@ -12,7 +12,10 @@
   tuning saves. Each Fleet plan is timed in ``FLEET_PROCESSES`` fresh processes: the median, and the range of the
   wall times.
 
-On a shared machine every figure is an upper bound (the CPU time of the fleet plans is printed beside it).
+The Fleet plans quote their node types side by side in one worker process per CPU (``PLANNER_WORKERS``,
+planner/decisions/side_by_side.py): the CPU time printed beside each wall time includes the workers'. The default
+scenario is timed once more in one process (``PLANNER_WORKERS=1``), what a machine of one CPU would see. On a shared
+machine every figure is an upper bound.
 ``--instructions`` prints instead the instructions the default Fleet plan executes cold (valgrind), a count that does
 not move with the machine's load: what to compare when a change is meant to make the plan faster.
 """
@@ -31,10 +34,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from planner.decisions.side_by_side import WORKERS_ENV
+
 REPO = Path(__file__).resolve().parents[1]
 
 _FLEET = """
-import json, time
+import json, resource, time
 from planner.catalog import get_model, get_node
 from planner.decisions import options_across_draws, options_speed_margins, plan_fleet
 from planner.defaults import TRAFFIC_DRAWS
@@ -53,24 +58,31 @@ if TUNED:
 tighter = traffic.model_copy(update={"tpot_slo_s": 0.04})
 engine = "vllm" if s.engine == "hf" else s.engine
 asked = (("cold", traffic), ("warm", traffic), ("TPOT objective changed", tighter))
+
+
+def cpu_s():  # this process's CPU time and its workers' (planner/decisions/side_by_side.py), once they have ended
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 for label, t in asked if TUNED else asked[:1]:  # with CPython's own collector settings: cold only
     runs = SIMULATIONS.count
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu = time.perf_counter(), cpu_s()
     plan = plan_fleet(target, nodes, t, draft=draft, method=s.method, engine=engine, kv_dtype=s.kv_dtype)
-    out[label] = [time.perf_counter() - wall, time.process_time() - cpu, SIMULATIONS.count - runs]
+    out[label] = [time.perf_counter() - wall, cpu_s() - cpu, SIMULATIONS.count - runs]
     if label == "cold" and DRAWS:  # the page's button: every option that meets the objectives on 3 draws
         fields = {"method": s.method, "engine": engine, "kv_dtype": s.kv_dtype}
         runs = SIMULATIONS.count
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu = time.perf_counter(), cpu_s()
         options_across_draws(plan, lambda q: quoted_deployment(target, q, t, draft=draft, **fields), TRAFFIC_DRAWS)
         out["its options on 3 draws of the traffic"] = [
-            time.perf_counter() - wall, time.process_time() - cpu, SIMULATIONS.count - runs
+            time.perf_counter() - wall, cpu_s() - cpu, SIMULATIONS.count - runs
         ]
         runs = SIMULATIONS.count  # the page's other button: every option's speed margin
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu = time.perf_counter(), cpu_s()
         options_speed_margins(plan, lambda q: quoted_deployment(target, q, t, draft=draft, **fields))
         out["its options' speed margins"] = [
-            time.perf_counter() - wall, time.process_time() - cpu, SIMULATIONS.count - runs
+            time.perf_counter() - wall, cpu_s() - cpu, SIMULATIONS.count - runs
         ]
 print(json.dumps(out))
 """
@@ -115,10 +127,15 @@ def params_process_s(samples: int = 5) -> tuple[list[float], list[float]]:
     return times, cpu
 
 
-def fleet_plan_times(extra_nodes: tuple[str, ...] = (), tuned: bool = True) -> dict[str, list[float]]:
-    """Wall s, CPU s and simulations of the default Fleet plan (plus ``extra_nodes``): cold, warm, objective change
-    (``tuned`` False: cold only, with CPython's own garbage-collector settings)."""
+def fleet_plan_times(
+    extra_nodes: tuple[str, ...] = (), tuned: bool = True, workers: int | None = None
+) -> dict[str, list[float]]:
+    """Wall s, CPU s (the workers' included) and simulations of the default Fleet plan (plus ``extra_nodes``): cold,
+    warm, objective change (``tuned`` False: cold only, with CPython's own garbage-collector settings; ``workers``:
+    ``PLANNER_WORKERS``, else one worker process per CPU, planner/decisions/side_by_side.py)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if workers is not None:
+        env[WORKERS_ENV] = str(workers)
     code = f"EXTRA_NODES = {extra_nodes!r}\nTUNED = {tuned!r}\nDRAWS = {tuned and not extra_nodes!r}\n" + _FLEET
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, capture_output=True, text=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -127,7 +144,7 @@ def fleet_plan_times(extra_nodes: tuple[str, ...] = (), tuned: bool = True) -> d
 def instructions(plan: bool) -> int:
     """Instructions a process executes (valgrind's cachegrind, ``I refs``) that loads the default Fleet scenario and,
     with ``plan``, plans it cold: the same count on any machine, where wall times move with the machine's load."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), WORKERS_ENV: "1"}  # every instruction in the one process counted
     command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     code = f"PLAN = {plan!r}\n" + _FLEET_INSTRUCTIONS
     proc = subprocess.run([*command, sys.executable, "-c", code], cwd=REPO, env=env, check=True, capture_output=True,
@@ -164,6 +181,10 @@ def main(argv: Sequence[str] = ()) -> int:
     print(f"{'Fleet default scenario, CPython collector settings':<52} {'wall':>8} {'cpu':>8} {'simulations':>12}")
     for label, (wall, cpu, runs) in fleet_plan_times(tuned=False).items():
         print(f"{'  ' + label:<52} {wall * 1e3:8.0f} {cpu * 1e3:8.0f} {runs:12d}")
+    print(f"{f'Fleet default scenario, {WORKERS_ENV}=1 (one process)':<52} {'wall':>8} {'cpu':>8} {'simulations':>12}")
+    for label, (wall, cpu, runs) in fleet_plan_times(tuned=True, workers=1).items():
+        if label in ("cold", "TPOT objective changed"):
+            print(f"{'  ' + label:<52} {wall * 1e3:8.0f} {cpu * 1e3:8.0f} {runs:12d}")
     return 0
 
 

@@ -32,6 +32,9 @@ os.environ.setdefault("PLANNER_CACHE_DIR", tempfile.mkdtemp(prefix="planner-test
 os.environ["PLANNER_HOME"] = tempfile.mkdtemp(prefix="planner-test-home-")
 # Nor a team's database: the store is a SQLite file unless a test hands it a PostgreSQL URL (postgres_server).
 os.environ.pop("PLANNER_DATABASE_URL", None)
+# `pytest -n 2` runs a test per CPU already: node types are quoted one after another unless a test asks for worker
+# processes (tests/core/decisions/test_side_by_side.py, and the browser journeys' shared server, tests/e2e/conftest.py).
+os.environ.setdefault("PLANNER_WORKERS", "1")
 
 #: The per-GPU memory components of a plan (the `size` JSON contract), in display order; with
 #: ``total_bytes``, ``memory_limit_bytes`` and ``kv_fraction_base_bytes`` they make up ``per_gpu``.

@@ -42,6 +42,7 @@ def _plan_default_fleet(jobs: Jobs, activity: Activity) -> None:
             scenario.traffic(),
             before_node=lambda done, node: quiet(),
             before_all=quiet,
+            workers=1,  # in this thread, which gives way to visitors between its simulations
             draft=draft,
             method=method,
             **fleet_engine(scenario),

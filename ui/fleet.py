@@ -130,7 +130,7 @@ def _planned(key):
             target,
             nodes,
             traffic,
-            before_node=lambda done, node: job.advance(f"Sizing fleets on {node.id} ({done + 1} of {len(nodes)})..."),
+            before_node=lambda done, node: job.advance(f"Sizing fleets ({done} of {len(nodes)} node types done)..."),
             after_node=node_done,
             before_all=lambda: job.advance("Pricing the options..."),
             **fields,

@@ -24,7 +24,9 @@ _OWNER: dict[str, str] = {
     "QuotedOption": "fleet_recommendation",
     "SpeculationSaving": "fleet_recommendation",
     "plan_fleet": "fleet_recommendation",
+    "plans_by_node": "fleet_recommendation",
     "recommend_fleet": "fleet_recommendation",
+    "with_progress": "side_by_side",
     "CountAcrossDraws": "traffic_draws",
     "count_across_draws": "traffic_draws",
     "options_across_draws": "traffic_draws",
@@ -63,8 +65,10 @@ __all__ = [
     "options_across_draws",
     "options_speed_margins",
     "plan_fleet",
+    "plans_by_node",
     "recommend_fleet",
     "speed_margin",
+    "with_progress",
 ]
 
 

@@ -41,6 +41,7 @@ from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.points import SearchPoint, fleet_figures
 from planner.decisions.search.space import DEFAULT_KS, Objectives, SearchSpace, SearchWorkload
 from planner.decisions.search.speculators import Speculator, why_not_tried
+from planner.decisions.side_by_side import outcome_of, side_by_side
 from planner.deployment import Deployment, default_weight_format
 from planner.engines.profiles import engine_profile, engine_release
 from planner.errors import InputError, PlannerError
@@ -53,7 +54,7 @@ from planner.units import fmt_counted
 
 #: The best quote per (model, node type, traffic, speculator, engine settings): a page that plans node type by node
 #: type and then all of them together, or asks again after a widget change that leaves them alone, reuses it.
-QUOTES = ResultCache(maxsize=256)
+QUOTES = ResultCache(maxsize=256, name="quotes")
 
 
 def _ks_by_promise(dep: Deployment, traffic: Traffic, batch: float, ks: tuple[int, ...]) -> list[int]:
@@ -436,11 +437,21 @@ def best_quote_on_node(target, node, traffic: Traffic, *, draft=None, exhaustive
     order (which then replaces it). Layouts that do not fit are skipped. Raises a PlannerError naming the node when
     none fits. The answer is memoised per input.
     """
-    inputs = (target, node, traffic, draft, exhaustive, *sorted(fields.items()))
     return QUOTES.get_or_compute(
-        tuple(v.model_dump_json() if isinstance(v, BaseModel) else repr(v) for v in inputs),
+        _quote_key(target, node, traffic, draft=draft, exhaustive=exhaustive, **fields),
         lambda: _best_quote_on_node(target, node, traffic, draft=draft, exhaustive=exhaustive, **fields),
     )
+
+
+def _quote_key(target, node, traffic: Traffic, *, draft=None, exhaustive: bool = False, **fields) -> tuple:
+    """What :func:`best_quote_on_node` keeps its answer under (each input by its JSON or its repr)."""
+    inputs = (target, node, traffic, draft, exhaustive, *sorted(fields.items()))
+    return tuple(v.model_dump_json() if isinstance(v, BaseModel) else repr(v) for v in inputs)
+
+
+def quote_is_kept(target, node, traffic: Traffic, **fields) -> bool:
+    """Whether :func:`best_quote_on_node` (the same arguments) answers from what it kept."""
+    return QUOTES.holds(_quote_key(target, node, traffic, **fields))
 
 
 def _floor(option: FleetOption | None, earlier: bool = False) -> int | None:
@@ -529,16 +540,29 @@ def _in_order_of_promise(evaluator: Evaluator, views: list[_LayoutPoints], traff
     return sorted(range(len(views)), key=promise)
 
 
-def compare_nodes(target, nodes, traffic: Traffic, *, draft=None, **fields) -> tuple[list[FleetQuote], list[str]]:
+def compare_nodes(
+    target, nodes, traffic: Traffic, *, draft=None, workers: int | None = None, **fields
+) -> tuple[list[FleetQuote], list[str]]:
     """The best quote on each node type, cheapest first, and the node types that cannot serve the model
-    (``fields`` as :func:`best_quote_on_node` takes them, ``exhaustive`` included)."""
+    (``fields`` as :func:`best_quote_on_node` takes them, ``exhaustive`` included). The node types not quoted yet
+    are quoted side by side in ``workers`` processes (:mod:`planner.decisions.side_by_side`; None: one per CPU);
+    the answer is the same."""
     check_context(target, traffic)
     if fields.get("engine_version") is not None:  # a release the engine never had is the request's fault, not a node's
         engine_profile(fields.get("engine") or "vllm", fields["engine_version"])
+
+    def quote(node) -> FleetQuote:
+        return best_quote_on_node(target, node, traffic, draft=draft, **fields)
+
+    answers: dict[int, FleetQuote | PlannerError] = {}
+    new = [i for i, node in enumerate(nodes) if not quote_is_kept(target, node, traffic, draft=draft, **fields)]
+    for place, answer in side_by_side(quote, [nodes[i] for i in new], group=lambda node: node.gpu, workers=workers):
+        answers[new[place]] = answer
     quotes, unusable = [], []
-    for node in nodes:
-        try:
-            quotes.append(best_quote_on_node(target, node, traffic, draft=draft, **fields))
-        except PlannerError as exc:
-            unusable.append(str(exc))
+    for i, node in enumerate(nodes):
+        answer = answers[i] if i in answers else outcome_of(quote, node)
+        if isinstance(answer, PlannerError):
+            unusable.append(str(answer))
+        else:
+            quotes.append(answer)
     return sorted(quotes, key=_cost_key), unusable

@@ -11,12 +11,16 @@ fleets beyond any real purchase.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from pydantic import BaseModel
 
 from planner.decisions.fleet import AT_ANY_FLEET_SIZE
 from planner.decisions.fleet_models import FleetOption, FleetQuote, Traffic
-from planner.decisions.fleet_quotes import compare_nodes
+from planner.decisions.fleet_quotes import compare_nodes, quote_is_kept
+from planner.decisions.side_by_side import outcome_of, side_by_side
 from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS
+from planner.errors import PlannerError
 from planner.units import fmt_counted
 
 
@@ -241,6 +245,35 @@ def recommend_fleet(traffic: Traffic, quotes: list[FleetQuote], unusable: list[s
 
 
 def plan_fleet(target, nodes, traffic: Traffic, *, draft=None, **fields) -> FleetRecommendation:
-    """:func:`compare_nodes` read as a decision (:func:`recommend_fleet`)."""
+    """:func:`compare_nodes` read as a decision (:func:`recommend_fleet`); ``workers`` among ``fields``: how many
+    processes quote the node types side by side (:mod:`planner.decisions.side_by_side`)."""
     quotes, unusable = compare_nodes(target, nodes, traffic, draft=draft, **fields)
     return recommend_fleet(traffic, quotes, unusable)
+
+
+def plans_by_node(
+    target, nodes, traffic: Traffic, *, draft=None, workers: int | None = None, **fields
+) -> Iterator[tuple[int, FleetRecommendation | PlannerError]]:
+    """Each node type's own plan (:func:`plan_fleet` of it alone, or the error that stopped it) with its place in
+    ``nodes``, as each is done: the node types quoted already first, in order, then the others side by side in
+    ``workers`` processes (:mod:`planner.decisions.side_by_side`; 1: one after another, in order). A
+    :func:`plan_fleet` of them all that follows reuses their quotes.
+
+    >>> from planner.catalog.lookup import get_model, get_node
+    >>> nodes = [get_node("1x-l40s-48gb"), get_node("1x-h100-sxm-80gb")]
+    >>> traffic = Traffic(requests_per_s=1, prompt_tokens=512, output_tokens=64)
+    >>> sorted((i, plan.quotes[0].node) for i, plan in plans_by_node(get_model("Llama-3.1-8B"), nodes, traffic))
+    [(0, '1x-l40s-48gb'), (1, '1x-h100-sxm-80gb')]
+    """
+
+    def plan_one(node) -> FleetRecommendation:
+        return plan_fleet(target, [node], traffic, draft=draft, workers=1, **fields)
+
+    new = []
+    for i, node in enumerate(nodes):
+        if quote_is_kept(target, node, traffic, draft=draft, **fields):
+            yield i, outcome_of(plan_one, node)
+        else:
+            new.append(i)
+    for place, plan in side_by_side(plan_one, [nodes[i] for i in new], group=lambda node: node.gpu, workers=workers):
+        yield new[place], plan

@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from planner.decisions.fleet import MAX_REPLICA_FACTOR, ReplicaSearch, capacity_bound
 from planner.decisions.fleet_models import FleetOption, Traffic
+from planner.decisions.side_by_side import each_in_order
 from planner.decisions.traffic_draws import fewest_replicas_from
 from planner.deployment import Deployment
 from planner.errors import InputError
@@ -250,13 +251,20 @@ def options_speed_margins(
     deployment_of: Callable[[QuotedOption], Deployment],
     *,
     before_option: Callable[[int, QuotedOption], None] = lambda done, quoted: None,
+    workers: int | None = None,
 ) -> list[tuple[QuotedOption, SpeedMargin]]:
     """The speed margin of every option of ``plan`` that meets the objectives (the recommended one first);
-    ``deployment_of`` gives each option's deployment (``planner.launch.quoted_deployment``); ``before_option(i,
-    option)`` is called before each (a page's progress bar)."""
+    ``deployment_of`` gives each option's deployment (``planner.launch.quoted_deployment``); ``before_option(done,
+    option)`` as :func:`planner.decisions.side_by_side.with_progress` calls it (a page's progress bar). The options of
+    each GPU are checked in ``workers`` processes side by side (:mod:`planner.decisions.side_by_side`); the answer is
+    the same."""
     traffic_of = {q.node: q.traffic for q in plan.quotes}  # a node type's quote holds the α its options assume
-    margins = []
-    for done, quoted in enumerate(plan.meeting):
-        before_option(done, quoted)
-        margins.append((quoted, speed_margin(deployment_of(quoted), traffic_of[quoted.node], quoted.option)))
-    return margins
+    meeting = plan.meeting
+    deployments = [deployment_of(quoted) for quoted in meeting]  # here: the caller's function may read its session
+
+    def margin(i: int) -> SpeedMargin:
+        return speed_margin(deployments[i], traffic_of[meeting[i].node], meeting[i].option)
+
+    margins = each_in_order(margin, range(len(meeting)), group=lambda i: meeting[i].gpu, workers=workers,
+                            before_item=lambda done, i: before_option(done, meeting[i]))  # fmt: skip
+    return list(zip(meeting, margins, strict=True))

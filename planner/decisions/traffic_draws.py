@@ -38,6 +38,7 @@ from planner.decisions.fleet import (
     first_count_that_meets,
 )
 from planner.decisions.fleet_models import HOURS_PER_MONTH, FleetOption, Traffic
+from planner.decisions.side_by_side import each_in_order
 from planner.defaults import MAX_TRAFFIC_DRAWS, TRAFFIC_DRAWS
 from planner.deployment import Deployment
 from planner.errors import InputError
@@ -175,15 +176,20 @@ def options_across_draws(
     draws: int = TRAFFIC_DRAWS,
     *,
     before_option: Callable[[int, QuotedOption], None] = lambda done, quoted: None,
+    workers: int | None = None,
 ) -> list[tuple[QuotedOption, CountAcrossDraws]]:
     """Every option of ``plan`` that meets the objectives (the recommended one first) sized again on ``draws`` draws
     of its traffic; ``deployment_of`` gives each option's deployment (``planner.launch.quoted_deployment``);
-    ``before_option(i, option)`` is called before each (a page's progress bar)."""
+    ``before_option(done, option)`` as :func:`planner.decisions.side_by_side.with_progress` calls it (a page's
+    progress bar). The options of each GPU are checked in ``workers`` processes side by side
+    (:mod:`planner.decisions.side_by_side`); the answer is the same."""
     traffic_of = {q.node: q.traffic for q in plan.quotes}  # a node type's quote holds the α its options assume
-    checks = []
-    for done, quoted in enumerate(plan.meeting):
-        before_option(done, quoted)
-        checks.append(
-            (quoted, count_across_draws(deployment_of(quoted), traffic_of[quoted.node], quoted.option, draws))
-        )
-    return checks
+    meeting = plan.meeting
+    deployments = [deployment_of(quoted) for quoted in meeting]  # here: the caller's function may read its session
+
+    def check(i: int) -> CountAcrossDraws:
+        return count_across_draws(deployments[i], traffic_of[meeting[i].node], meeting[i].option, draws)
+
+    counts = each_in_order(check, range(len(meeting)), group=lambda i: meeting[i].gpu, workers=workers,
+                           before_item=lambda done, i: before_option(done, meeting[i]))  # fmt: skip
+    return list(zip(meeting, counts, strict=True))

@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -83,9 +84,15 @@ class _Configurations:
         with self._lock:
             self._memos.clear()
 
+    def renew_lock(self) -> None:
+        """A new lock (in a forked child, where a thread the child lacks may have held the parent's)."""
+        self._lock = threading.Lock()
+
 
 _CONFIGURATIONS = _Configurations()
 register_cache(_CONFIGURATIONS)  # data reloaded (another data folder, new kernel tables): price afresh
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_CONFIGURATIONS.renew_lock)
 
 
 def pass_memos(configuration: Hashable) -> PassMemos:

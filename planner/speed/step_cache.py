@@ -35,11 +35,12 @@ mutate the lists inside it.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -55,74 +56,10 @@ from planner.speed.estimate import SpeedEstimate, batch_steps, estimate_speed, s
 from planner.speed.objective_watch import CertainMiss, ObjectiveWatch
 from planner.speed.profiles import SpeedProfile
 from planner.speed.replica_capacity import offline_capacity, replica_capacity
+from planner.speed.result_cache import ResultCache
 from planner.speed.serving_workload import ServingWorkload
 from planner.speed.simulate import ServingMetrics, simulate_one
 from planner.speed.workload import SpeedWorkload
-
-#: Results kept per cache. A 400-request run holds every request's TTFT and TPOT and 200 occupancy samples
-#: (about 55 kB), so the runs' cache stays near 60 MB; a six-node Fleet plan needs about 150 runs.
-MAX_ENTRIES = 1024
-
-R = TypeVar("R", bound=BaseModel)
-
-
-class ResultCache:
-    """A bounded, thread-safe LRU of results and of the errors of inputs that cannot run.
-
-    Streamlit serves sessions from several threads; two threads missing the same key both compute it
-    (the results are equal), neither blocks the other.
-    """
-
-    def __init__(self, maxsize: int = MAX_ENTRIES) -> None:
-        self.maxsize = maxsize
-        self.entries: OrderedDict[tuple, BaseModel | PlannerError] = OrderedDict()
-        self.lock = threading.Lock()
-        self.hits = self.misses = 0
-        register_cache(self)
-
-    def get_or_compute(self, key: tuple, compute: Callable[[], R], error_key: tuple | None = None) -> R:
-        """The entry of ``key`` (or the error kept under ``error_key``), else ``compute()`` kept under ``key`` (an
-        error under ``error_key`` when given: an error that names its input is kept apart from a shared result)."""
-        with self.lock:
-            found = key if key in self.entries else error_key if error_key in self.entries else None
-            entry = self.entries[found] if found is not None else None
-            if found is not None:
-                self.entries.move_to_end(found)
-                self.hits += 1
-            else:
-                self.misses += 1
-        if entry is None:
-            try:
-                entry = compute()
-            except PlannerError as exc:
-                entry = exc
-                key = error_key if error_key is not None else key
-            with self.lock:
-                self.entries[key] = entry
-                self.entries.move_to_end(key)
-                while len(self.entries) > self.maxsize:
-                    self.entries.popitem(last=False)
-        if isinstance(entry, PlannerError):
-            raise _fresh(entry)
-        return entry.model_copy() if isinstance(entry, BaseModel) else entry  # type: ignore[return-value]
-
-    def holds(self, key: tuple, error_key: tuple | None = None) -> bool:
-        """Whether a result (or an error, under ``error_key``) is kept for ``key``."""
-        with self.lock:
-            return key in self.entries or (error_key is not None and error_key in self.entries)
-
-    def cache_clear(self) -> None:
-        with self.lock:
-            self.entries.clear()
-            self.hits = self.misses = 0
-
-
-def _fresh(error: PlannerError) -> PlannerError:
-    """A new exception equal to ``error`` (the cached one is never raised, so it gains no traceback or context)."""
-    fresh = type(error).__new__(type(error))
-    fresh.args = error.args
-    fresh.__dict__.update(error.__dict__)
-    return fresh
 
 
 def _key(*values: Any) -> tuple:
@@ -185,6 +122,11 @@ class SimulationCounter:
             self.count += 1
         return simulate_one(dep, workload, **options)
 
+    def add(self, count: int) -> None:
+        """Count ``count`` simulations another process ran for this one (their results adopted here)."""
+        with self.lock:
+            self.count += count
+
 
 #: Every simulation the caches below run, the capacity runs included (a count that tests and benchmarks read).
 SIMULATIONS = SimulationCounter()
@@ -196,12 +138,12 @@ def pause_before_each_simulation(pause: Callable[[], None]) -> AbstractContextMa
     return SIMULATIONS.pausing(pause)
 
 
-RUNS = ResultCache()
-CAPACITIES = ResultCache()
-OFFLINE_CAPACITIES = ResultCache()
-ESTIMATES = ResultCache()
-SPEEDUPS = ResultCache()
-PLANS = ResultCache()
+RUNS = ResultCache(name="runs")
+CAPACITIES = ResultCache(name="capacities")
+OFFLINE_CAPACITIES = ResultCache(name="offline-capacities")
+ESTIMATES = ResultCache(name="estimates")
+SPEEDUPS = ResultCache(name="speedups")
+PLANS = ResultCache(name="plans")
 
 
 class ReplicaParts:
@@ -334,7 +276,7 @@ class _Missed(BaseModel):
 
 
 #: Runs stopped as soon as they were certain to miss an objective, by run and objectives.
-MISSED = ResultCache()
+MISSED = ResultCache(name="missed")
 
 
 def simulate_one_unless_missed(
@@ -402,3 +344,14 @@ def estimate_speed_cached(
     return ESTIMATES.get_or_compute(
         _key(deployment, workload, profile), lambda: estimate_speed(deployment, workload, profile)
     )
+
+
+def _renew_locks() -> None:
+    """In a forked child, new locks for the counter and the replicas' parts: a thread the child lacks may have held
+    the parent's at the fork (the result caches renew theirs, :mod:`planner.speed.result_cache`)."""
+    SIMULATIONS.lock = threading.Lock()
+    PARTS.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_locks)

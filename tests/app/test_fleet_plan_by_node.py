@@ -1,25 +1,32 @@
 """The Fleet page's plan, node type by node type (ui/_fleet_plan.py): each node type's own plan, or the error that
-stopped it, is handed over as it is done, in order, before the plan of all of them."""
+stopped it, is handed over as it is done (in order, one after another; in any order, side by side), before the plan of
+all of them."""
 
 from __future__ import annotations
 
 from planner.catalog import get_model, get_node
-from planner.decisions import FleetRecommendation, Traffic, plan_fleet
+from planner.decisions import FleetRecommendation, Traffic, fleet_recommendation, plan_fleet
 from planner.errors import PlannerError
+from planner.facts import clear_caches
 from ui import _fleet_plan
 
+TARGET = get_model("Llama-3.1-8B")
+NODES = [get_node("1x-h100-sxm-80gb"), get_node("1x-l40s-48gb"), get_node("1x-a100-sxm-80gb")]
+TRAFFIC = Traffic(requests_per_s=2, prompt_tokens=512, output_tokens=128)
 
-def test_each_node_types_own_plan_or_its_error_is_handed_over_in_order(monkeypatch):
-    target = get_model("Llama-3.1-8B")
-    nodes = [get_node("1x-h100-sxm-80gb"), get_node("1x-l40s-48gb"), get_node("1x-a100-sxm-80gb")]
-    traffic = Traffic(requests_per_s=2, prompt_tokens=512, output_tokens=128)
 
+def _l40s_fails(monkeypatch) -> None:
     def planned(target, node_list, traffic, **fields):
         if [n.id for n in node_list] == ["1x-l40s-48gb"]:
             raise PlannerError("no room for this workload", field="fleet_nodes")
         return plan_fleet(target, node_list, traffic, **fields)
 
-    monkeypatch.setattr(_fleet_plan, "plan_fleet", planned)
+    monkeypatch.setattr(fleet_recommendation, "plan_fleet", planned)
+
+
+def test_each_node_types_own_plan_or_its_error_is_handed_over_in_order(monkeypatch):
+    target, nodes, traffic = TARGET, NODES, TRAFFIC
+    _l40s_fails(monkeypatch)
     events = []
     plan = _fleet_plan.plan_by_node(
         target,
@@ -28,6 +35,7 @@ def test_each_node_types_own_plan_or_its_error_is_handed_over_in_order(monkeypat
         before_node=lambda done, node: events.append(("before", done, node.id)),
         after_node=lambda node, alone: events.append(("after", node.id, alone)),
         before_all=lambda: events.append(("all",)),
+        workers=1,
         engine="vllm",
     )
     assert [e[:2] for e in events] == [
@@ -41,3 +49,27 @@ def test_each_node_types_own_plan_or_its_error_is_handed_over_in_order(monkeypat
     # each node type's own quote is the one the plan of all of them holds
     by_node = {q.node: q for q in plan.quotes}
     assert alone["1x-a100-sxm-80gb"].quotes[0] == by_node["1x-a100-sxm-80gb"]
+
+
+def test_side_by_side_each_node_type_is_handed_over_once_before_the_plan_of_all(monkeypatch):
+    _l40s_fails(monkeypatch)
+    clear_caches()
+    events = []
+    plan = _fleet_plan.plan_by_node(
+        TARGET,
+        NODES,
+        TRAFFIC,
+        before_node=lambda done, node: events.append(("before", done, node.id)),
+        after_node=lambda node, alone: events.append(("after", node.id, alone)),
+        before_all=lambda: events.append(("all",)),
+        workers=3,
+        engine="vllm",
+    )
+    after = [e for e in events if e[0] == "after"]
+    assert sorted(e[1] for e in after) == sorted(n.id for n in NODES) and events[-1] == ("all",)
+    assert [e[1] for e in events if e[0] == "before"] == [0, 1, 2]  # progress: how many were done
+    alone = {e[1]: e[2] for e in after}
+    assert isinstance(alone["1x-l40s-48gb"], PlannerError) and "no room" in str(alone["1x-l40s-48gb"])
+    by_node = {q.node: q for q in plan.quotes}
+    assert alone["1x-a100-sxm-80gb"].quotes[0] == by_node["1x-a100-sxm-80gb"]
+    assert alone["1x-h100-sxm-80gb"].quotes[0] == by_node["1x-h100-sxm-80gb"]

@@ -123,7 +123,9 @@ def logged_page(browser, log: Path) -> Iterator[tuple[object, str]]:
 
 @pytest.fixture(scope="session")
 def app_url():
-    with running_app() as url:
+    # the journeys' server quotes node types side by side in worker processes forked from its threads, as a server
+    # on a machine of several CPUs does (the other tests quote them one after another: tests/conftest.py)
+    with running_app(env={"PLANNER_WORKERS": "2"}) as url:
         yield url
 
 
