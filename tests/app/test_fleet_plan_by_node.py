@@ -24,20 +24,25 @@ def _l40s_fails(monkeypatch) -> None:
     monkeypatch.setattr(fleet_recommendation, "plan_fleet", planned)
 
 
-def test_each_node_types_own_plan_or_its_error_is_handed_over_in_order(monkeypatch):
-    target, nodes, traffic = TARGET, NODES, TRAFFIC
-    _l40s_fails(monkeypatch)
+def _planned(workers: int) -> tuple:
+    """The plan of every node type, and what plan_by_node handed over on the way."""
     events = []
     plan = _fleet_plan.plan_by_node(
-        target,
-        nodes,
-        traffic,
+        TARGET,
+        NODES,
+        TRAFFIC,
         before_node=lambda done, node: events.append(("before", done, node.id)),
         after_node=lambda node, alone: events.append(("after", node.id, alone)),
         before_all=lambda: events.append(("all",)),
-        workers=1,
+        workers=workers,
         engine="vllm",
     )
+    return plan, events
+
+
+def test_each_node_types_own_plan_or_its_error_is_handed_over_in_order(monkeypatch):
+    _l40s_fails(monkeypatch)
+    plan, events = _planned(workers=1)
     assert [e[:2] for e in events] == [
         ("before", 0), ("after", "1x-h100-sxm-80gb"), ("before", 1), ("after", "1x-l40s-48gb"), ("before", 2),
         ("after", "1x-a100-sxm-80gb"), ("all",),
@@ -54,17 +59,7 @@ def test_each_node_types_own_plan_or_its_error_is_handed_over_in_order(monkeypat
 def test_side_by_side_each_node_type_is_handed_over_once_before_the_plan_of_all(monkeypatch):
     _l40s_fails(monkeypatch)
     clear_caches()
-    events = []
-    plan = _fleet_plan.plan_by_node(
-        TARGET,
-        NODES,
-        TRAFFIC,
-        before_node=lambda done, node: events.append(("before", done, node.id)),
-        after_node=lambda node, alone: events.append(("after", node.id, alone)),
-        before_all=lambda: events.append(("all",)),
-        workers=3,
-        engine="vllm",
-    )
+    plan, events = _planned(workers=3)
     after = [e for e in events if e[0] == "after"]
     assert sorted(e[1] for e in after) == sorted(n.id for n in NODES) and events[-1] == ("all",)
     assert [e[1] for e in events if e[0] == "before"] == [0, 1, 2]  # progress: how many were done
