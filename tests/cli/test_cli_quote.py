@@ -122,3 +122,16 @@ def test_the_quote_runs_the_engine_release_asked_for_and_says_so():
     refused = run_cli(*quote, "--engine-version", "0.5.0")
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
     assert "engine_version" in refused.stderr and "0.34.0 or later" in refused.stderr
+
+
+def test_a_quote_side_by_side_in_worker_processes_is_the_quote_one_after_another(monkeypatch):
+    args = (
+        "quote", "--target", "Llama-3.1-8B", "--draft", "Llama-3.2-1B", "--node", "1x-h100-sxm-80gb", "--node",
+        "1x-l40s-48gb", "--node", "8x-a100-sxm-80gb", "--requests-per-s", "12", "--traffic-draws", "2",
+        "--speed-margin", "--json",
+    )  # fmt: skip
+    answers = []
+    for workers in ("1", "2"):  # node types, and the checks of their options, in one process, then in two workers
+        monkeypatch.setenv("PLANNER_WORKERS", workers)
+        answers.append(json.loads(run_cli(*args, check=True).stdout))
+    assert answers[0] == answers[1] and len(answers[0]["quotes"]) == 3
