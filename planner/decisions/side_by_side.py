@@ -10,8 +10,10 @@ those of computing the items one after another (tested), and what follows (anoth
 checks across draws of the traffic) reuses the workers' runs as if they had been computed here.
 
 Workers: the CPUs this process may use (its affinity, within its container's CPU quota), at most one per job, or
-``PLANNER_WORKERS`` (1: one after another). Where processes are not forked (platforms other than Linux), the jobs run
-one after another in the caller; so do the jobs of a worker that dies (out of memory, killed).
+``PLANNER_WORKERS`` (1: one after another); computations asked at the same time (a server's visitors) share that
+many (:class:`WorkerSlots`), and one that finds fewer than two free runs in its caller. Where processes are not
+forked (platforms other than Linux), the jobs run one after another in the caller; so do the jobs of a worker that
+dies (out of memory, killed).
 
 >>> from planner.errors import InputError
 >>> def halve(n):
@@ -28,6 +30,7 @@ import math
 import multiprocessing
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -83,25 +86,68 @@ def cgroup_cpu_quota(root: Path = CGROUP_ROOT) -> int | None:
     return None
 
 
+def configured_workers(workers: int | None = None) -> int:
+    """The worker processes this process runs at most, all computations together: ``workers``, else
+    ``PLANNER_WORKERS``, else :func:`usable_cpus`."""
+    if workers is not None:
+        return max(1, workers)
+    text = os.environ.get(WORKERS_ENV, "").strip()
+    if not text:
+        return usable_cpus()
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise InputError(WORKERS_ENV, text, "a whole number of worker processes, 1 or more (1: none)")
+    return count
+
+
 def worker_count(jobs: int, workers: int | None = None) -> int:
-    """How many workers ``jobs`` jobs get: ``workers``, else ``PLANNER_WORKERS``, else :func:`usable_cpus`; never
-    more than the jobs.
+    """How many workers ``jobs`` jobs get: :func:`configured_workers`, never more than the jobs.
 
     >>> worker_count(4, 2), worker_count(1, 8), worker_count(3, 1)
     (2, 1, 1)
     """
-    if workers is None:
-        text = os.environ.get(WORKERS_ENV, "").strip()
-        if text:
-            try:
-                workers = int(text)
-            except ValueError:
-                workers = 0
-            if workers < 1:
-                raise InputError(WORKERS_ENV, text, "a whole number of worker processes, 1 or more (1: none)")
-        else:
-            workers = usable_cpus()
-    return max(1, min(jobs, workers))
+    return max(1, min(jobs, configured_workers(workers)))
+
+
+class WorkerSlots:
+    """The worker processes running now for this process's computations, never more than it is configured to run
+    (:func:`configured_workers`): on a server, the plans of visitors who ask at the same time share the CPUs rather
+    than each forking one worker per CPU.
+
+    >>> slots = WorkerSlots()
+    >>> slots.take(3, limit=4), slots.take(3, limit=4), slots.take(3, limit=4)
+    (3, 1, 0)
+    >>> slots.give(4); slots.busy
+    0
+    """
+
+    def __init__(self) -> None:
+        self.busy = 0
+        self.lock = threading.Lock()
+
+    def take(self, wanted: int, limit: int) -> int:
+        """Up to ``wanted`` slots, as many as leave at most ``limit`` busy; how many were taken."""
+        with self.lock:
+            taken = max(0, min(wanted, limit - self.busy))
+            self.busy += taken
+            return taken
+
+    def give(self, count: int) -> None:
+        with self.lock:
+            self.busy -= count
+
+    def renew(self) -> None:
+        """In a forked worker: none of the parent's workers are its own, and its lock is new."""
+        self.busy, self.lock = 0, threading.Lock()
+
+
+#: This process's worker processes, all computations together.
+WORKER_SLOTS = WorkerSlots()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=WORKER_SLOTS.renew)
 
 
 def _forks() -> bool:
@@ -158,18 +204,24 @@ def side_by_side(
     for i, item in enumerate(items):
         jobs.setdefault(group(item) if group is not None else i, []).append(i)
     job_items = list(jobs.values())
-    count = worker_count(len(job_items), workers)
-    if count < 2 or not _forks():
+    wanted = worker_count(len(job_items), workers)
+    count = WORKER_SLOTS.take(wanted, configured_workers(workers)) if wanted > 1 and _forks() else 0
+    if count < 2:  # one CPU, one job, no fork here, or the CPUs busy with other computations' workers
+        WORKER_SLOTS.give(count)
         for i, item in enumerate(items):
             yield i, outcome_of(compute, item)
         return
     left: list[int] = []  # jobs of a worker that died: computed here
-    pool = ProcessPoolExecutor(
-        count,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_start_worker,
-        initargs=(compute, items, job_items),
-    )
+    try:
+        pool = ProcessPoolExecutor(
+            count,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_start_worker,
+            initargs=(compute, items, job_items),
+        )
+    except BaseException:
+        WORKER_SLOTS.give(count)
+        raise
     try:
         with warnings.catch_warnings():  # Python 3.12+ warns of forking a process with threads: the locks of ours
             # that a thread of the caller's may hold are made anew in each worker (planner/speed/result_cache.py)
@@ -189,6 +241,7 @@ def side_by_side(
                 yield from answers
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        WORKER_SLOTS.give(count)
     for job in sorted(left):
         for i in job_items[job]:
             yield i, outcome_of(compute, items[i])

@@ -14,7 +14,14 @@ import pytest
 from planner.catalog.lookup import get_model, get_node
 from planner.decisions import Traffic, compare_nodes, options_across_draws, options_speed_margins, plan_fleet
 from planner.decisions.fleet_quotes import quote_is_kept
-from planner.decisions.side_by_side import WORKERS_ENV, _forks, cgroup_cpu_quota, side_by_side, worker_count
+from planner.decisions.side_by_side import (
+    WORKER_SLOTS,
+    WORKERS_ENV,
+    _forks,
+    cgroup_cpu_quota,
+    side_by_side,
+    worker_count,
+)
 from planner.deployment import Deployment
 from planner.errors import InputError
 from planner.facts import clear_caches
@@ -33,7 +40,7 @@ def _pid(_item: int) -> int:
 
 
 @forks
-def test_items_of_one_group_run_in_one_worker_in_order_and_groups_side_by_side():
+def test_items_of_one_group_run_in_one_worker_in_order():
     seen = []
 
     def where(item: str) -> tuple[str, int]:
@@ -42,7 +49,7 @@ def test_items_of_one_group_run_in_one_worker_in_order_and_groups_side_by_side()
 
     answers = dict(side_by_side(where, ["a1", "b1", "a2", "b2"], group=lambda item: item[0], workers=2))
     assert answers[2][0].endswith("a1a2") and answers[3][0].endswith("b1b2")  # each group in its order, in one job
-    assert answers[0][1] == answers[2][1] != answers[1][1] == answers[3][1] != PARENT
+    assert answers[0][1] == answers[2][1] != PARENT and answers[1][1] == answers[3][1] != PARENT
     assert seen == []  # nothing was computed here
 
 
@@ -195,3 +202,15 @@ def test_a_containers_cpu_quota_bounds_the_workers(tmp_path, files, quota):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     assert cgroup_cpu_quota(tmp_path) == quota
+
+
+@forks
+def test_computations_at_the_same_time_share_the_workers_and_give_them_back():
+    assert sorted(pid for _, pid in side_by_side(_pid, [1, 2], workers=2)) != [PARENT, PARENT]
+    assert WORKER_SLOTS.busy == 0  # given back once done
+    taken = WORKER_SLOTS.take(1, limit=2)  # another visitor's plan holds one of the two workers
+    try:
+        assert list(side_by_side(_pid, [1, 2], workers=2)) == [(0, PARENT), (1, PARENT)]  # one left: done here
+    finally:
+        WORKER_SLOTS.give(taken)
+    assert WORKER_SLOTS.busy == 0
