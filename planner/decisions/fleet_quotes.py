@@ -47,9 +47,10 @@ from planner.engines.profiles import engine_profile, engine_release
 from planner.errors import InputError, PlannerError
 from planner.speed.estimate import SpeedWorkload
 from planner.speed.replica_capacity import CAPACITY_OVER_CLOSED_LOOP
+from planner.speed.result_cache import ResultCache
 from planner.speed.simulate import check_fits
 from planner.speed.speed_source import speed_source
-from planner.speed.step_cache import ResultCache, replica_plan, speedup_by_k_cached
+from planner.speed.step_cache import replica_plan, speedup_by_k_cached
 from planner.units import fmt_counted
 
 #: The best quote per (model, node type, traffic, speculator, engine settings): a page that plans node type by node
