@@ -16,6 +16,8 @@ every field, custom model architectures included), so
 - a configuration that cannot run raises the same error again without being recomputed;
 - a run asked only whether it misses an objective stops once the miss is certain (:func:`simulate_one_unless_missed`),
   and that answer is kept too;
+- what a worker process adds to them (node types quoted side by side, :mod:`planner.decisions.side_by_side`) is
+  handed back and kept here as if computed here (:mod:`planner.speed.result_cache`, where the caches are built);
 - :func:`planner.facts.clear_caches` forgets them with every other data cache (the speed profiles and
   catalog they were computed from).
 
