@@ -11,9 +11,9 @@ checks across draws of the traffic) reuses the workers' runs as if they had been
 
 Workers: the CPUs this process may use (its affinity, within its container's CPU quota), at most one per job, or
 ``PLANNER_WORKERS`` (1: one after another); computations asked at the same time (a server's visitors) share that
-many (:class:`WorkerSlots`), and one that finds fewer than two free runs in its caller. Where processes are not
-forked (platforms other than Linux), the jobs run one after another in the caller; so do the jobs of a worker that
-dies (out of memory, killed).
+many (:class:`WorkerSlots`), and one that finds fewer than two free runs in its caller; a worker never forks workers
+of its own. Where processes are not forked (platforms other than Linux), the jobs run one after another in the
+caller; so do the jobs of a worker that dies (out of memory, killed).
 
 >>> from planner.errors import InputError
 >>> def halve(n):
@@ -205,8 +205,8 @@ def side_by_side(
         jobs.setdefault(group(item) if group is not None else i, []).append(i)
     job_items = list(jobs.values())
     wanted = worker_count(len(job_items), workers)
-    count = WORKER_SLOTS.take(wanted, configured_workers(workers)) if wanted > 1 and _forks() else 0
-    if count < 2:  # one CPU, one job, no fork here, or the CPUs busy with other computations' workers
+    count = WORKER_SLOTS.take(wanted, configured_workers(workers)) if wanted > 1 and _forks() and not _JOB else 0
+    if count < 2:  # one CPU, one job, no fork here, in a worker, or the CPUs busy with other computations' workers
         WORKER_SLOTS.give(count)
         for i, item in enumerate(items):
             yield i, outcome_of(compute, item)

@@ -214,3 +214,12 @@ def test_computations_at_the_same_time_share_the_workers_and_give_them_back():
     finally:
         WORKER_SLOTS.give(taken)
     assert WORKER_SLOTS.busy == 0
+
+
+@forks
+def test_a_worker_forks_no_workers_of_its_own():
+    def inner_pids(_item: int) -> tuple[int, list[int]]:
+        return os.getpid(), [pid for _, pid in side_by_side(_pid, [1, 2], workers=2)]
+
+    for worker, inner in (answer for _, answer in side_by_side(inner_pids, [1, 2], workers=2)):
+        assert worker != PARENT and inner == [worker, worker]
