@@ -41,7 +41,7 @@ from planner.decisions.search.evaluate import Evaluator
 from planner.decisions.search.points import SearchPoint, fleet_figures
 from planner.decisions.search.space import DEFAULT_KS, Objectives, SearchSpace, SearchWorkload
 from planner.decisions.search.speculators import Speculator, why_not_tried
-from planner.decisions.side_by_side import outcome_of, side_by_side
+from planner.decisions.side_by_side import side_by_side
 from planner.deployment import Deployment, default_weight_format
 from planner.engines.profiles import engine_profile, engine_release
 from planner.errors import InputError, PlannerError
@@ -555,13 +555,12 @@ def compare_nodes(
     def quote(node) -> FleetQuote:
         return best_quote_on_node(target, node, traffic, draft=draft, **fields)
 
-    answers: dict[int, FleetQuote | PlannerError] = {}
-    new = [i for i, node in enumerate(nodes) if not quote_is_kept(target, node, traffic, draft=draft, **fields)]
-    for place, answer in side_by_side(quote, [nodes[i] for i in new], group=lambda node: node.gpu, workers=workers):
-        answers[new[place]] = answer
+    def kept(node) -> bool:
+        return quote_is_kept(target, node, traffic, draft=draft, **fields)
+
+    answers = dict(side_by_side(quote, nodes, group=lambda node: node.gpu, workers=workers, kept=kept))
     quotes, unusable = [], []
-    for i, node in enumerate(nodes):
-        answer = answers[i] if i in answers else outcome_of(quote, node)
+    for _, answer in sorted(answers.items()):  # in the order of nodes
         if isinstance(answer, PlannerError):
             unusable.append(str(answer))
         else:

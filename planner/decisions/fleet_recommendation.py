@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from planner.decisions.fleet import AT_ANY_FLEET_SIZE
 from planner.decisions.fleet_models import FleetOption, FleetQuote, Traffic
 from planner.decisions.fleet_quotes import compare_nodes, quote_is_kept
-from planner.decisions.side_by_side import outcome_of, side_by_side
+from planner.decisions.side_by_side import side_by_side
 from planner.defaults import LARGEST_REPORTED_CLUSTER_GPUS
 from planner.errors import PlannerError
 from planner.units import fmt_counted
@@ -269,11 +269,7 @@ def plans_by_node(
     def plan_one(node) -> FleetRecommendation:
         return plan_fleet(target, [node], traffic, draft=draft, workers=1, **fields)
 
-    new = []
-    for i, node in enumerate(nodes):
-        if quote_is_kept(target, node, traffic, draft=draft, **fields):
-            yield i, outcome_of(plan_one, node)
-        else:
-            new.append(i)
-    for place, plan in side_by_side(plan_one, [nodes[i] for i in new], group=lambda node: node.gpu, workers=workers):
-        yield new[place], plan
+    def kept(node) -> bool:
+        return quote_is_kept(target, node, traffic, draft=draft, **fields)
+
+    yield from side_by_side(plan_one, nodes, group=lambda node: node.gpu, workers=workers, kept=kept)

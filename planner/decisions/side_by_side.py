@@ -196,10 +196,22 @@ def side_by_side(
     *,
     group: Callable[[T], Hashable] | None = None,
     workers: int | None = None,
+    kept: Callable[[T], bool] | None = None,
 ) -> Iterator[tuple[int, R | PlannerError]]:
     """``(index, compute(items[index]))`` for every item, as each is done (a PlannerError it raised in its place),
     items of one ``group`` computed one after another in one job, jobs side by side in :func:`worker_count`
-    workers (see the module's docstring). Other exceptions are raised."""
+    workers (see the module's docstring); the items ``kept`` says are answered already (kept by the core's caches)
+    first, in order, here. Other exceptions are raised."""
+    if kept is not None:
+        new = []
+        for i, item in enumerate(items):
+            if kept(item):
+                yield i, outcome_of(compute, item)
+            else:
+                new.append(i)
+        for place, answer in side_by_side(compute, [items[i] for i in new], group=group, workers=workers):
+            yield new[place], answer
+        return
     jobs: dict[Hashable, list[int]] = {}
     for i, item in enumerate(items):
         jobs.setdefault(group(item) if group is not None else i, []).append(i)

@@ -223,3 +223,8 @@ def test_a_worker_forks_no_workers_of_its_own():
 
     for worker, inner in (answer for _, answer in side_by_side(inner_pids, [1, 2], workers=2)):
         assert worker != PARENT and inner == [worker, worker]
+
+
+def test_items_answered_already_come_first_in_order_from_here():
+    answers = list(side_by_side(_pid, [1, 2, 3, 4], workers=2, kept=lambda n: n % 2 == 0))
+    assert answers[:2] == [(1, PARENT), (3, PARENT)] and sorted(i for i, _ in answers[2:]) == [0, 2]
